@@ -1,0 +1,80 @@
+// The bot's own machine as a host: argv runs with spawn (no shell), HTTP goes straight to 127.0.0.1.
+import { spawn } from 'node:child_process';
+import { RemoteError } from '../errors.ts';
+import { httpRequest } from './http.ts';
+import { ChunkQueue, TailBuffer } from './output.ts';
+import type { ExecOptions, ExecResult, HttpRequest, HttpResponse, RemoteHost, StreamHandle } from './types.ts';
+
+export function createLocalHost(name: string): RemoteHost {
+  return {
+    name,
+    exec(argv: readonly string[], opts: ExecOptions = {}): Promise<ExecResult> {
+      const [cmd, ...args] = argv;
+      if (!cmd) return Promise.reject(new Error('empty argv'));
+      return new Promise((resolve, reject) => {
+        const child = spawn(cmd, args, { stdio: ['pipe', 'pipe', 'pipe'] });
+        const max = opts.maxOutputBytes ?? 1 << 20;
+        const out = new TailBuffer(max);
+        const err = new TailBuffer(max);
+        child.stdout.on('data', (d: Buffer) => out.push(d));
+        child.stderr.on('data', (d: Buffer) => err.push(d));
+        let timer: NodeJS.Timeout | undefined;
+        if (opts.timeoutMs) {
+          timer = setTimeout(() => {
+            child.kill('SIGKILL');
+            reject(
+              new RemoteError(`command timed out after ${opts.timeoutMs} ms`, { host: name, argv, kind: 'timeout' }),
+            );
+          }, opts.timeoutMs);
+        }
+        child.on('error', (e) => {
+          clearTimeout(timer);
+          reject(new RemoteError(`cannot run ${cmd}: ${e.message}`, { host: name, argv, kind: 'exec' }));
+        });
+        child.on('close', (code, signal) => {
+          clearTimeout(timer);
+          resolve({ stdout: out.toString(), stderr: err.toString(), code, signal });
+        });
+        child.stdin.on('error', () => {});
+        child.stdin.end(opts.stdin ?? '');
+      });
+    },
+    stream(argv: readonly string[]): StreamHandle {
+      const [cmd, ...args] = argv;
+      const queue = new ChunkQueue();
+      // detached: the command leads its own process group, so close() reaches its children too (like a TERM
+      // over SSH reaches the session's group).
+      const child = spawn(cmd ?? 'false', args, { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+      const err = new TailBuffer(64 * 1024);
+      child.stdout.on('data', (d: Buffer) => queue.push(d));
+      child.stderr.on('data', (d: Buffer) => err.push(d));
+      const done = new Promise<ExecResult>((resolve) => {
+        child.on('error', (e) => {
+          queue.end(e);
+          resolve({ stdout: '', stderr: e.message, code: 127, signal: null });
+        });
+        child.on('close', (code, signal) => {
+          queue.end();
+          resolve({ stdout: '', stderr: err.toString(), code, signal });
+        });
+      });
+      return {
+        chunks: queue,
+        done,
+        close() {
+          if (child.pid !== undefined && child.exitCode === null) {
+            try {
+              process.kill(-child.pid, 'SIGTERM');
+            } catch {
+              // already gone
+            }
+          }
+        },
+      };
+    },
+    http(port: number, req: HttpRequest): Promise<HttpResponse> {
+      return httpRequest(req, { host: '127.0.0.1', port });
+    },
+    async close() {},
+  };
+}

@@ -1,0 +1,194 @@
+// A real OpenSSH sshd on 127.0.0.1, with host and user keys made for the test. Tests talk to it exactly as the bot
+// talks to a GPU host.
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { chmodSync, chownSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir, userInfo } from 'node:os';
+import { join } from 'node:path';
+
+export interface Sshd {
+  port: number;
+  dir: string;
+  user: string;
+  hostKeyPub: string;
+  userKeyPath: string;
+  knownHostsPath: string;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+  /** Makes a new host key (the "changed host key" case); takes effect on the next start. */
+  rotateHostKey(): void;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      const port = typeof addr === 'object' && addr ? addr.port : 0;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+function keygen(path: string): void {
+  rmSync(path, { force: true });
+  rmSync(`${path}.pub`, { force: true });
+  execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'glm-test', '-f', path]);
+}
+
+async function waitListening(port: number, ms: number): Promise<boolean> {
+  const until = Date.now() + ms;
+  const { connect } = await import('node:net');
+  while (Date.now() < until) {
+    const ok = await new Promise<boolean>((resolve) => {
+      const s = connect(port, '127.0.0.1');
+      s.once('connect', () => {
+        s.destroy();
+        resolve(true);
+      });
+      s.once('error', () => resolve(false));
+    });
+    if (ok) return true;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  return false;
+}
+
+function descendants(root: number): number[] {
+  const rows = execFileSync('ps', ['-eo', 'pid=,ppid='], { encoding: 'utf8' })
+    .trim()
+    .split('\n')
+    .map((l) => l.trim().split(/\s+/).map(Number) as [number, number]);
+  const out: number[] = [];
+  const queue = [root];
+  while (queue.length > 0) {
+    const parent = queue.shift();
+    for (const [pid, ppid] of rows) {
+      if (ppid === parent) {
+        out.push(pid);
+        queue.push(pid);
+      }
+    }
+  }
+  return out;
+}
+
+export interface TestUser {
+  name: string;
+  uid: number;
+  gid: number;
+}
+
+/**
+ * The account the tests log in as. As root we use a dedicated account with a plain POSIX shell, as a GPU host should
+ * have for the bot: root's own login shell may run slow or interactive start-up files on every SSH command.
+ */
+export function testUser(): TestUser {
+  const me = userInfo();
+  if (me.uid !== 0) return { name: me.username, uid: me.uid, gid: me.gid };
+  const name = 'glmtest';
+  try {
+    execFileSync('id', ['-u', name], { stdio: 'ignore' });
+  } catch {
+    try {
+      // `-p '*'`: no password, but not a locked account (sshd without PAM refuses locked accounts even for keys).
+      execFileSync('useradd', ['-m', '-s', '/bin/sh', '-p', '*', name], { stdio: 'ignore' });
+    } catch {
+      // another test file created it at the same moment
+    }
+  }
+  const uid = Number(execFileSync('id', ['-u', name], { encoding: 'utf8' }).trim());
+  const gid = Number(execFileSync('id', ['-g', name], { encoding: 'utf8' }).trim());
+  return { name, uid, gid };
+}
+
+/** A fresh directory the test user owns (a host-side work directory). */
+export function userDir(prefix = 'glm-host-'): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  const u = testUser();
+  chownSync(dir, u.uid, u.gid);
+  chmodSync(dir, 0o755);
+  return dir;
+}
+
+export async function startSshd(): Promise<Sshd> {
+  const dir = mkdtempSync(join(tmpdir(), 'glm-sshd-'));
+  chmodSync(dir, 0o755);
+  mkdirSync('/run/sshd', { recursive: true });
+  const hostKey = join(dir, 'host_ed25519');
+  const userKeyPath = join(dir, 'user_ed25519');
+  keygen(hostKey);
+  keygen(userKeyPath);
+  writeFileSync(join(dir, 'authorized_keys'), readFileSync(`${userKeyPath}.pub`));
+  const port = await freePort();
+  const user = testUser().name;
+  writeFileSync(
+    join(dir, 'sshd_config'),
+    [
+      `Port ${port}`,
+      'ListenAddress 127.0.0.1',
+      `HostKey ${hostKey}`,
+      `PidFile ${join(dir, 'sshd.pid')}`,
+      `AuthorizedKeysFile ${join(dir, 'authorized_keys')}`,
+      'PasswordAuthentication no',
+      'KbdInteractiveAuthentication no',
+      'PubkeyAuthentication yes',
+      'UsePAM no',
+      'StrictModes no',
+      'PermitRootLogin prohibit-password',
+      'AllowTcpForwarding yes',
+      'MaxSessions 10',
+      'LogLevel ERROR',
+      '',
+    ].join('\n'),
+  );
+  let proc: ChildProcess | undefined;
+  const knownHostsPath = join(dir, 'known_hosts');
+  const writeKnownHosts = (): string => {
+    const pub = readFileSync(`${hostKey}.pub`, 'utf8').trim().split(' ').slice(0, 2).join(' ');
+    writeFileSync(knownHostsPath, `[127.0.0.1]:${port} ${pub}\n`);
+    return pub;
+  };
+  const sshd: Sshd = {
+    port,
+    dir,
+    user,
+    hostKeyPub: writeKnownHosts(),
+    userKeyPath,
+    knownHostsPath,
+    async start() {
+      proc = spawn('/usr/sbin/sshd', ['-D', '-e', '-f', join(dir, 'sshd_config')], {
+        stdio: ['ignore', 'ignore', 'pipe'],
+      });
+      let err = '';
+      proc.stderr?.on('data', (d) => {
+        err += String(d);
+      });
+      if (!(await waitListening(port, 5000))) throw new Error(`sshd did not start: ${err}`);
+    },
+    async stop() {
+      const p = proc;
+      proc = undefined;
+      if (!p || p.exitCode !== null || p.pid === undefined) return;
+      // Established sessions are served by forked sshd children: kill the whole tree, as a host going away would.
+      // (Detached servers started with setsid were reparented away and survive, as on a real host.)
+      const victims = [p.pid, ...descendants(p.pid)];
+      await new Promise<void>((resolve) => {
+        p.once('exit', () => resolve());
+        for (const pid of victims) {
+          try {
+            process.kill(pid, 'SIGKILL');
+          } catch {
+            // already gone
+          }
+        }
+      });
+    },
+    rotateHostKey() {
+      keygen(hostKey);
+    },
+  };
+  await sshd.start();
+  return sshd;
+}

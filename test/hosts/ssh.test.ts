@@ -1,0 +1,154 @@
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RemoteError } from '../../src/errors.ts';
+import { createSshHost, type SshTarget } from '../../src/hosts/ssh.ts';
+import { freePort, type Sshd, startSshd, userDir } from '../helpers/sshd.ts';
+
+let sshd: Sshd;
+
+function target(over: Partial<SshTarget> = {}): SshTarget {
+  return {
+    name: 'gpu-test',
+    host: '127.0.0.1',
+    port: sshd.port,
+    username: sshd.user,
+    privateKey: readFileSync(sshd.userKeyPath),
+    knownHostsPath: sshd.knownHostsPath,
+    keepaliveIntervalMs: 2000,
+    connectTimeoutMs: 5000,
+    execTimeoutMs: 10_000,
+    ...over,
+  };
+}
+
+beforeAll(async () => {
+  sshd = await startSshd();
+});
+afterAll(async () => {
+  await sshd.stop();
+});
+
+describe('ssh host', () => {
+  it('runs argv with exit status, stdout and stderr', async () => {
+    const h = createSshHost(target());
+    const r = await h.exec(['sh', '-c', 'echo out; echo err >&2; exit 3']);
+    expect(r).toMatchObject({ stdout: 'out\n', stderr: 'err\n', code: 3 });
+    await h.close();
+  });
+
+  it('passes hostile arguments literally: no canary file appears', async () => {
+    const dir = userDir('glm-canary-');
+    const canary = join(dir, 'pwned');
+    const hostile = [
+      `$(touch ${canary})`,
+      `\`touch ${canary}\``,
+      `; touch ${canary}`,
+      `' ; touch ${canary}; '`,
+      `"; touch ${canary}; "`,
+      `a\ntouch ${canary}`,
+      '-rf',
+      `&& touch ${canary}`,
+      `| touch ${canary}`,
+    ];
+    const h = createSshHost(target());
+    const r = await h.exec(['printf', '%s\\0', ...hostile]);
+    expect(r.code).toBe(0);
+    expect(r.stdout.split('\0').slice(0, -1)).toEqual(hostile);
+    expect(existsSync(canary)).toBe(false);
+    await h.close();
+  });
+
+  it('carries 50 concurrent commands on one connection (OpenSSH allows 10 sessions)', async () => {
+    const h = createSshHost(target());
+    const results = await Promise.all(Array.from({ length: 50 }, (_, i) => h.exec(['echo', String(i)])));
+    expect(results.map((r) => r.stdout.trim())).toEqual(Array.from({ length: 50 }, (_, i) => String(i)));
+    expect(h.stats.connectionsOpened).toBe(1);
+    await h.close();
+  });
+
+  it('refuses an unknown host key with its fingerprint and how to trust it', async () => {
+    const empty = join(mkdtempSync(join(tmpdir(), 'glm-kh-')), 'known_hosts');
+    writeFileSync(empty, '');
+    const h = createSshHost(target({ knownHostsPath: empty }));
+    const err = await h.exec(['true']).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(RemoteError);
+    const re = err as RemoteError;
+    expect(re.details.kind).toBe('host-key');
+    expect(re.message).toMatch(/not known: it presented SHA256:[A-Za-z0-9+/]{43} \(ssh-ed25519\)/);
+    expect(re.details.hint).toContain(`[127.0.0.1]:${sshd.port} ssh-ed25519 `);
+  });
+
+  it('accepts a hashed known_hosts entry', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'glm-kh-'));
+    const file = join(dir, 'known_hosts');
+    writeFileSync(file, readFileSync(sshd.knownHostsPath));
+    const { execFileSync } = await import('node:child_process');
+    execFileSync('ssh-keygen', ['-H', '-f', file], { stdio: 'ignore' });
+    expect(readFileSync(file, 'utf8')).toMatch(/^\|1\|/);
+    const h = createSshHost(target({ knownHostsPath: file }));
+    expect((await h.exec(['true'])).code).toBe(0);
+    await h.close();
+  });
+
+  it('refuses a wrong user key without retrying', async () => {
+    const { execFileSync } = await import('node:child_process');
+    const dir = mkdtempSync(join(tmpdir(), 'glm-key-'));
+    execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', join(dir, 'k')]);
+    const h = createSshHost(target({ privateKey: readFileSync(join(dir, 'k')) }));
+    const started = Date.now();
+    const err = (await h.exec(['true']).catch((e: unknown) => e)) as RemoteError;
+    expect(err.details.kind).toBe('auth');
+    expect(err.details.hint).toMatch(/authorized_keys/);
+    expect(Date.now() - started).toBeLessThan(3000);
+  });
+
+  it('reports an unreachable host within the connect timeout', async () => {
+    const port = await freePort();
+    const h = createSshHost(target({ port, connectTimeoutMs: 1500 }));
+    const started = Date.now();
+    const err = (await h.exec(['true']).catch((e: unknown) => e)) as RemoteError;
+    expect(err).toBeInstanceOf(RemoteError);
+    expect(err.details.kind).toBe('connect');
+    expect(err.message).toMatch(/ECONNREFUSED/);
+    expect(Date.now() - started).toBeLessThan(4000);
+  });
+
+  it('times out a command that runs too long', async () => {
+    const h = createSshHost(target());
+    const err = (await h.exec(['sleep', '5'], { timeoutMs: 300 }).catch((e: unknown) => e)) as RemoteError;
+    expect(err.details.kind).toBe('timeout');
+    await h.close();
+  });
+
+  it('streams output and ends the remote command on close', async () => {
+    const dir = userDir('glm-stream-');
+    const file = join(dir, 'log');
+    writeFileSync(file, 'one\n', { mode: 0o644 });
+    const h = createSshHost(target());
+    const s = h.stream(['tail', '-c', '+0', '-F', '--', file]);
+    const got: string[] = [];
+    for await (const chunk of s.chunks) {
+      got.push(String(chunk));
+      if (got.join('').includes('one')) break;
+    }
+    s.close();
+    await s.done;
+    const ps = await h.exec(['sh', '-c', `ps -eo args | grep -c "[t]ail -c +0 -F -- ${file}" || true`]);
+    expect(ps.stdout.trim()).toBe('0');
+    await h.close();
+  });
+
+  it('reaches an HTTP server on the host loopback through a tunnel', async () => {
+    const srv = createServer((req, res) => res.end(`hello ${req.url}`));
+    await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+    const port = (srv.address() as { port: number }).port;
+    const h = createSshHost(target());
+    const r = await h.http(port, { method: 'GET', path: '/health' });
+    expect(r).toMatchObject({ status: 200, body: 'hello /health' });
+    await h.close();
+    srv.close();
+  });
+});
