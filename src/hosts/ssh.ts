@@ -114,7 +114,8 @@ export function createSshHost(target: SshTarget): SshHost {
         if (client === c) client = undefined;
       });
       if (target.jump) {
-        const jump = (jumpHost ??= createSshHost(target.jump));
+        jumpHost ??= createSshHost(target.jump);
+        const jump = jumpHost;
         jump
           .tunnel(target.host, target.port)
           .then((sock) => c.connect({ ...cfg, sock }))
