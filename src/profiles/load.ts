@@ -1,0 +1,205 @@
+// Reads profiles/*.yaml into a ProfileSet. Every problem in every file is collected before anything is thrown, so a
+// person fixes them in one pass.
+import { readdirSync, readFileSync } from 'node:fs';
+import { basename, join, resolve } from 'node:path';
+import { parseDocument } from 'yaml';
+import { ConfigError, type Issue, UserError } from '../errors.ts';
+import { checkFile, checkMerged } from './checks.ts';
+import { at, fromZod } from './issues.ts';
+import { finish, type Layer, mergeLayers, type ResolvedProfile, toLayer } from './resolve.ts';
+import { PROFILE_NAME, profileSchema, type RawProfile } from './schema.ts';
+import { didYouMean } from './suggest.ts';
+
+export interface ProfileSet {
+  /** Profile names, sorted. */
+  names(): string[];
+  has(name: string): boolean;
+  /** Throws UserError "unknown profile 'x'" with a did-you-mean hint and the list of names. */
+  get(name: string): ResolvedProfile;
+}
+
+/** One profile file's text, as read from disk (or made up by a test). */
+export interface ProfileSource {
+  name: string;
+  /** Absolute path, kept on the resolved profile. */
+  file: string;
+  /** How issues name the file, e.g. `profiles/glm5-attempt3.yaml`. */
+  label: string;
+  text: string;
+}
+
+export function loadProfiles(dir: string): ProfileSet {
+  const abs = resolve(dir);
+  const shown = basename(abs);
+  let entries: string[];
+  try {
+    entries = readdirSync(abs).sort();
+  } catch (err) {
+    throw new ConfigError(shown, [
+      { path: dir, message: `cannot read the profiles folder: ${(err as Error).message}` },
+    ]);
+  }
+  const issues: Issue[] = [];
+  const sources: ProfileSource[] = [];
+  for (const entry of entries) {
+    const label = `${shown}/${entry}`;
+    if (entry.endsWith('.yml')) {
+      issues.push({
+        path: label,
+        message: 'profiles must end in .yaml',
+        fix: `rename it to ${entry.slice(0, -4)}.yaml`,
+      });
+      continue;
+    }
+    if (!entry.endsWith('.yaml')) continue;
+    const file = join(abs, entry);
+    sources.push({ name: entry.slice(0, -5), file, label, text: readFileSync(file, 'utf8') });
+  }
+  if (sources.length === 0 && issues.length === 0) {
+    issues.push({ path: shown, message: 'no profiles (*.yaml) in this folder' });
+  }
+  return buildProfiles(sources, shown, issues);
+}
+
+interface Parsed {
+  source: ProfileSource;
+  raw: RawProfile;
+  /** False when the file has its own problems; profiles extending it are then not checked further. */
+  ok: boolean;
+}
+
+function parseSource(s: ProfileSource, issues: Issue[]): Parsed | undefined {
+  if (!PROFILE_NAME.test(s.name)) {
+    issues.push({
+      path: s.label,
+      message: 'profile names use lowercase letters, digits, - and . (starting with a letter or digit)',
+      fix: `rename the file, e.g. ${s.name
+        .toLowerCase()
+        .replace(/[^a-z0-9.-]+/g, '-')
+        .replace(/^[^a-z0-9]+/, '')}.yaml`,
+    });
+  }
+  const doc = parseDocument(s.text, { uniqueKeys: true, prettyErrors: false });
+  if (doc.errors.length > 0) {
+    for (const e of doc.errors) {
+      const line = e.linePos?.[0];
+      issues.push({ path: line ? `${s.label}:${line.line}` : s.label, message: `YAML: ${e.message.split('\n')[0]}` });
+    }
+    return undefined;
+  }
+  const data: unknown = doc.toJS();
+  if (data === null || data === undefined) {
+    issues.push({ path: s.label, message: 'empty profile', fix: 'set at least model_path, or extends' });
+    return undefined;
+  }
+  if (typeof data !== 'object' || Array.isArray(data)) {
+    issues.push({ path: s.label, message: 'a profile is a mapping of field: value' });
+    return undefined;
+  }
+  const result = profileSchema.safeParse(data);
+  if (!result.success) {
+    for (const zi of result.error.issues) issues.push(...fromZod(s.label, data, zi));
+    return { source: s, raw: {}, ok: false };
+  }
+  const own = checkFile(s.label, result.data);
+  issues.push(...own);
+  return { source: s, raw: result.data, ok: own.length === 0 && PROFILE_NAME.test(s.name) };
+}
+
+/** Resolves and checks a set of profile sources; throws one ConfigError naming every problem. */
+export function buildProfiles(sources: ProfileSource[], sourceName: string, earlier: Issue[] = []): ProfileSet {
+  const issues = [...earlier];
+  const parsed = new Map<string, Parsed>();
+  for (const s of sources) {
+    const p = parseSource(s, issues);
+    if (p) parsed.set(s.name, p);
+  }
+  const names = [...new Set(sources.map((s) => s.name))].sort();
+
+  // Chains first, so each problem in them is reported once, at the file whose `extends` is wrong.
+  const chains = new Map<string, string[]>();
+  for (const [name, p] of parsed) {
+    const chain = [name];
+    let cur = p;
+    let broken = false;
+    while (cur.raw.extends !== undefined) {
+      const parentName = cur.raw.extends;
+      const parent = parsed.get(parentName);
+      if (chain.includes(parentName)) {
+        if (parentName === name) {
+          issues.push({
+            path: at(p.source.label, 'extends'),
+            message: `cycle: ${[...chain, parentName].join(' -> ')}`,
+            fix: 'make one profile in the cycle stop extending',
+          });
+        }
+        broken = true;
+        break;
+      }
+      if (!parent) {
+        if (!names.includes(parentName) && cur === p) {
+          issues.push({
+            path: at(p.source.label, 'extends'),
+            message: `unknown profile '${parentName}'`,
+            fix: `${didYouMean(parentName, names)}profiles: ${names.join(', ')}`,
+          });
+        }
+        broken = true;
+        break;
+      }
+      chain.push(parentName);
+      cur = parent;
+    }
+    if (!broken && chain.every((n) => parsed.get(n)?.ok)) chains.set(name, chain);
+  }
+
+  const layers = new Map<string, Layer>();
+  const mergedIssues = new Map<string, Issue[]>();
+  const resolved = new Map<string, ResolvedProfile>();
+  for (const [name, chain] of chains) {
+    const p = parsed.get(name)!;
+    let layer: Layer = {};
+    for (const n of [...chain].reverse()) layer = mergeLayers(layer, toLayer(parsed.get(n)!.raw));
+    layers.set(name, layer);
+    const found = checkMerged(p.source.label, layer);
+    mergedIssues.set(name, found);
+  }
+  for (const [name, chain] of chains) {
+    const p = parsed.get(name)!;
+    const parentName = chain[1];
+    // A problem inherited unchanged from the parent is the parent's to fix; report it there only.
+    const parentLabel = parentName ? parsed.get(parentName)!.source.label : '';
+    const inherited = new Set(
+      (parentName ? (mergedIssues.get(parentName) ?? []) : []).map((i) => i.path.slice(parentLabel.length) + i.message),
+    );
+    const own = mergedIssues.get(name)!.filter((i) => !inherited.has(i.path.slice(p.source.label.length) + i.message));
+    issues.push(...own);
+    if (mergedIssues.get(name)!.length === 0) {
+      resolved.set(
+        name,
+        finish(layers.get(name)!, { name, description: p.raw.description, chain, file: p.source.file }),
+      );
+    }
+  }
+
+  if (issues.length > 0) {
+    // Group by file (sort is stable, so each file keeps its own order of problems).
+    const fileOf = (i: Issue) => i.path.split(/\.yaml\b/, 1)[0]!;
+    issues.sort((a, b) => (fileOf(a) < fileOf(b) ? -1 : fileOf(a) > fileOf(b) ? 1 : 0));
+    throw new ConfigError(sourceName, issues);
+  }
+  return makeSet(resolved);
+}
+
+function makeSet(profiles: Map<string, ResolvedProfile>): ProfileSet {
+  const names = [...profiles.keys()].sort();
+  return {
+    names: () => [...names],
+    has: (name) => profiles.has(name),
+    get(name) {
+      const p = profiles.get(name);
+      if (p) return p;
+      throw new UserError(`unknown profile '${name}'`, `${didYouMean(name, names)}profiles: ${names.join(', ')}`);
+    },
+  };
+}
