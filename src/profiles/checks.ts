@@ -40,6 +40,11 @@ export function checkExtraArgs(label: string, args: readonly string[]): Issue[] 
   let valueMayFollow = false;
   args.forEach((arg, i) => {
     const path = at(label, ['extra_args', i]);
+    if (arg === '--') {
+      issues.push({ path, message: "a bare '--' would end SGLang's option parsing", fix: 'remove it' });
+      valueMayFollow = false;
+      return;
+    }
     if (arg.startsWith('--')) {
       const name = arg.split('=', 1)[0]!;
       valueMayFollow = !arg.includes('=');

@@ -13,7 +13,7 @@ export function formatPath(path: readonly PathPart[]): string {
   let out = '';
   for (const p of path) {
     if (typeof p === 'number') out += `[${p}]`;
-    else if (/^[A-Za-z_][A-Za-z0-9_]*$/.test(String(p))) out += out ? `.${String(p)}` : String(p);
+    else if (/^[A-Za-z_][A-Za-z0-9_.-]*$/.test(String(p))) out += out ? `.${String(p)}` : String(p);
     else out += `[${JSON.stringify(String(p))}]`;
   }
   return out;

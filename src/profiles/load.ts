@@ -7,7 +7,7 @@ import { ConfigError, type Issue, UserError } from '../errors.ts';
 import { checkFile, checkMerged } from './checks.ts';
 import { at, fromZod } from './issues.ts';
 import { finish, type Layer, mergeLayers, type ResolvedProfile, toLayer } from './resolve.ts';
-import { PROFILE_NAME, profileSchema, type RawProfile } from './schema.ts';
+import { PROFILE_KEYS, PROFILE_NAME, profileSchema, type RawProfile } from './schema.ts';
 import { didYouMean } from './suggest.ts';
 
 export interface ProfileSet {
@@ -63,13 +63,17 @@ export function loadProfiles(dir: string): ProfileSet {
 
 interface Parsed {
   source: ProfileSource;
+  /** The fields that validated; a field with a problem is left out so the rest can still be checked. */
   raw: RawProfile;
-  /** False when the file has its own problems; profiles extending it are then not checked further. */
+  /** False when the file has its own problems; the profile is then not resolved. */
   ok: boolean;
+  /** Fields left out of `raw` because they did not validate. */
+  dropped: Set<string>;
 }
 
 function parseSource(s: ProfileSource, issues: Issue[]): Parsed | undefined {
-  if (!PROFILE_NAME.test(s.name)) {
+  const nameOk = PROFILE_NAME.test(s.name);
+  if (!nameOk) {
     issues.push({
       path: s.label,
       message: 'profile names use lowercase letters, digits, - and . (starting with a letter or digit)',
@@ -79,11 +83,13 @@ function parseSource(s: ProfileSource, issues: Issue[]): Parsed | undefined {
         .replace(/^[^a-z0-9]+/, '')}.yaml`,
     });
   }
-  const doc = parseDocument(s.text, { uniqueKeys: true, prettyErrors: false });
+  const doc = parseDocument(s.text, { uniqueKeys: true, prettyErrors: true });
   if (doc.errors.length > 0) {
     for (const e of doc.errors) {
       const line = e.linePos?.[0];
-      issues.push({ path: line ? `${s.label}:${line.line}` : s.label, message: `YAML: ${e.message.split('\n')[0]}` });
+      // prettyErrors adds the position and a code excerpt to the message; the position goes into the path instead.
+      const message = e.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '');
+      issues.push({ path: line ? `${s.label}:${line.line}` : s.label, message: `YAML: ${message}` });
     }
     return undefined;
   }
@@ -96,14 +102,33 @@ function parseSource(s: ProfileSource, issues: Issue[]): Parsed | undefined {
     issues.push({ path: s.label, message: 'a profile is a mapping of field: value' });
     return undefined;
   }
+  const dropped = new Set<string>();
+  let raw: RawProfile;
   const result = profileSchema.safeParse(data);
-  if (!result.success) {
-    for (const zi of result.error.issues) issues.push(...fromZod(s.label, data, zi));
-    return { source: s, raw: {}, ok: false };
+  if (result.success) {
+    raw = result.data;
+  } else {
+    const badEnv = new Set<string>();
+    for (const zi of result.error.issues) {
+      issues.push(...fromZod(s.label, data, zi));
+      const [top, key] = zi.path;
+      // A bad env entry costs only itself; any other problem drops its whole field.
+      if (top === 'env' && zi.path.length === 2) badEnv.add(String(key));
+      else if (top !== undefined) dropped.add(String(top));
+    }
+    // Keep checking what did validate, so one pass reports every problem.
+    const rest: Record<string, unknown> = Object.fromEntries(
+      Object.entries(data).filter(([k]) => !dropped.has(k) && PROFILE_KEYS.includes(k)),
+    );
+    if (badEnv.size > 0 && rest.env && typeof rest.env === 'object') {
+      rest.env = Object.fromEntries(Object.entries(rest.env).filter(([k]) => !badEnv.has(k)));
+    }
+    const again = profileSchema.safeParse(rest);
+    raw = again.success ? again.data : {};
   }
-  const own = checkFile(s.label, result.data);
+  const own = checkFile(s.label, raw);
   issues.push(...own);
-  return { source: s, raw: result.data, ok: own.length === 0 && PROFILE_NAME.test(s.name) };
+  return { source: s, raw, ok: result.success && own.length === 0 && nameOk, dropped };
 }
 
 /** Resolves and checks a set of profile sources; throws one ConfigError naming every problem. */
@@ -150,7 +175,7 @@ export function buildProfiles(sources: ProfileSource[], sourceName: string, earl
       chain.push(parentName);
       cur = parent;
     }
-    if (!broken && chain.every((n) => parsed.get(n)?.ok)) chains.set(name, chain);
+    if (!broken) chains.set(name, chain);
   }
 
   const layers = new Map<string, Layer>();
@@ -161,7 +186,11 @@ export function buildProfiles(sources: ProfileSource[], sourceName: string, earl
     let layer: Layer = {};
     for (const n of [...chain].reverse()) layer = mergeLayers(layer, toLayer(parsed.get(n)!.raw));
     layers.set(name, layer);
-    const found = checkMerged(p.source.label, layer);
+    let found = checkMerged(p.source.label, layer);
+    // A model_path that failed validation is not missing; its own problem is already reported.
+    if (chain.some((n) => parsed.get(n)!.dropped.has('model_path'))) {
+      found = found.filter((i) => !(i.path.endsWith(': model_path') && i.message === 'required'));
+    }
     mergedIssues.set(name, found);
   }
   for (const [name, chain] of chains) {
@@ -174,7 +203,7 @@ export function buildProfiles(sources: ProfileSource[], sourceName: string, earl
     );
     const own = mergedIssues.get(name)!.filter((i) => !inherited.has(i.path.slice(p.source.label.length) + i.message));
     issues.push(...own);
-    if (mergedIssues.get(name)!.length === 0) {
+    if (mergedIssues.get(name)!.length === 0 && chain.every((n) => parsed.get(n)!.ok)) {
       resolved.set(
         name,
         finish(layers.get(name)!, { name, description: p.raw.description, chain, file: p.source.file }),
