@@ -2,12 +2,11 @@
 // person fixes them in one pass.
 import { readdirSync, readFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
-import { parseDocument } from 'yaml';
 import { ConfigError, type Issue, UserError } from '../errors.ts';
-import { checkFile, checkMerged } from './checks.ts';
-import { at, fromZod } from './issues.ts';
+import { checkMerged } from './checks.ts';
+import { at } from './issues.ts';
+import { type Parsed, parseSource } from './parse.ts';
 import { finish, type Layer, mergeLayers, type ResolvedProfile, toLayer } from './resolve.ts';
-import { PROFILE_KEYS, PROFILE_NAME, profileSchema, type RawProfile } from './schema.ts';
 import { didYouMean } from './suggest.ts';
 
 export interface ProfileSet {
@@ -61,92 +60,17 @@ export function loadProfiles(dir: string): ProfileSet {
   return buildProfiles(sources, shown, issues);
 }
 
-interface Parsed {
-  source: ProfileSource;
-  /** The fields that validated; a field with a problem is left out so the rest can still be checked. */
-  raw: RawProfile;
-  /** False when the file has its own problems; the profile is then not resolved. */
-  ok: boolean;
-  /** Fields left out of `raw` because they did not validate. */
-  dropped: Set<string>;
-}
-
-function parseSource(s: ProfileSource, issues: Issue[]): Parsed | undefined {
-  const nameOk = PROFILE_NAME.test(s.name);
-  if (!nameOk) {
-    issues.push({
-      path: s.label,
-      message: 'profile names use lowercase letters, digits, - and . (starting with a letter or digit)',
-      fix: `rename the file, e.g. ${s.name
-        .toLowerCase()
-        .replace(/[^a-z0-9.-]+/g, '-')
-        .replace(/^[^a-z0-9]+/, '')}.yaml`,
-    });
-  }
-  const doc = parseDocument(s.text, { uniqueKeys: true, prettyErrors: true });
-  if (doc.errors.length > 0) {
-    for (const e of doc.errors) {
-      const line = e.linePos?.[0];
-      // prettyErrors adds the position and a code excerpt to the message; the position goes into the path instead.
-      const message = e.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '');
-      issues.push({ path: line ? `${s.label}:${line.line}` : s.label, message: `YAML: ${message}` });
-    }
-    return undefined;
-  }
-  const data: unknown = doc.toJS();
-  if (data === null || data === undefined) {
-    issues.push({ path: s.label, message: 'empty profile', fix: 'set at least model_path, or extends' });
-    return undefined;
-  }
-  if (typeof data !== 'object' || Array.isArray(data)) {
-    issues.push({ path: s.label, message: 'a profile is a mapping of field: value' });
-    return undefined;
-  }
-  const dropped = new Set<string>();
-  let raw: RawProfile;
-  const result = profileSchema.safeParse(data);
-  if (result.success) {
-    raw = result.data;
-  } else {
-    const badEnv = new Set<string>();
-    for (const zi of result.error.issues) {
-      issues.push(...fromZod(s.label, data, zi));
-      const [top, key] = zi.path;
-      // A bad env entry costs only itself; any other problem drops its whole field.
-      if (top === 'env' && zi.path.length === 2) badEnv.add(String(key));
-      else if (top !== undefined) dropped.add(String(top));
-    }
-    // Keep checking what did validate, so one pass reports every problem.
-    const rest: Record<string, unknown> = Object.fromEntries(
-      Object.entries(data).filter(([k]) => !dropped.has(k) && PROFILE_KEYS.includes(k)),
-    );
-    if (badEnv.size > 0 && rest.env && typeof rest.env === 'object') {
-      rest.env = Object.fromEntries(Object.entries(rest.env).filter(([k]) => !badEnv.has(k)));
-    }
-    const again = profileSchema.safeParse(rest);
-    raw = again.success ? again.data : {};
-  }
-  const own = checkFile(s.label, raw);
-  issues.push(...own);
-  return { source: s, raw, ok: result.success && own.length === 0 && nameOk, dropped };
-}
-
-/** Resolves and checks a set of profile sources; throws one ConfigError naming every problem. */
-export function buildProfiles(sources: ProfileSource[], sourceName: string, earlier: Issue[] = []): ProfileSet {
-  const issues = [...earlier];
-  const parsed = new Map<string, Parsed>();
-  for (const s of sources) {
-    const p = parseSource(s, issues);
-    if (p) parsed.set(s.name, p);
-  }
-  const names = [...new Set(sources.map((s) => s.name))].sort();
-
-  // Chains first, so each problem in them is reported once, at the file whose `extends` is wrong.
+/**
+ * Each profile's extends chain (itself first). Profiles whose chain is broken are left out; each break is reported
+ * once, at the file whose `extends` is wrong.
+ */
+function resolveChains(parsed: Map<string, Parsed>, names: string[], issues: Issue[]): Map<string, string[]> {
   const chains = new Map<string, string[]>();
   for (const [name, p] of parsed) {
     const chain = [name];
     let cur = p;
-    let broken = false;
+    // An `extends` that failed validation leaves the chain unknown; checking the rest would invent problems.
+    let broken = p.dropped.has('extends');
     while (cur.raw.extends !== undefined) {
       const parentName = cur.raw.extends;
       const parent = parsed.get(parentName);
@@ -174,9 +98,27 @@ export function buildProfiles(sources: ProfileSource[], sourceName: string, earl
       }
       chain.push(parentName);
       cur = parent;
+      if (cur.dropped.has('extends')) {
+        broken = true;
+        break;
+      }
     }
     if (!broken) chains.set(name, chain);
   }
+  return chains;
+}
+
+/** Resolves and checks a set of profile sources; throws one ConfigError naming every problem. */
+export function buildProfiles(sources: ProfileSource[], sourceName: string, earlier: Issue[] = []): ProfileSet {
+  const issues = [...earlier];
+  const parsed = new Map<string, Parsed>();
+  for (const s of sources) {
+    const p = parseSource(s, issues);
+    if (p) parsed.set(s.name, p);
+  }
+  const names = [...new Set(sources.map((s) => s.name))].sort();
+
+  const chains = resolveChains(parsed, names, issues);
 
   const layers = new Map<string, Layer>();
   const mergedIssues = new Map<string, Issue[]>();

@@ -213,6 +213,16 @@ describe('all problems at once', () => {
     expect(renderLaunch(set.get('c'), { python: 'py' }).env).toEqual({ CUDA_VISIBLE_DEVICES: '4,5' });
   });
 
+  it('does not invent a missing model_path when extends itself is invalid', () => {
+    const e = loadError({
+      'base.yaml': 'model_path: m\n',
+      'child.yaml': 'extends: Base Profile\ntp: 2\n',
+      'grandchild.yaml': 'extends: child\n',
+    });
+    expect(paths(e)).toEqual(['child.yaml: extends']);
+    expect(e.issues[0]!.message).toMatch(/must be a profile name/);
+  });
+
   it('reports YAML syntax errors and duplicate keys by line', () => {
     const e = loadError({ 'dup.yaml': 'model_path: a\ntp: 1\ntp: 2\n' });
     expect(e.issues).toEqual([
