@@ -1,0 +1,197 @@
+// Finds, parses and validates the config; every problem is reported at once as `path: message (fix: ...)`.
+import { existsSync, readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseDocument } from 'yaml';
+import type { z } from 'zod';
+import { ConfigError, type Issue } from '../errors.ts';
+import { type Config, ConfigSchema, HostSchema, SshSchema } from './schema.ts';
+import { suggest } from './suggest.ts';
+
+export const PACKAGE_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+
+export interface LoadedConfig {
+  config: Config;
+  /** Where it came from: a file path, or `embedded default`. */
+  source: string;
+  dataDir: string;
+  profilesDir: string;
+  defaultHost: string;
+}
+
+export function defaultConfigPath(env: NodeJS.ProcessEnv = process.env): string {
+  const base = env.XDG_CONFIG_HOME || join(homedir(), '.config');
+  return join(base, 'glm-ops', 'config.yaml');
+}
+
+export function expandHome(p: string): string {
+  return p === '~' ? homedir() : p.startsWith('~/') ? join(homedir(), p.slice(2)) : p;
+}
+
+/** The config used when there is no file: one local host whose "GPU server" is the SGLang stand-in. */
+export function embeddedDefault(env: NodeJS.ProcessEnv = process.env): unknown {
+  const data = env.XDG_DATA_HOME ? join(env.XDG_DATA_HOME, 'glm-ops') : join(homedir(), '.local', 'share', 'glm-ops');
+  return {
+    default_host: 'standin',
+    hosts: {
+      standin: {
+        description: 'this machine, serving the SGLang stand-in (SIMULATED GPU server: no GPU needed)',
+        local: true,
+        python: join(PACKAGE_ROOT, 'standin', 'python'),
+        workdir: join(data, 'hosts', 'standin'),
+        bin_dirs: [join(PACKAGE_ROOT, 'standin', 'bin')],
+        env: { STANDIN_TIME_SCALE: env.GLM_STANDIN_TIME_SCALE ?? '1' },
+      },
+    },
+  };
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): LoadedConfig {
+  const explicit = env.GLM_CONFIG;
+  const path = explicit ? resolve(explicit) : defaultConfigPath(env);
+  if (explicit && !existsSync(path)) {
+    throw new ConfigError(path, [
+      {
+        path: 'GLM_CONFIG',
+        message: `points to ${path}, which does not exist`,
+        fix: 'create the file, or unset GLM_CONFIG to use the default location',
+      },
+    ]);
+  }
+  if (!existsSync(path)) return finish(validate(embeddedDefault(env), 'embedded default'), 'embedded default', env);
+  const text = readFileSync(path, 'utf8');
+  return finish(parseConfigText(text, path), path, env);
+}
+
+export function parseConfigText(text: string, source: string): Config {
+  const doc = parseDocument(text, { prettyErrors: true });
+  if (doc.errors.length > 0) {
+    throw new ConfigError(
+      source,
+      doc.errors.map((e) => ({
+        path: `line ${e.linePos?.[0]?.line ?? '?'}`,
+        message: e.message.split('\n')[0] ?? e.message,
+        fix: 'fix the YAML syntax',
+      })),
+    );
+  }
+  return validate(doc.toJS() ?? {}, source);
+}
+
+export function validate(raw: unknown, source: string): Config {
+  const parsed = ConfigSchema.safeParse(raw);
+  const issues: Issue[] = parsed.success ? [] : zodIssues(parsed.error, raw, configKeys);
+  if (parsed.success) issues.push(...crossChecks(parsed.data));
+  if (issues.length > 0) throw new ConfigError(source, issues);
+  return parsed.data as Config;
+}
+
+function configKeys(path: PropertyKey[]): string[] {
+  const p = path.map(String);
+  if (p.length === 0) return Object.keys(ConfigSchema.shape);
+  if (p[0] === 'timeouts') return ['connect_s', 'command_s', 'keepalive_s', 'ready_s', 'stop_grace_s'];
+  if (p[0] === 'hosts' && p.length === 2) return Object.keys(HostSchema.shape);
+  if (p[0] === 'hosts' && p[2] === 'ssh') return Object.keys(SshSchema.shape);
+  return [];
+}
+
+function crossChecks(cfg: Config): Issue[] {
+  const issues: Issue[] = [];
+  const names = Object.keys(cfg.hosts);
+  if (names.length === 0)
+    issues.push({ path: 'hosts', message: 'no hosts are configured', fix: 'add at least one host' });
+  for (const [name, h] of Object.entries(cfg.hosts)) {
+    if (!h.ssh && !h.local) {
+      issues.push({
+        path: `hosts.${name}`,
+        message: 'says neither how to reach it nor that it is local',
+        fix: 'add an ssh: block, or local: true',
+      });
+    }
+    if (h.ssh && h.local) {
+      issues.push({ path: `hosts.${name}`, message: 'has both ssh: and local: true', fix: 'keep one of them' });
+    }
+    const jump = h.ssh?.jump;
+    if (jump !== undefined) {
+      const j = cfg.hosts[jump];
+      if (!j) {
+        const s = suggest(jump, names);
+        issues.push({
+          path: `hosts.${name}.ssh.jump`,
+          message: `names unknown host '${jump}'`,
+          fix: s ? `did you mean '${s}'?` : `use one of: ${names.join(', ')}`,
+        });
+      } else if (!j.ssh) {
+        issues.push({
+          path: `hosts.${name}.ssh.jump`,
+          message: `jump host '${jump}' has no ssh: block`,
+          fix: 'a jump host must be reached over SSH',
+        });
+      } else if (jump === name) {
+        issues.push({ path: `hosts.${name}.ssh.jump`, message: 'a host cannot be its own jump host' });
+      }
+    }
+  }
+  if (cfg.default_host !== undefined && !cfg.hosts[cfg.default_host]) {
+    const s = suggest(cfg.default_host, names);
+    issues.push({
+      path: 'default_host',
+      message: `names unknown host '${cfg.default_host}'`,
+      fix: s ? `did you mean '${s}'?` : `use one of: ${names.join(', ')}`,
+    });
+  }
+  return issues;
+}
+
+function valueAt(raw: unknown, path: PropertyKey[]): unknown {
+  let cur = raw;
+  for (const p of path) cur = cur && typeof cur === 'object' ? (cur as Record<PropertyKey, unknown>)[p] : undefined;
+  return cur;
+}
+
+export function zodIssues(err: z.ZodError, raw: unknown, knownKeys?: (path: PropertyKey[]) => string[]): Issue[] {
+  const out: Issue[] = [];
+  for (const i of err.issues) {
+    const path = i.path.map(String).join('.') || '(top level)';
+    if (i.code === 'unrecognized_keys') {
+      const known = knownKeys?.(i.path) ?? [];
+      for (const k of i.keys) {
+        const s = suggest(k, known);
+        out.push({
+          path: path === '(top level)' ? k : `${path}.${k}`,
+          message: 'unknown key',
+          fix: s ? `did you mean '${s}'?` : 'remove it',
+        });
+      }
+    } else if (i.code === 'invalid_type' && valueAt(raw, i.path) === undefined) {
+      out.push({ path, message: 'is required', fix: `add ${i.path[i.path.length - 1]?.toString() ?? 'it'}` });
+    } else if (i.code === 'invalid_value' && 'values' in i) {
+      const got = String(valueAt(raw, i.path));
+      const values = (i.values as unknown[]).map(String);
+      const s = suggest(got, values);
+      out.push({
+        path,
+        message: `'${got}' is not one of ${values.join(', ')}`,
+        fix: s ? `did you mean '${s}'?` : undefined,
+      });
+    } else {
+      out.push({ path, message: i.message });
+    }
+  }
+  return out;
+}
+
+function finish(config: Config, source: string, env: NodeJS.ProcessEnv): LoadedConfig {
+  const base = source === 'embedded default' ? process.cwd() : dirname(source);
+  const rel = (p: string) => (isAbsolute(expandHome(p)) ? expandHome(p) : resolve(base, p));
+  const dataDir = config.data_dir
+    ? rel(config.data_dir)
+    : env.XDG_DATA_HOME
+      ? join(env.XDG_DATA_HOME, 'glm-ops')
+      : join(homedir(), '.local', 'share', 'glm-ops');
+  const profilesDir = config.profiles_dir ? rel(config.profiles_dir) : join(PACKAGE_ROOT, 'profiles');
+  const hostNames = Object.keys(config.hosts);
+  const defaultHost = config.default_host ?? (hostNames.length === 1 ? hostNames[0]! : '');
+  return { config, source, dataDir, profilesDir, defaultHost };
+}

@@ -1,0 +1,72 @@
+// The bot's config file, as a zod schema: the single source of truth for validation, defaults, types and the
+// JSON Schema editors use (schema/config.schema.json).
+import { z } from 'zod';
+
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const safeText = z
+  .string()
+  .min(1)
+  .refine((s) => !/[\0\n\r]/.test(s), 'must not contain NUL or line breaks');
+
+export const SshSchema = z
+  .object({
+    host: safeText.describe('address, DNS name, or a Host alias from ~/.ssh/config'),
+    port: z.number().int().min(1).max(65535).optional().describe('default: from ~/.ssh/config, else 22'),
+    user: safeText.optional().describe('default: from ~/.ssh/config, else the local user name'),
+    key_file: safeText.optional().describe('private key; default: IdentityFile from ~/.ssh/config'),
+    key_passphrase_env: z
+      .string()
+      .regex(ENV_NAME)
+      .optional()
+      .describe('name of the environment variable that holds the key passphrase (never the passphrase itself)'),
+    agent: z.boolean().default(false).describe('authenticate with the ssh-agent at $SSH_AUTH_SOCK'),
+    known_hosts: safeText.default('~/.ssh/known_hosts').describe('host keys are pinned from this file'),
+    jump: safeText.optional().describe('name of another host in this file to connect through (like ProxyJump)'),
+    ssh_config: safeText.default('~/.ssh/config').describe('where aliases are looked up'),
+  })
+  .strict();
+
+export const HostSchema = z
+  .object({
+    description: z.string().optional(),
+    ssh: SshSchema.optional().describe('how to reach the host; omit and set local: true for this machine'),
+    local: z.boolean().optional().describe('the host is the machine the bot runs on'),
+    python: safeText.default('python3').describe('the Python that has SGLang installed'),
+    workdir: safeText.default('~/.glm-ops').describe('where run directories, logs and the lock live on the host'),
+    env: z
+      .record(z.string().regex(ENV_NAME, 'not a valid environment variable name'), safeText)
+      .default({})
+      .describe('non-secret environment for every launch on this host'),
+    env_file: safeText
+      .optional()
+      .describe('a 0600 file ON THE HOST with KEY=value lines (HF_TOKEN...), sourced at launch; secrets stay there'),
+    bin_dirs: z.array(safeText).default([]).describe('directories put first on PATH for launches and checks'),
+    flag_dialect: z
+      .enum(['auto', 'nsa', 'dsa'])
+      .default('auto')
+      .describe('NSA flags are called --dsa-* from SGLang 0.5.13; auto picks by the installed version'),
+  })
+  .strict();
+
+export const ConfigSchema = z
+  .object({
+    default_host: safeText.optional().describe('host used when a command names none; default: the only host'),
+    data_dir: safeText.optional().describe('where the ledger lives; default: $XDG_DATA_HOME/glm-ops'),
+    profiles_dir: safeText.optional().describe("launch profiles; default: the package's profiles/"),
+    timeouts: z
+      .object({
+        connect_s: z.number().positive().default(10),
+        command_s: z.number().positive().default(30),
+        keepalive_s: z.number().positive().default(15),
+        ready_s: z.number().positive().default(1800).describe('give up waiting for a launch after this long'),
+        stop_grace_s: z.number().nonnegative().default(30).describe('SIGTERM, then SIGKILL after this long'),
+      })
+      .strict()
+      .default({ connect_s: 10, command_s: 30, keepalive_s: 15, ready_s: 1800, stop_grace_s: 30 }),
+    hosts: z.record(z.string().regex(/^[a-z0-9][a-z0-9_.-]*$/i, 'host names: letters, digits, . _ -'), HostSchema),
+  })
+  .strict();
+
+export type Config = z.infer<typeof ConfigSchema>;
+export type HostConfig = z.infer<typeof HostSchema>;
+export type SshConfig = z.infer<typeof SshSchema>;

@@ -1,0 +1,120 @@
+// Builds a RemoteHost from its config entry. The only place that reads key files and ~/.ssh/config.
+import { readFileSync } from 'node:fs';
+import { userInfo } from 'node:os';
+import type { LoadedConfig } from '../config/load.ts';
+import { expandHome } from '../config/load.ts';
+import { suggest } from '../config/suggest.ts';
+import { ConfigError, UserError } from '../errors.ts';
+import { createLocalHost } from './local.ts';
+import { createSshHost, type SshTarget } from './ssh.ts';
+import { readSshAlias } from './ssh-config.ts';
+import type { RemoteHost } from './types.ts';
+
+export function sshTargetFor(loaded: LoadedConfig, name: string, env: NodeJS.ProcessEnv = process.env): SshTarget {
+  const h = loaded.config.hosts[name];
+  const ssh = h?.ssh;
+  if (!ssh) throw new UserError(`host '${name}' is not an SSH host`);
+  const alias = readSshAlias(expandHome(ssh.ssh_config), ssh.host);
+  const t = loaded.config.timeouts;
+  const keyFile = ssh.key_file ?? alias.identityFile;
+  let privateKey: Buffer | undefined;
+  if (keyFile) {
+    try {
+      privateKey = readFileSync(expandHome(keyFile));
+    } catch (e) {
+      throw new ConfigError(loaded.source, [
+        {
+          path: `hosts.${name}.ssh.key_file`,
+          message: `cannot read ${keyFile}: ${(e as Error).message}`,
+          fix: 'point key_file at a readable private key, or set agent: true',
+        },
+      ]);
+    }
+  }
+  const passphrase = ssh.key_passphrase_env ? env[ssh.key_passphrase_env] : undefined;
+  if (ssh.key_passphrase_env && passphrase === undefined) {
+    throw new ConfigError(loaded.source, [
+      {
+        path: `hosts.${name}.ssh.key_passphrase_env`,
+        message: `environment variable ${ssh.key_passphrase_env} is not set`,
+        fix: `export ${ssh.key_passphrase_env}=... before starting the bot`,
+      },
+    ]);
+  }
+  const agent = ssh.agent ? env.SSH_AUTH_SOCK : undefined;
+  if (ssh.agent && !agent) {
+    throw new ConfigError(loaded.source, [
+      {
+        path: `hosts.${name}.ssh.agent`,
+        message: 'agent: true but SSH_AUTH_SOCK is not set',
+        fix: 'start ssh-agent and add the key, or use key_file',
+      },
+    ]);
+  }
+  if (!privateKey && !agent) {
+    throw new ConfigError(loaded.source, [
+      {
+        path: `hosts.${name}.ssh`,
+        message: 'has no key_file, no IdentityFile in ~/.ssh/config, and agent is off',
+        fix: 'set key_file, or agent: true',
+      },
+    ]);
+  }
+  const jumpName = ssh.jump;
+  return {
+    name,
+    host: alias.hostName ?? ssh.host,
+    port: ssh.port ?? alias.port ?? 22,
+    username: ssh.user ?? alias.user ?? userInfo().username,
+    privateKey,
+    passphrase,
+    agent,
+    knownHostsPath: expandHome(ssh.known_hosts),
+    keepaliveIntervalMs: t.keepalive_s * 1000,
+    connectTimeoutMs: t.connect_s * 1000,
+    execTimeoutMs: t.command_s * 1000,
+    jump: jumpName ? sshTargetFor(loaded, jumpName, env) : undefined,
+  };
+}
+
+export function hostNames(loaded: LoadedConfig): string[] {
+  return Object.keys(loaded.config.hosts);
+}
+
+export function resolveHostName(loaded: LoadedConfig, name: string | undefined): string {
+  const names = hostNames(loaded);
+  const chosen = name ?? loaded.defaultHost;
+  if (!chosen)
+    throw new UserError('no host given and no default_host configured', `pass --host with one of: ${names.join(', ')}`);
+  if (!loaded.config.hosts[chosen]) {
+    const s = suggest(chosen, names);
+    throw new UserError(
+      `unknown host '${chosen}'`,
+      s ? `did you mean '${s}'? hosts: ${names.join(', ')}` : `hosts: ${names.join(', ')}`,
+    );
+  }
+  return chosen;
+}
+
+/** One RemoteHost per configured host, created on first use and kept (one SSH connection per host). */
+export function createHostPool(loaded: LoadedConfig, env: NodeJS.ProcessEnv = process.env) {
+  const hosts = new Map<string, RemoteHost>();
+  return {
+    get(name: string): RemoteHost {
+      let h = hosts.get(name);
+      if (!h) {
+        const cfg = loaded.config.hosts[name];
+        if (!cfg) throw new UserError(`unknown host '${name}'`);
+        h = cfg.local ? createLocalHost(name) : createSshHost(sshTargetFor(loaded, name, env));
+        hosts.set(name, h);
+      }
+      return h;
+    },
+    async closeAll(): Promise<void> {
+      await Promise.all([...hosts.values()].map((h) => h.close()));
+      hosts.clear();
+    },
+  };
+}
+
+export type HostPool = ReturnType<typeof createHostPool>;

@@ -1,0 +1,81 @@
+// The ledger's SQLite file: opened once, schema migrated in place. WAL so readers (status in another terminal)
+// never block the bot, and a busy timeout so two bot processes can share it.
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import Database from 'better-sqlite3';
+
+export type Db = Database.Database;
+
+const MIGRATIONS: string[] = [
+  `CREATE TABLE attempts (
+     id INTEGER PRIMARY KEY AUTOINCREMENT,
+     host TEXT NOT NULL,
+     profile TEXT NOT NULL,
+     profile_json TEXT NOT NULL,
+     flags_json TEXT NOT NULL,
+     argv_json TEXT NOT NULL,
+     env_json TEXT NOT NULL,
+     command_line TEXT NOT NULL,
+     port INTEGER NOT NULL,
+     gpus TEXT,
+     sglang_version TEXT,
+     actor TEXT NOT NULL,
+     origin TEXT NOT NULL,
+     status TEXT NOT NULL,
+     active INTEGER NOT NULL DEFAULT 1,
+     outcome TEXT,
+     outcome_detail TEXT,
+     exit_code INTEGER,
+     run_dir TEXT,
+     log_path TEXT,
+     pgid INTEGER,
+     pgid_start TEXT,
+     last_milestone TEXT,
+     log_offset INTEGER NOT NULL DEFAULT 0,
+     classification_json TEXT,
+     started_at INTEGER NOT NULL,
+     ready_at INTEGER,
+     ended_at INTEGER
+   )`,
+  // At most one live attempt per host: the database refuses a second, whatever the number of bot processes.
+  `CREATE UNIQUE INDEX one_active_attempt_per_host ON attempts(host) WHERE active = 1`,
+  `CREATE TABLE events (
+     id INTEGER PRIMARY KEY AUTOINCREMENT,
+     attempt_id INTEGER NOT NULL REFERENCES attempts(id),
+     at INTEGER NOT NULL,
+     kind TEXT NOT NULL,
+     data_json TEXT NOT NULL
+   )`,
+  `CREATE INDEX events_by_attempt ON events(attempt_id, id)`,
+  `CREATE TABLE audit (
+     id INTEGER PRIMARY KEY AUTOINCREMENT,
+     at INTEGER NOT NULL,
+     actor TEXT NOT NULL,
+     origin TEXT NOT NULL,
+     place TEXT,
+     command TEXT NOT NULL,
+     args_json TEXT NOT NULL,
+     decision TEXT NOT NULL,
+     result TEXT,
+     duration_ms INTEGER
+   )`,
+];
+
+export function openDb(path: string): Db {
+  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  const db = new Database(path);
+  db.pragma('journal_mode = WAL');
+  db.pragma('busy_timeout = 5000');
+  db.pragma('foreign_keys = ON');
+  migrate(db);
+  return db;
+}
+
+function migrate(db: Db): void {
+  const version = db.pragma('user_version', { simple: true }) as number;
+  const apply = db.transaction(() => {
+    for (let i = version; i < MIGRATIONS.length; i++) db.exec(MIGRATIONS[i]!);
+    db.pragma(`user_version = ${MIGRATIONS.length}`);
+  });
+  if (version < MIGRATIONS.length) apply.immediate();
+}

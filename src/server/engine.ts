@@ -1,0 +1,25 @@
+// What the lifecycle needs, in one place: passed to every operation, built only by main.ts (or a test).
+import type { Clock } from '../clock.ts';
+import type { LoadedConfig } from '../config/load.ts';
+import type { HostConfig } from '../config/schema.ts';
+import { UserError } from '../errors.ts';
+import type { HostPool } from '../hosts/from-config.ts';
+import type { RemoteHost } from '../hosts/types.ts';
+import type { AttemptStore } from '../ledger/attempts.ts';
+import type { Logger } from '../logger.ts';
+import type { ProfileSet } from '../profiles/index.ts';
+
+export interface Engine {
+  loaded: LoadedConfig;
+  pool: HostPool;
+  attempts: AttemptStore;
+  profiles: ProfileSet;
+  clock: Clock;
+  log: Logger;
+}
+
+export function hostOf(engine: Engine, name: string): { host: RemoteHost; cfg: HostConfig } {
+  const cfg = engine.loaded.config.hosts[name];
+  if (!cfg) throw new UserError(`unknown host '${name}'`);
+  return { host: engine.pool.get(name), cfg };
+}

@@ -1,0 +1,75 @@
+// What a host has: Python and SGLang versions, GPUs. Cached per host for the bot's lifetime (cheap to ask once,
+// slow to ask on every launch); `check` refreshes it.
+import type { HostConfig } from '../config/schema.ts';
+import type { RemoteHost } from '../hosts/types.ts';
+import { GPUS, script, VERSIONS } from './scripts.ts';
+
+export interface Gpu {
+  index: number;
+  name: string;
+  memUsedMiB: number;
+  memTotalMiB: number;
+  computeCap: string;
+}
+
+export interface GpuReport {
+  available: boolean;
+  gpus: Gpu[];
+  apps: Array<{ pid: number; memMiB: number }>;
+}
+
+export interface Versions {
+  python?: string;
+  sglang?: string;
+  /** Why a version could not be read. */
+  problem?: string;
+}
+
+const cache = new Map<string, Versions>();
+
+export async function readVersions(host: RemoteHost, cfg: HostConfig, fresh = false): Promise<Versions> {
+  const hit = cache.get(host.name);
+  if (hit && !fresh) return hit;
+  const r = await host.exec(script(VERSIONS, 'glm-versions', [cfg.python, cfg.bin_dirs.join(':')]));
+  const v: Versions = {};
+  for (const line of r.stdout.split('\n')) {
+    const m = line.match(/^(python|sglang) (.*)$/);
+    if (!m) continue;
+    const value = m[2]!.trim();
+    if (m[1] === 'python') {
+      if (/^Python \d/.test(value)) v.python = value.replace(/^Python /, '');
+      else v.problem = `python at ${cfg.python} did not run: ${value}`;
+    } else if (/^\d+\.\d+/.test(value)) {
+      v.sglang = value;
+    } else {
+      v.problem ??= `sglang is not importable by ${cfg.python}: ${value}`;
+    }
+  }
+  cache.set(host.name, v);
+  return v;
+}
+
+export async function readGpus(host: RemoteHost, cfg: HostConfig): Promise<GpuReport> {
+  const r = await host.exec(script(GPUS, 'glm-gpus', [cfg.bin_dirs.join(':')]));
+  if (r.stdout.startsWith('NO_NVIDIA_SMI')) return { available: false, gpus: [], apps: [] };
+  const [gpuPart = '', appPart = ''] = r.stdout.split('APPS\n');
+  const gpus = gpuPart
+    .trim()
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => l.split(',').map((s) => s.trim()))
+    .map(([index, name, used, total, cap]) => ({
+      index: Number(index),
+      name: name ?? '?',
+      memUsedMiB: Number(used),
+      memTotalMiB: Number(total),
+      computeCap: cap ?? '?',
+    }));
+  const apps = appPart
+    .trim()
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => l.split(',').map((s) => s.trim()))
+    .map(([pid, mem]) => ({ pid: Number(pid), memMiB: Number(mem) }));
+  return { available: true, gpus, apps };
+}

@@ -1,0 +1,309 @@
+// Launch: profile + host -> an attempt in the ledger -> the server started detached on the host -> its log
+// followed until it is ready (ready line, /health 200, and a first real request answered) or it fails.
+import { RemoteError, UserError } from '../errors.ts';
+import type { Attempt } from '../ledger/attempts.ts';
+import { parseMilestone } from '../logs/milestones.ts';
+import { commandLine, dialectForVersion, flagView, type ResolvedProfile, renderLaunch } from '../profiles/index.ts';
+import { redactArgv, redactEnv, redactText } from '../redact.ts';
+import type { DiagnoserFactory, Diagnosis } from './diagnosis.ts';
+import { type Engine, hostOf } from './engine.ts';
+import { readVersions } from './host-info.ts';
+import { advance, initialProgress, type Progress } from './progress.ts';
+import { readRemoteState, runIdFor } from './remote-state.ts';
+import { LAUNCH, script } from './scripts.ts';
+import { watchAttempt } from './watch.ts';
+
+export interface LaunchRequest {
+  profile: ResolvedProfile;
+  hostName: string;
+  actor: string;
+  origin: string;
+  dryRun?: boolean;
+  /** After the ready line, send one real request: the seeds' NaN only showed on the first request. Default on. */
+  firstRequest?: boolean;
+}
+
+export type LaunchEvent =
+  | { kind: 'command'; commandLine: string; dialectNote?: string }
+  | { kind: 'started'; attempt: Attempt }
+  | { kind: 'milestone'; text: string; progress: Progress }
+  | { kind: 'ready'; attempt: Attempt; seconds: number }
+  | { kind: 'failed'; attempt: Attempt; outcome: string; diagnosis: Diagnosis; exitCode: number | null };
+
+export interface LaunchResult {
+  outcome: 'dry-run' | 'ready' | 'crashed' | 'exited' | 'timeout';
+  commandLine: string;
+  attempt?: Attempt;
+  diagnosis?: Diagnosis;
+}
+
+async function renderFor(engine: Engine, req: LaunchRequest) {
+  const { host, cfg } = hostOf(engine, req.hostName);
+  let dialect = cfg.flag_dialect === 'auto' ? undefined : cfg.flag_dialect;
+  let dialectNote: string | undefined;
+  let sglangVersion: string | undefined;
+  try {
+    const v = await readVersions(host, cfg);
+    sglangVersion = v.sglang;
+    if (!dialect) dialect = dialectForVersion(v.sglang);
+  } catch (e) {
+    if (!req.dryRun) throw e;
+    dialectNote = `host unreachable (${(e as Error).message}); assumed the --nsa-* flag names`;
+  }
+  const rendered = renderLaunch(req.profile, { python: cfg.python, dialect: dialect ?? 'nsa' });
+  // Host env first, so a profile can override it for one configuration.
+  const env = { ...cfg.env, ...rendered.env };
+  return {
+    host,
+    cfg,
+    argv: rendered.argv,
+    env,
+    dialectNote,
+    sglangVersion,
+    line: commandLine({ argv: rendered.argv, env }),
+  };
+}
+
+export async function launch(
+  engine: Engine,
+  req: LaunchRequest,
+  emit: (e: LaunchEvent) => void,
+  diagnoser: DiagnoserFactory,
+): Promise<LaunchResult> {
+  const r = await renderFor(engine, req);
+  const shownLine = redactText(commandLine({ argv: redactArgv(r.argv), env: redactEnv(r.env) }));
+  emit({ kind: 'command', commandLine: shownLine, dialectNote: r.dialectNote });
+  if (req.dryRun) return { outcome: 'dry-run', commandLine: shownLine };
+
+  const port = req.profile.port;
+  await assertPortFree(engine, req.hostName, port);
+  const started = engine.clock.now();
+  let attempt = engine.attempts.open({
+    host: req.hostName,
+    profile: req.profile.name,
+    profileJson: JSON.stringify({ ...req.profile, env: redactEnv(req.profile.env) }),
+    flags: flagView(req.profile),
+    argv: redactArgv(r.argv),
+    env: redactEnv(r.env),
+    commandLine: shownLine,
+    port,
+    gpus: req.profile.gpus?.join(','),
+    sglangVersion: r.sglangVersion,
+    actor: req.actor,
+    origin: req.origin,
+    startedAt: started,
+  });
+  const envArgs = Object.entries(r.env).map(([k, v]) => `${k}=${v}`);
+  const serverArgv = envArgs.length > 0 ? ['env', ...envArgs, ...r.argv] : r.argv;
+  let out: { stdout: string; stderr: string; code: number | null };
+  try {
+    out = await r.host.exec(
+      script(LAUNCH, 'glm-launch', [
+        r.cfg.workdir,
+        runIdFor(attempt.id),
+        r.cfg.env_file ?? '',
+        r.cfg.bin_dirs.join(':'),
+        '--',
+        ...serverArgv,
+      ]),
+      { timeoutMs: 30_000 },
+    );
+  } catch (e) {
+    // We cannot know whether the host started it: say so, and leave the attempt for `status` to reconcile.
+    engine.attempts.finish(attempt.id, {
+      status: 'failed',
+      outcome: 'launch_unknown',
+      detail: (e as Error).message,
+      at: engine.clock.now(),
+    });
+    throw e;
+  }
+  const tag = out.stdout.trim().split('\n').pop() ?? '';
+  if (!tag.startsWith('GLM_STARTED')) {
+    const detail = tag.startsWith('GLM_RUNNING')
+      ? `the host already runs a server this ledger does not know (pgid ${tag.split(' ')[1]}, ${tag.split(' ')[2]})`
+      : tag === 'GLM_BUSY'
+        ? 'another launch or stop holds the host lock'
+        : `launcher failed (exit ${out.code}): ${out.stderr.trim().split('\n').slice(-3).join(' | ')}`;
+    engine.attempts.finish(attempt.id, { status: 'failed', outcome: 'launch_refused', detail, at: engine.clock.now() });
+    throw new RemoteError(`launch on ${req.hostName} refused: ${detail}`, {
+      host: req.hostName,
+      exitCode: out.code,
+      stderrTail: out.stderr.slice(-2000),
+      hint: tag.startsWith('GLM_RUNNING') ? `stop it with: stop --host ${req.hostName}` : undefined,
+    });
+  }
+  const [, pg, st, runDir] = tag.split(' ');
+  engine.attempts.update(attempt.id, {
+    status: 'loading',
+    pgid: Number(pg),
+    pgidStart: st,
+    runDir,
+    logPath: `${runDir}/out.log`,
+  });
+  engine.attempts.event(attempt.id, engine.clock.now(), 'started', { pgid: Number(pg) });
+  attempt = engine.attempts.get(attempt.id)!;
+  emit({ kind: 'started', attempt });
+  return follow(engine, attempt, req.firstRequest ?? true, emit, diagnoser);
+}
+
+async function assertPortFree(engine: Engine, hostName: string, port: number): Promise<void> {
+  const { host } = hostOf(engine, hostName);
+  try {
+    await host.http(port, { method: 'GET', path: '/health', timeoutMs: 2000 });
+  } catch {
+    return; // nothing answers: free
+  }
+  throw new UserError(
+    `port ${port} on ${hostName} is already in use by a process this bot did not start`,
+    'stop that process, or give the profile another port',
+  );
+}
+
+/** Follows a loading attempt to its outcome. Also used to re-attach after a restart. */
+export async function follow(
+  engine: Engine,
+  attempt: Attempt,
+  firstRequest: boolean,
+  emit: (e: LaunchEvent) => void,
+  diagnoser: DiagnoserFactory,
+): Promise<LaunchResult> {
+  const { host } = hostOf(engine, attempt.host);
+  const diag = diagnoser();
+  let progress = initialProgress();
+  let outcome: LaunchResult['outcome'] | undefined;
+  const timeoutMs = engine.loaded.config.timeouts.ready_s * 1000;
+  const abort = new AbortController();
+  const timer = setTimeout(() => {
+    outcome = 'timeout';
+    abort.abort();
+  }, timeoutMs);
+  let checking: Promise<void> | undefined;
+
+  await watchAttempt(
+    engine,
+    attempt,
+    {
+      onLine: (line) => {
+        diag.push(line.text, line.lineNo);
+        if (diag.crashed()) return undefined; // keep reading until the server is gone: later lines may matter
+        const m = parseMilestone(line.text);
+        if (!m) return undefined;
+        const step = advance(progress, m);
+        progress = step.progress;
+        if (step.text) {
+          engine.attempts.update(attempt.id, { lastMilestone: step.text });
+          engine.attempts.event(attempt.id, engine.clock.now(), 'milestone', { text: step.text });
+          emit({ kind: 'milestone', text: step.text, progress });
+        }
+        if (m.kind === 'ready' && !checking) {
+          checking = confirmReady(engine, host, attempt, firstRequest).then(
+            (ok) => {
+              if (ok && !diag.crashed()) {
+                outcome = 'ready';
+                abort.abort();
+              }
+            },
+            () => {},
+          );
+        }
+        return undefined;
+      },
+    },
+    abort.signal,
+  );
+  clearTimeout(timer);
+  await checking;
+
+  if (outcome === 'ready' && !diag.crashed()) {
+    const now = engine.clock.now();
+    engine.attempts.update(attempt.id, { status: 'ready', readyAt: now });
+    engine.attempts.event(attempt.id, now, 'ready', {});
+    const a = engine.attempts.get(attempt.id)!;
+    emit({ kind: 'ready', attempt: a, seconds: (now - attempt.startedAt) / 1000 });
+    return { outcome: 'ready', commandLine: attempt.commandLine, attempt: a };
+  }
+  if (outcome === 'timeout') {
+    const d = diag.result();
+    engine.attempts.finish(attempt.id, {
+      status: 'failed',
+      outcome: 'timeout',
+      detail: `not ready after ${timeoutMs / 1000} s (${progress.stage})`,
+      at: engine.clock.now(),
+    });
+    return {
+      outcome: 'timeout',
+      commandLine: attempt.commandLine,
+      attempt: engine.attempts.get(attempt.id),
+      diagnosis: d,
+    };
+  }
+  // The server is gone, or the watch ended for another reason: the host's record and the log decide the outcome.
+  return recordExit(engine, attempt, diag.result(), emit);
+}
+
+async function confirmReady(
+  engine: Engine,
+  host: ReturnType<typeof hostOf>['host'],
+  attempt: Attempt,
+  firstRequest: boolean,
+): Promise<boolean> {
+  for (let i = 0; i < 20; i++) {
+    try {
+      const h = await host.http(attempt.port, { method: 'GET', path: '/health', timeoutMs: 5000 });
+      if (h.status === 200) break;
+    } catch {
+      // not up yet
+    }
+    if (i === 19) return false;
+    await engine.clock.sleep(250);
+  }
+  if (!firstRequest) return true;
+  try {
+    const r = await host.http(attempt.port, {
+      method: 'POST',
+      path: '/generate',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        text: 'The capital city of France is',
+        sampling_params: { max_new_tokens: 8, temperature: 0 },
+      }),
+      timeoutMs: 60_000,
+    });
+    engine.attempts.event(attempt.id, engine.clock.now(), 'first_request', { status: r.status });
+    return r.status === 200;
+  } catch (e) {
+    engine.attempts.event(attempt.id, engine.clock.now(), 'first_request', { error: (e as Error).message });
+    return false;
+  }
+}
+
+async function recordExit(
+  engine: Engine,
+  attempt: Attempt,
+  diagnosis: Diagnosis,
+  emit: (e: LaunchEvent) => void,
+): Promise<LaunchResult> {
+  const { host, cfg } = hostOf(engine, attempt.host);
+  let exitCode: number | null = null;
+  try {
+    const st = await readRemoteState(host, cfg);
+    if (st.state !== 'none' && st.runId === runIdFor(attempt.id)) exitCode = st.exitCode;
+  } catch {
+    // unreachable now: the outcome still stands from the log
+  }
+  const crashed = diagnosis.category !== 'none' || (exitCode !== null && exitCode !== 0);
+  const outcome = crashed ? (diagnosis.category !== 'none' ? diagnosis.category : 'crashed') : 'exited';
+  const closed = engine.attempts.finish(attempt.id, {
+    status: crashed ? 'crashed' : 'exited',
+    outcome,
+    detail: diagnosis.summary,
+    exitCode,
+    at: engine.clock.now(),
+  });
+  engine.attempts.update(attempt.id, { classification: diagnosis });
+  const a = engine.attempts.get(attempt.id)!;
+  // A stop that raced us already closed the attempt as stopped: report what the ledger says.
+  if (closed) emit({ kind: 'failed', attempt: a, outcome, diagnosis, exitCode });
+  return { outcome: crashed ? 'crashed' : 'exited', commandLine: attempt.commandLine, attempt: a, diagnosis };
+}

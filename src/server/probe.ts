@@ -1,0 +1,93 @@
+// Probe: one report on a host's server: process alive, /health, /server_info, /v1/models, last milestone, uptime,
+// GPU memory. Every part is best-effort: one failing check does not hide the others.
+import { z } from 'zod';
+import type { Attempt } from '../ledger/attempts.ts';
+import { type Engine, hostOf } from './engine.ts';
+import { type GpuReport, readGpus } from './host-info.ts';
+import { type RemoteState, readRemoteState, runIdFor } from './remote-state.ts';
+
+const ServerInfo = z
+  .object({
+    version: z.string().optional(),
+    model_path: z.string().optional(),
+    tp_size: z.number().optional(),
+    simulated: z.boolean().optional(),
+  })
+  .passthrough();
+const Models = z.object({
+  data: z.array(z.object({ id: z.string(), max_model_len: z.number().optional() }).passthrough()),
+});
+
+export interface ProbeReport {
+  host: string;
+  attempt: Attempt | null;
+  process: RemoteState | { state: 'unreachable'; error: string };
+  health: { status: number | null; error?: string };
+  serverInfo: {
+    version?: string;
+    modelPath?: string;
+    tp?: number;
+    simulated?: boolean;
+    endpoint?: string;
+    error?: string;
+  };
+  models: string[] | { error: string };
+  lastMilestone: string | null;
+  uptimeS: number | null;
+  gpu: GpuReport | { error: string };
+}
+
+export async function probe(engine: Engine, hostName: string): Promise<ProbeReport> {
+  const { host, cfg } = hostOf(engine, hostName);
+  const attempt = engine.attempts.activeOn(hostName) ?? null;
+  const port = attempt?.port ?? 30000;
+  const proc = await readRemoteState(host, cfg).catch((e: Error) => ({
+    state: 'unreachable' as const,
+    error: e.message,
+  }));
+  const health = await host
+    .http(port, { method: 'GET', path: '/health', timeoutMs: 25_000 })
+    .then((r) => ({ status: r.status }))
+    .catch((e: Error) => ({ status: null, error: e.message }));
+  const serverInfo = await readServerInfo(engine, hostName, port);
+  const models = await host
+    .http(port, { method: 'GET', path: '/v1/models', timeoutMs: 5000 })
+    .then((r) => Models.parse(JSON.parse(r.body)).data.map((m) => m.id))
+    .catch((e: Error) => ({ error: e.message }));
+  const gpu = await readGpus(host, cfg).catch((e: Error) => ({ error: e.message }));
+  const ours = 'runId' in proc && attempt && proc.runId === runIdFor(attempt.id);
+  return {
+    host: hostName,
+    attempt,
+    process: proc,
+    health,
+    serverInfo,
+    models,
+    lastMilestone: attempt?.lastMilestone ?? null,
+    uptimeS: ours && 'uptimeS' in proc ? proc.uptimeS : null,
+    gpu,
+  };
+}
+
+async function readServerInfo(engine: Engine, hostName: string, port: number): Promise<ProbeReport['serverInfo']> {
+  const { host } = hostOf(engine, hostName);
+  // /server_info is the current name; releases before it only have /get_server_info.
+  for (const path of ['/server_info', '/get_server_info']) {
+    try {
+      const r = await host.http(port, { method: 'GET', path, timeoutMs: 5000 });
+      if (r.status === 404) continue;
+      if (r.status !== 200) return { error: `${path} answered ${r.status}` };
+      const info = ServerInfo.parse(JSON.parse(r.body));
+      return {
+        version: info.version,
+        modelPath: info.model_path,
+        tp: info.tp_size,
+        simulated: info.simulated,
+        endpoint: path,
+      };
+    } catch (e) {
+      return { error: (e as Error).message };
+    }
+  }
+  return { error: 'neither /server_info nor /get_server_info exists' };
+}

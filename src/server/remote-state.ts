@@ -1,0 +1,37 @@
+// Reading the host's own record of what runs there (the `current` file and the run directory).
+import type { HostConfig } from '../config/schema.ts';
+import type { RemoteHost } from '../hosts/types.ts';
+import { STATUS, script } from './scripts.ts';
+
+export type RemoteState =
+  | { state: 'none' }
+  | {
+      state: 'alive' | 'orphans' | 'dead';
+      pgid: number;
+      start: string;
+      runId: string;
+      /** The server's exit status once the wrapper recorded it. */
+      exitCode: number | null;
+      uptimeS: number | null;
+    };
+
+export async function readRemoteState(host: RemoteHost, cfg: HostConfig): Promise<RemoteState> {
+  const r = await host.exec(script(STATUS, 'glm-status', [cfg.workdir]));
+  const line = r.stdout.trim().split('\n').pop() ?? '';
+  const [tag, pg, st, run, ex, up] = line.split(' ');
+  if (tag === 'GLM_NONE' || !pg || !st || !run) return { state: 'none' };
+  const state = tag === 'GLM_ALIVE' ? 'alive' : tag === 'GLM_ORPHANS' ? 'orphans' : 'dead';
+  return {
+    state,
+    pgid: Number(pg),
+    start: st,
+    runId: run,
+    exitCode: ex && ex !== '-' ? Number(ex) : null,
+    uptimeS: up && up !== '-' ? Number(up) : null,
+  };
+}
+
+/** Run ids name the attempt, so the host's record can be matched to the ledger. */
+export function runIdFor(attemptId: number): string {
+  return `attempt-${attemptId}`;
+}

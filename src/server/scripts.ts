@@ -1,0 +1,143 @@
+// The POSIX sh programs the bot runs on a host. They are constant text: every value (paths, run ids, the server's
+// argv) arrives as a positional parameter, quoted once by the host's exec, so no user text is ever parsed by a shell.
+// They run under dash as well as bash (`kill -SIG -PGID`, no `--`), and need util-linux setsid/flock and procps ps.
+
+const PRELUDE = `
+set -u
+home_path() { case $1 in "~") printf %s "$HOME" ;; "~/"*) printf %s "$HOME/\${1#"~/"}" ;; *) printf %s "$1" ;; esac; }
+# alive PGID START: the group leader is the very process we started (same start time: no PID reuse) and not a zombie.
+alive() {
+  [ -r "/proc/$1/stat" ] || return 1
+  s=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+  set -- "$2" \${s##*) }
+  [ "$2" != Z ] && [ "$2" != X ] && [ "\${21}" = "$1" ]
+}
+# group_alive PGID: some member of the process group is still running (zombies do not count).
+group_alive() { ps -eo pgid=,stat= | awk -v g="$1" '$1 == g && $2 !~ /^Z/ { n++ } END { exit n ? 0 : 1 }'; }
+start_time() { s=$(cat "/proc/$1/stat" 2>/dev/null) || return 1; set -- \${s##*) }; printf %s "\${20}"; }
+`;
+
+/** launch WORKDIR RUN_ID ENV_FILE PATH_PREPEND -- ARGV... */
+export const LAUNCH = `${PRELUDE}
+set -e
+W=$(home_path "$1"); RUN=$2; ENVF=$(home_path "$3"); PP=$4; shift 4
+[ "\${1-}" = "--" ] && shift
+if [ -n "$PP" ]; then PATH=$PP:$PATH; export PATH; fi
+mkdir -p "$W/runs"
+exec 9>>"$W/host.lock"
+flock -w 10 9 || { echo "GLM_BUSY"; exit 75; }
+if [ -s "$W/current" ]; then
+  read -r pg st run < "$W/current" || true
+  if alive "$pg" "$st" || group_alive "$pg"; then echo "GLM_RUNNING $pg $run"; exit 3; fi
+fi
+R=$W/runs/$RUN
+mkdir "$R"
+: > "$R/out.log"
+# The wrapper leads a new session (setsid does not fork: a background job of a non-interactive shell is no group
+# leader, so $! is the PGID). It traps TERM so it outlives the server and records its exit status; the server itself
+# gets default signal handling. All stdio goes to the log so the SSH channel can close; fd 9 (the lock) is not inherited.
+setsid sh -c '
+R=$1; ENVF=$2; shift 2
+trap ":" TERM INT HUP
+if [ -n "$ENVF" ]; then
+  if [ -r "$ENVF" ]; then set -a; . "$ENVF"; set +a; else echo "glm: env_file $ENVF is not readable" >&2; fi
+fi
+"$@"
+rc=$?
+echo "$rc" > "$R/exit.tmp" && mv -f "$R/exit.tmp" "$R/exit"
+' glm-server "$R" "$ENVF" "$@" </dev/null >>"$R/out.log" 2>&1 9>&- &
+pg=$!
+st=$(start_time "$pg")
+printf '%s %s %s\\n' "$pg" "$st" "$RUN" > "$W/current.tmp"
+mv -f "$W/current.tmp" "$W/current"
+printf '%s %s\\n' "$pg" "$st" > "$R/pgid"
+echo "GLM_STARTED $pg $st $R"
+`;
+
+/** status WORKDIR: what runs on the host now, from the host's own record. */
+export const STATUS = `${PRELUDE}
+W=$(home_path "$1")
+[ -s "$W/current" ] || { echo "GLM_NONE"; exit 0; }
+read -r pg st run < "$W/current" || { echo "GLM_NONE"; exit 0; }
+ex=$(cat "$W/runs/$run/exit" 2>/dev/null || echo -)
+up=$(ps -o etimes= -p "$pg" 2>/dev/null | tr -d ' ' || true)
+if alive "$pg" "$st"; then echo "GLM_ALIVE $pg $st $run $ex \${up:--}"
+elif group_alive "$pg" && ! [ -r "/proc/$pg/stat" ]; then echo "GLM_ORPHANS $pg $st $run $ex -"
+else echo "GLM_DEAD $pg $st $run $ex -"; fi
+`;
+
+/** stop WORKDIR GRACE_DECISECONDS RUN_ID: TERM the group, wait, KILL what remains. Only the run named is stopped. */
+export const STOP = `${PRELUDE}
+W=$(home_path "$1"); GRACE=$2; RUN=$3
+exec 9>>"$W/host.lock" 2>/dev/null || { echo "GLM_NOT_RUNNING"; exit 0; }
+flock -w 60 9 || { echo "GLM_BUSY"; exit 75; }
+[ -s "$W/current" ] || { echo "GLM_NOT_RUNNING"; exit 0; }
+read -r pg st run < "$W/current" || { echo "GLM_NOT_RUNNING"; exit 0; }
+if [ -n "$RUN" ] && [ "$run" != "$RUN" ]; then echo "GLM_OTHER $pg $run"; exit 0; fi
+# A leader PID that exists with another start time was reused: our group is gone (the kernel does not reuse a PID
+# while it still names a process group), so there is nothing of ours to signal.
+if [ -r "/proc/$pg/stat" ] && ! alive "$pg" "$st"; then rm -f "$W/current"; echo "GLM_NOT_RUNNING"; exit 0; fi
+if ! group_alive "$pg"; then rm -f "$W/current"; echo "GLM_NOT_RUNNING $(cat "$W/runs/$run/exit" 2>/dev/null || echo -)"; exit 0; fi
+kill -TERM "-$pg" 2>/dev/null || true
+i=0
+while group_alive "$pg" && [ "$i" -lt "$GRACE" ]; do sleep 0.1; i=$((i + 1)); done
+how=TERM
+if group_alive "$pg"; then
+  how=KILL
+  kill -KILL "-$pg" 2>/dev/null || true
+  j=0
+  while group_alive "$pg" && [ "$j" -lt 50 ]; do sleep 0.1; j=$((j + 1)); done
+fi
+if group_alive "$pg"; then echo "GLM_STUCK $pg"; exit 1; fi
+rm -f "$W/current"
+echo "GLM_STOPPED $how $pg $run $(cat "$W/runs/$run/exit" 2>/dev/null || echo -)"
+`;
+
+/**
+ * follow LOG OFFSET PGID START: the log from byte OFFSET as it grows (tail -F survives rotation), ending once the
+ * server is gone. The liveness loop runs on the host, so the bot holds one quiet stream instead of polling over SSH.
+ */
+export const FOLLOW = `${PRELUDE}
+LOG=$(home_path "$1"); OFF=$2; PG=$3; ST=$4
+tail -c "+$((OFF + 1))" -F -- "$LOG" 2>/dev/null &
+t=$!
+trap 'kill "$t" 2>/dev/null; exit 0' TERM HUP INT
+while alive "$PG" "$ST"; do sleep 0.2; done
+sleep 0.5
+kill "$t" 2>/dev/null
+wait "$t" 2>/dev/null
+exit 0
+`;
+
+/** read LOG OFFSET: the log from byte OFFSET to its current end. */
+export const READ_FROM = `
+LOG=$1; case $LOG in "~/"*) LOG=$HOME/\${LOG#"~/"} ;; esac
+tail -c "+$(($2 + 1))" -- "$LOG" 2>/dev/null || true
+`;
+
+/** tail LOG N */
+export const TAIL = `
+LOG=$1; case $LOG in "~/"*) LOG=$HOME/\${LOG#"~/"} ;; esac
+tail -n "$2" -- "$LOG"
+`;
+
+/** gpus PATH_PREPEND: per-GPU memory from nvidia-smi, or NO_NVIDIA_SMI. */
+export const GPUS = `
+if [ -n "$1" ]; then PATH=$1:$PATH; export PATH; fi
+command -v nvidia-smi >/dev/null 2>&1 || { echo NO_NVIDIA_SMI; exit 0; }
+nvidia-smi --query-gpu=index,name,memory.used,memory.total,compute_cap --format=csv,noheader,nounits
+echo APPS
+nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader,nounits 2>/dev/null || true
+`;
+
+/** versions PYTHON PATH_PREPEND: the host's Python and SGLang versions. */
+export const VERSIONS = `
+if [ -n "$2" ]; then PATH=$2:$PATH; export PATH; fi
+PY=$1; case $PY in "~/"*) PY=$HOME/\${PY#"~/"} ;; esac
+printf 'python %s\\n' "$("$PY" --version 2>&1 | head -n 1)"
+printf 'sglang %s\\n' "$("$PY" -c 'import sglang; print(sglang.__version__)' 2>&1 | tail -n 1)"
+`;
+
+export function script(body: string, name: string, args: readonly string[]): string[] {
+  return ['sh', '-c', body, name, ...args];
+}
