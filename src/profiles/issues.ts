@@ -94,12 +94,14 @@ export function fromZod(label: string, raw: unknown, zi: z.core.$ZodIssue): Issu
       ];
     }
     case 'invalid_type': {
-      const message = `expected ${zi.expected}, got ${describeValue(input)}`;
+      const numeric = zi.expected === 'int' || zi.expected === 'number';
+      const expected = zi.expected === 'int' || (numeric && typeof input === 'number') ? 'a whole number' : zi.expected;
+      const message = `expected ${expected}, got ${describeValue(input)}`;
       let fix: string | undefined;
-      if (field === 'env' && path.length === 2 && input !== undefined)
+      if (field === 'env' && path.length === 2 && input !== undefined) {
         fix = `quote it: ${String(path[1])}: "${String(input)}"`;
-      else if (zi.expected === 'boolean') fix = 'write true or false';
-      else if (zi.expected === 'int' || zi.expected === 'number') fix = 'write a number without quotes';
+      } else if (zi.expected === 'boolean') fix = 'write true or false';
+      else if (numeric && typeof input === 'string') fix = 'write the number without quotes';
       return [{ path: at(label, path), message, ...(fix ? { fix } : {}) }];
     }
     case 'invalid_key': {

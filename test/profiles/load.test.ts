@@ -167,7 +167,7 @@ describe('all problems at once', () => {
     );
     expect(text).toContain("modelPath: unknown field (fix: did you mean 'model_path'?)");
     expect(text).toContain("disable_cuda_graph: unknown field (fix: use 'cuda_graph: false')");
-    expect(text).toContain("tp: expected number, got the string '8' (fix: write a number without quotes)");
+    expect(text).toContain("tp: expected number, got the string '8' (fix: write the number without quotes)");
     expect(text).toContain('env.NCCL_IB_DISABLE: expected string, got number 1 (fix: quote it: NCCL_IB_DISABLE: "1")');
     expect(text).toContain(
       "extra_args[0]: --tp (argparse reads it as --tp-size) duplicates the typed field 'tp' (fix: set the 'tp' field instead)",
@@ -221,6 +221,11 @@ describe('all problems at once', () => {
     });
     expect(paths(e)).toEqual(['child.yaml: extends']);
     expect(e.issues[0]!.message).toMatch(/must be a profile name/);
+  });
+
+  it('says a whole number is expected for a fraction', () => {
+    const e = loadError({ 'p.yaml': 'model_path: m\ntp: 1.5\n' });
+    expect(e.issues[0]).toMatchObject({ message: 'expected a whole number, got number 1.5' });
   });
 
   it('reports YAML syntax errors and duplicate keys by line', () => {
