@@ -6,6 +6,7 @@ import { UserError } from '../errors.ts';
 import type { HostPool } from '../hosts/from-config.ts';
 import type { RemoteHost } from '../hosts/types.ts';
 import type { AttemptStore } from '../ledger/attempts.ts';
+import type { AuditLog } from '../ledger/audit.ts';
 import type { Logger } from '../logger.ts';
 import type { ProfileSet } from '../profiles/index.ts';
 
@@ -13,6 +14,7 @@ export interface Engine {
   loaded: LoadedConfig;
   pool: HostPool;
   attempts: AttemptStore;
+  audit: AuditLog;
   profiles: ProfileSet;
   clock: Clock;
   log: Logger;

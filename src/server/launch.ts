@@ -278,7 +278,7 @@ async function confirmReady(
   }
 }
 
-async function recordExit(
+export async function recordExit(
   engine: Engine,
   attempt: Attempt,
   diagnosis: Diagnosis,

@@ -1,0 +1,43 @@
+import { z } from 'zod';
+import { defineCommand } from '../src/commands/define.ts';
+import { table } from '../src/format/table.ts';
+import { attemptRows, differingFlags } from '../src/server/attempts-table.ts';
+
+export default defineCommand({
+  name: 'attempts',
+  summary: 'the table of configurations tried: flags that differ, who, when, how long, outcome',
+  usage: 'attempts [--profile P] [--host H] [--limit N] [--json]',
+  examples: ['attempts', 'attempts --profile glm5-attempt5', 'attempts --json'],
+  positionals: [],
+  switches: ['json'],
+  args: z.object({
+    profile: z.string().optional(),
+    host: z.string().optional(),
+    limit: z.coerce.number().int().min(1).max(1000).default(50),
+    json: z.boolean().optional(),
+  }),
+  effect: 'read',
+  async run(ctx, { profile, host, limit, json }) {
+    const list = ctx.engine.attempts.list({ profile, host, limit });
+    const rows = attemptRows(list, ctx.engine.clock.now());
+    if (json) return { text: JSON.stringify(rows, null, 2), data: rows };
+    if (rows.length === 0) return { text: 'no attempts yet: start one with launch PROFILE' };
+    const keys = differingFlags(list);
+    return {
+      text: table(
+        ['#', 'profile', ...keys, 'host', 'who', 'started (UTC)', 'took', 'outcome'],
+        rows.map((r) => [
+          String(r.id),
+          r.profile,
+          ...keys.map((k) => r.differing[k] ?? '-'),
+          r.host,
+          r.actor,
+          r.startedAt,
+          r.duration,
+          r.outcome,
+        ]),
+      ),
+      data: rows,
+    };
+  },
+});

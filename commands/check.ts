@@ -1,0 +1,77 @@
+import { z } from 'zod';
+import { defineCommand } from '../src/commands/define.ts';
+import { describeError } from '../src/errors-render.ts';
+import { resolveHostName } from '../src/hosts/from-config.ts';
+import { hostOf } from '../src/server/engine.ts';
+import { readGpus, readVersions } from '../src/server/host-info.ts';
+
+export default defineCommand({
+  name: 'check',
+  summary: 'for each host: reachable, authenticated, Python and SGLang versions, GPUs',
+  usage: 'check [--host H] [--json]',
+  examples: ['check', 'check --host gpu1'],
+  positionals: [],
+  switches: ['json'],
+  args: z.object({ host: z.string().optional(), json: z.boolean().optional() }),
+  effect: 'read',
+  async run(ctx, { host, json }) {
+    const names = host ? [resolveHostName(ctx.engine.loaded, host)] : Object.keys(ctx.engine.loaded.config.hosts);
+    const results = await Promise.all(
+      names.map(async (name) => {
+        const { host: h, cfg } = hostOf(ctx.engine, name);
+        try {
+          const v = await readVersions(h, cfg, true);
+          const g = await readGpus(h, cfg);
+          return {
+            host: name,
+            reachable: true,
+            authenticated: true,
+            python: v.python ?? null,
+            sglang: v.sglang ?? null,
+            problem: v.problem ?? null,
+            gpus: g.available ? g.gpus : null,
+          };
+        } catch (e) {
+          const kind = (e as { details?: { kind?: string } }).details?.kind;
+          return {
+            host: name,
+            reachable: kind === 'auth' || kind === 'host-key',
+            authenticated: false,
+            python: null,
+            sglang: null,
+            problem: describeError(e, ctx.log),
+            gpus: null,
+          };
+        }
+      }),
+    );
+    if (json)
+      return {
+        text: JSON.stringify(results, null, 2),
+        data: results,
+        exitCode: results.every((r) => r.sglang) ? 0 : 1,
+      };
+    const text = results
+      .map((r) => {
+        const ok = (b: boolean) => (b ? 'yes' : 'NO');
+        const gpus = r.gpus
+          ? r.gpus.length
+            ? r.gpus
+                .map((g) => `${g.index}: ${g.name} (sm ${g.computeCap}, ${g.memTotalMiB} MiB)`)
+                .join('\n              ')
+            : 'none'
+          : 'nvidia-smi not found';
+        return [
+          `${r.host}:`,
+          `  reachable:     ${ok(r.reachable)}`,
+          `  authenticated: ${ok(r.authenticated)}`,
+          `  python:        ${r.python ?? '-'}`,
+          `  sglang:        ${r.sglang ?? '-'}`,
+          `  GPUs:          ${gpus}`,
+          ...(r.problem ? [`  problem:       ${r.problem.split('\n').join('\n                 ')}`] : []),
+        ].join('\n');
+      })
+      .join('\n');
+    return { text, data: results, exitCode: results.every((r) => r.sglang) ? 0 : 1 };
+  },
+});

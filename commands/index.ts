@@ -1,0 +1,27 @@
+// Every chat command, one file each. test/commands/registry.test.ts checks this list matches the folder.
+import type { CommandDef } from '../src/commands/define.ts';
+import attempts from './attempts.ts';
+import check from './check.ts';
+import diff from './diff.ts';
+import help from './help.ts';
+import launch from './launch.ts';
+import logs from './logs.ts';
+import probe from './probe.ts';
+import profile from './profile.ts';
+import profiles from './profiles.ts';
+import status from './status.ts';
+import stop from './stop.ts';
+
+export const COMMANDS = [
+  help,
+  launch,
+  stop,
+  probe,
+  status,
+  logs,
+  attempts,
+  profiles,
+  profile,
+  diff,
+  check,
+] as unknown as CommandDef[];

@@ -1,0 +1,69 @@
+import { z } from 'zod';
+import { defineCommand } from '../src/commands/define.ts';
+import { duration } from '../src/format/table.ts';
+import { resolveHostName } from '../src/hosts/from-config.ts';
+import { launch } from '../src/server/launch.ts';
+import { monitorAttempt } from '../src/server/monitor.ts';
+import { crashText, eventText } from '../src/server/render-events.ts';
+
+export default defineCommand({
+  name: 'launch',
+  summary: 'start an SGLang server with a profile and follow it until it is ready or fails',
+  usage: 'launch PROFILE [--host H] [--dry-run] [--no-check] [--json]',
+  examples: ['launch glm5-nvfp4', 'launch small --host standin', 'launch glm5-attempt5 --dry-run'],
+  positionals: ['profile'],
+  switches: ['dryRun', 'noCheck', 'json'],
+  args: z.object({
+    profile: z.string(),
+    host: z.string().optional(),
+    dryRun: z.boolean().optional(),
+    noCheck: z.boolean().optional().describe('skip the first real request after the ready line'),
+    json: z.boolean().optional(),
+  }),
+  effect: 'write',
+  async run(ctx, { profile, host, dryRun, noCheck, json }) {
+    const p = ctx.engine.profiles.get(profile);
+    const hostName = resolveHostName(ctx.engine.loaded, host);
+    const simulated = (ctx.engine.loaded.config.hosts[hostName]?.python ?? '').includes('standin');
+    const emit = (e: Parameters<typeof eventText>[0]) => {
+      if (e.kind === 'milestone') ctx.say(`  ${e.text}`);
+      else if (!(dryRun && e.kind === 'command')) ctx.say(eventText(e, simulated));
+    };
+    const r = await launch(
+      ctx.engine,
+      { profile: p, hostName, actor: ctx.actor, origin: ctx.origin, dryRun, firstRequest: !noCheck },
+      emit,
+      ctx.diagnoser,
+    );
+    const data = { outcome: r.outcome, commandLine: r.commandLine, attempt: r.attempt?.id, diagnosis: r.diagnosis };
+    if (json)
+      return {
+        text: JSON.stringify(data, null, 2),
+        data,
+        exitCode: r.outcome === 'ready' || r.outcome === 'dry-run' ? 0 : 1,
+      };
+    if (r.outcome === 'dry-run') return { text: `dry run: would run on ${hostName}:\n  ${r.commandLine}`, data };
+    const a = r.attempt!;
+    if (r.outcome === 'ready') {
+      if (ctx.longLived) monitorAttempt(ctx.engine, a, emit, ctx.diagnoser);
+      return {
+        text: `ready: attempt #${a.id} (${a.profile}) on ${hostName}:${a.port} after ${duration((a.readyAt ?? 0) - a.startedAt)}`,
+        data,
+      };
+    }
+    if (r.outcome === 'timeout')
+      return {
+        text: `not ready after ${ctx.engine.loaded.config.timeouts.ready_s} s: attempt #${a.id} left running; stop it with: stop --host ${hostName}`,
+        data,
+        exitCode: 1,
+      };
+    return {
+      text: [
+        `${r.outcome}: attempt #${a.id} (${a.profile}) on ${hostName}`,
+        ...(r.diagnosis ? crashText(r.diagnosis) : []),
+      ].join('\n'),
+      data,
+      exitCode: 1,
+    };
+  },
+});

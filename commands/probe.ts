@@ -1,0 +1,47 @@
+import { z } from 'zod';
+import { defineCommand } from '../src/commands/define.ts';
+import { duration } from '../src/format/table.ts';
+import { resolveHostName } from '../src/hosts/from-config.ts';
+import { probe } from '../src/server/probe.ts';
+
+export default defineCommand({
+  name: 'probe',
+  summary: "one health report on a host's server: process, /health, /server_info, /v1/models, GPUs",
+  usage: 'probe [--host H] [--json]',
+  examples: ['probe', 'probe --host gpu1 --json'],
+  positionals: [],
+  switches: ['json'],
+  args: z.object({ host: z.string().optional(), json: z.boolean().optional() }),
+  effect: 'read',
+  async run(ctx, { host, json }) {
+    const hostName = resolveHostName(ctx.engine.loaded, host);
+    const r = await probe(ctx.engine, hostName);
+    if (json) return { text: JSON.stringify(r, null, 2), data: r };
+    const p = r.process;
+    const proc =
+      p.state === 'unreachable'
+        ? `unreachable (${p.error})`
+        : p.state === 'none'
+          ? 'no server recorded on the host'
+          : `${p.state} (pgid ${p.pgid}, ${p.runId}${p.exitCode !== null ? `, exit ${p.exitCode}` : ''})`;
+    const si = r.serverInfo;
+    const gpu =
+      'error' in r.gpu
+        ? `error: ${r.gpu.error}`
+        : r.gpu.available
+          ? r.gpu.gpus.map((g) => `GPU${g.index} ${g.memUsedMiB}/${g.memTotalMiB} MiB`).join(', ')
+          : 'no nvidia-smi';
+    const lines = [
+      `probe of ${hostName}${r.attempt ? ` (attempt #${r.attempt.id} ${r.attempt.profile}, ${r.attempt.status})` : ''}${si.simulated ? ' [SIMULATED stand-in]' : ''}`,
+      `  process:     ${proc}`,
+      `  /health:     ${r.health.status ?? `no answer (${r.health.error})`}`,
+      `  server_info: ${si.error ? si.error : `sglang ${si.version ?? '?'}, model ${si.modelPath ?? '?'}, tp ${si.tp ?? '?'} (${si.endpoint})`}`,
+      `  models:      ${Array.isArray(r.models) ? r.models.join(', ') : r.models.error}`,
+      `  milestone:   ${r.lastMilestone ?? '-'}`,
+      `  uptime:      ${r.uptimeS !== null ? duration(r.uptimeS * 1000) : '-'}`,
+      `  GPUs:        ${gpu}`,
+    ];
+    const healthy = r.health.status === 200;
+    return { text: lines.join('\n'), data: r, exitCode: healthy ? 0 : 1 };
+  },
+});

@@ -1,0 +1,49 @@
+import { z } from 'zod';
+import { defineCommand } from '../src/commands/define.ts';
+import { resolveHostName } from '../src/hosts/from-config.ts';
+import { commandLine, flagView, renderLaunch } from '../src/profiles/index.ts';
+import { redactEnv } from '../src/redact.ts';
+
+export default defineCommand({
+  name: 'profile',
+  summary: 'show one profile fully resolved, with the exact command line',
+  usage: 'profile NAME [--host H] [--json]',
+  examples: ['profile glm5-nvfp4', 'profile glm5-attempt3 --json'],
+  positionals: ['name'],
+  switches: ['json'],
+  args: z.object({ name: z.string(), host: z.string().optional(), json: z.boolean().optional() }),
+  effect: 'read',
+  async run(ctx, { name, host, json }) {
+    const p = ctx.engine.profiles.get(name);
+    const hostName = resolveHostName(ctx.engine.loaded, host);
+    const cfg = ctx.engine.loaded.config.hosts[hostName]!;
+    const dialect = cfg.flag_dialect === 'auto' ? 'nsa' : cfg.flag_dialect;
+    const r = renderLaunch(p, { python: cfg.python, dialect });
+    const env = redactEnv({ ...cfg.env, ...r.env });
+    const line = commandLine({ argv: r.argv, env });
+    const data = {
+      name: p.name,
+      chain: p.chain,
+      file: p.file,
+      description: p.description,
+      flags: flagView(p),
+      env: redactEnv(p.env),
+      host: hostName,
+      commandLine: line,
+    };
+    if (json) return { text: JSON.stringify(data, null, 2), data };
+    const flags = Object.entries(data.flags).map(([k, v]) => `  ${k}: ${v}`);
+    return {
+      text: [
+        `${p.name}${p.description ? `: ${p.description}` : ''}`,
+        `extends: ${p.chain.slice(1).join(' -> ') || '(none)'}`,
+        `file: ${p.file}`,
+        'settings:',
+        ...flags,
+        `command on ${hostName}${cfg.flag_dialect === 'auto' ? ' (--nsa-* names; launch picks by the installed SGLang version)' : ''}:`,
+        `  ${line}`,
+      ].join('\n'),
+      data,
+    };
+  },
+});

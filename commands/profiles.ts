@@ -1,0 +1,35 @@
+import { z } from 'zod';
+import { defineCommand } from '../src/commands/define.ts';
+import { table } from '../src/format/table.ts';
+
+export default defineCommand({
+  name: 'profiles',
+  summary: 'list the launch profiles',
+  usage: 'profiles [--json]',
+  examples: ['profiles'],
+  positionals: [],
+  switches: ['json'],
+  args: z.object({ json: z.boolean().optional() }),
+  effect: 'read',
+  async run(ctx, { json }) {
+    const set = ctx.engine.profiles;
+    const rows = set.names().map((n) => {
+      const p = set.get(n);
+      return {
+        name: n,
+        extends: p.chain[1] ?? '',
+        model: p.model_path,
+        tp: p.tp ?? 1,
+        description: p.description ?? '',
+      };
+    });
+    if (json) return { text: JSON.stringify(rows, null, 2), data: rows };
+    return {
+      text: table(
+        ['profile', 'extends', 'model', 'tp', 'description'],
+        rows.map((r) => [r.name, r.extends, r.model, String(r.tp), r.description]),
+      ),
+      data: rows,
+    };
+  },
+});

@@ -1,0 +1,94 @@
+// The terminal face: `glm COMMAND ...` runs one command; `glm` alone opens an interactive session on the same
+// command registry (the way a newcomer meets the bot on its embedded default).
+import { mkdirSync } from 'node:fs';
+import { hostname, userInfo } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { type App, createApp } from '../app.ts';
+import type { CommandContext } from '../commands/define.ts';
+import { loadConfig } from '../config/load.ts';
+import { describeError } from '../errors-render.ts';
+import { shArgv } from '../hosts/quote.ts';
+import { createLogger } from '../logger.ts';
+
+function write(s: string): void {
+  process.stdout.write(s.endsWith('\n') ? s : `${s}\n`);
+}
+
+function context(app: App, longLived: boolean): CommandContext {
+  return {
+    engine: app.engine,
+    actor: `${userInfo().username}@${hostname()}`,
+    origin: 'terminal',
+    log: app.engine.log.child({ face: 'terminal' }),
+    say: write,
+    diagnoser: app.diagnoser,
+    longLived,
+    commands: app.dispatch.commands,
+  };
+}
+
+async function main(): Promise<number> {
+  let app: App;
+  try {
+    const loaded = loadConfig();
+    mkdirSync(loaded.dataDir, { recursive: true });
+    // The terminal is for people: the bot's own log goes to a file in the data directory.
+    process.env.GLM_LOG_FILE ??= join(loaded.dataDir, 'glm.log');
+    app = createApp({ loaded, log: createLogger() });
+  } catch (e) {
+    process.stderr.write(`${describeError(e)}\n`);
+    return 2;
+  }
+  const args = process.argv.slice(2);
+  if (args.length > 0) {
+    // Arguments arrive already split by the user's shell; re-join them quoted so the command tokenizer sees the
+    // same words.
+    const out = await app.dispatch.run(shArgv(args), context(app, false));
+    write(out.text);
+    await app.close();
+    return out.exitCode ?? 0;
+  }
+  return repl(app);
+}
+
+async function repl(app: App): Promise<number> {
+  const interactive = process.stdin.isTTY === true;
+  const cfg = app.engine.loaded;
+  if (interactive) {
+    write(
+      `glm-ops: config ${cfg.source}; hosts: ${Object.keys(cfg.config.hosts).join(', ')}; default host: ${cfg.defaultHost || '-'}`,
+    );
+    if (cfg.source === 'embedded default') {
+      write('  (embedded default: the "GPU server" is the SGLang stand-in, SIMULATED, no GPU needed)');
+      write("  try: launch glm5-nvfp4   (loads like the real thing, then fails like the seeds' attempt 2)");
+    }
+    write('type help for the commands, exit to leave');
+  }
+  const rl = createInterface({ input: process.stdin, output: process.stdout, prompt: 'glm> ', terminal: interactive });
+  const ctx = context(app, true);
+  const running = new Set<Promise<void>>();
+  if (interactive) rl.prompt();
+  for await (const line of rl) {
+    const text = line.trim();
+    if (text === 'exit' || text === 'quit') break;
+    if (text) {
+      // Commands run concurrently: a launch follows its server while the person asks for status.
+      const p = app.dispatch
+        .run(text, ctx)
+        .then((out) => write(out.text))
+        .catch((e) => write(describeError(e, app.engine.log)))
+        .finally(() => {
+          running.delete(p);
+          if (interactive) rl.prompt();
+        });
+      running.add(p);
+    }
+    if (interactive) rl.prompt();
+  }
+  await Promise.all(running);
+  await app.close();
+  return 0;
+}
+
+process.exitCode = await main();

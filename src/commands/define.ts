@@ -1,0 +1,48 @@
+// A command is data: name, summary, usage, examples, an argument schema and a side-effect level, plus a handler
+// that gets a context. Help text, parsing and authorisation are derived from these definitions.
+import type { z } from 'zod';
+import type { Logger } from '../logger.ts';
+import type { DiagnoserFactory } from '../server/diagnosis.ts';
+import type { Engine } from '../server/engine.ts';
+
+/** read: looks only. write: changes a server or shared state (launch, stop), so it needs an operator. */
+export type Effect = 'read' | 'write';
+
+export interface CommandContext {
+  engine: Engine;
+  actor: string;
+  origin: 'terminal' | 'slack' | 'scheduler';
+  log: Logger;
+  /** Progress for a person while the command runs (a line in the terminal, a thread reply in Slack). */
+  say(text: string): void;
+  diagnoser: DiagnoserFactory;
+  /** True when the bot stays up after the command (REPL, Slack): long watches may continue in the background. */
+  longLived: boolean;
+  /** Every registered command (for help). */
+  commands: CommandDef[];
+}
+
+export interface CommandOutput {
+  text: string;
+  data?: unknown;
+  /** Process exit code in one-shot terminal use: 0 ok, 1 the operation failed (e.g. the server crashed). */
+  exitCode?: number;
+}
+
+export interface CommandDef<S extends z.ZodObject = z.ZodObject> {
+  name: string;
+  summary: string;
+  usage: string;
+  examples: string[];
+  /** Argument names filled from positionals, in order. */
+  positionals: string[];
+  /** Flags that take no value (`--dry-run`). Their schema entries are booleans. */
+  switches: string[];
+  args: S;
+  effect: Effect;
+  run(ctx: CommandContext, args: z.infer<S>): Promise<CommandOutput>;
+}
+
+export function defineCommand<S extends z.ZodObject>(def: CommandDef<S>): CommandDef<S> {
+  return def;
+}

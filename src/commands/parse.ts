@@ -1,0 +1,93 @@
+// Command text -> tokens -> an argument object for the command's zod schema. Quotes group words; nothing is
+// expanded (no $, no globs, no backslash escapes beyond \" and \'): the text is data, never shell.
+
+import { suggest } from '../config/suggest.ts';
+import { UserError } from '../errors.ts';
+import type { CommandDef } from './define.ts';
+
+export function tokenize(text: string): string[] {
+  const out: string[] = [];
+  let cur = '';
+  let quote: '"' | "'" | null = null;
+  let has = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!;
+    if (quote) {
+      if (c === quote) quote = null;
+      else if (c === '\\' && text[i + 1] === quote) cur += text[++i];
+      else cur += c;
+    } else if (c === '"' || c === "'") {
+      quote = c;
+      has = true;
+    } else if (/\s/.test(c)) {
+      if (has || cur) out.push(cur);
+      cur = '';
+      has = false;
+    } else {
+      cur += c;
+    }
+  }
+  if (quote) throw new UserError('unbalanced quote in the command', `close the ${quote} quote`);
+  if (has || cur) out.push(cur);
+  return out;
+}
+
+const camel = (flag: string) => flag.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
+const kebab = (key: string) => key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+
+export function parseArgs(def: CommandDef, tokens: string[]): Record<string, unknown> {
+  const keys = Object.keys(def.args.shape);
+  const flags = keys.filter((k) => !def.positionals.includes(k)).map(kebab);
+  const out: Record<string, unknown> = {};
+  const positionals: string[] = [];
+  for (let i = 0; i < tokens.length; i++) {
+    const t = tokens[i]!;
+    if (t === '--') {
+      positionals.push(...tokens.slice(i + 1));
+      break;
+    }
+    if (t.startsWith('--') && t.length > 2) {
+      const [name, inline] = t.slice(2).split(/=(.*)/s, 2) as [string, string | undefined];
+      const key = camel(name);
+      if (!keys.includes(key) || def.positionals.includes(key)) {
+        const s = suggest(name, flags);
+        throw new UserError(
+          `${def.name}: unknown option --${name}`,
+          s ? `did you mean --${s}? usage: ${def.usage}` : `usage: ${def.usage}`,
+        );
+      }
+      if (def.switches.includes(key)) {
+        if (inline !== undefined) throw new UserError(`${def.name}: --${name} takes no value`, `usage: ${def.usage}`);
+        out[key] = true;
+      } else {
+        const value = inline ?? tokens[++i];
+        if (value === undefined) throw new UserError(`${def.name}: --${name} needs a value`, `usage: ${def.usage}`);
+        out[key] = value;
+      }
+    } else {
+      positionals.push(t);
+    }
+  }
+  const names = def.positionals;
+  const variadic =
+    names.length > 0 &&
+    names[names.length - 1]!.endsWith('s') &&
+    def.args.shape[names[names.length - 1]!]?.def?.type === 'array';
+  positionals.forEach((p, i) => {
+    if (i < names.length - (variadic ? 1 : 0)) out[names[i]!] = p;
+    else if (variadic) ((out[names[names.length - 1]!] ??= []) as string[]).push(p);
+    else throw new UserError(`${def.name}: unexpected argument '${p}'`, `usage: ${def.usage}`);
+  });
+  return out;
+}
+
+export function validateArgs(def: CommandDef, raw: Record<string, unknown>): Record<string, unknown> {
+  const parsed = def.args.safeParse(raw);
+  if (parsed.success) return parsed.data as Record<string, unknown>;
+  const problems = parsed.error.issues.map((i) => {
+    const key = String(i.path[0] ?? '');
+    const label = def.positionals.includes(key) ? key.toUpperCase() : `--${kebab(key)}`;
+    return raw[key] === undefined && i.code === 'invalid_type' ? `${label} is required` : `${label}: ${i.message}`;
+  });
+  throw new UserError(`${def.name}: ${problems.join('; ')}`, `usage: ${def.usage}`);
+}

@@ -1,0 +1,42 @@
+// Keeps watching a running server after launch, in a long-lived bot, so a crash at the first real request (the
+// seeds' NaN) or hours later is still seen, classified and recorded.
+import type { Attempt } from '../ledger/attempts.ts';
+import type { DiagnoserFactory } from './diagnosis.ts';
+import type { Engine } from './engine.ts';
+import { type LaunchEvent, recordExit } from './launch.ts';
+import { watchAttempt } from './watch.ts';
+
+const watching = new Map<number, AbortController>();
+
+export function monitorAttempt(
+  engine: Engine,
+  attempt: Attempt,
+  emit: (e: LaunchEvent) => void,
+  diagnoser: DiagnoserFactory,
+): void {
+  if (watching.has(attempt.id)) return;
+  const abort = new AbortController();
+  watching.set(attempt.id, abort);
+  const diag = diagnoser();
+  void watchAttempt(
+    engine,
+    attempt,
+    {
+      onLine: (l) => {
+        diag.push(l.text, l.lineNo);
+        return undefined;
+      },
+    },
+    abort.signal,
+  )
+    .then(async (end) => {
+      if (end === 'server-exited') await recordExit(engine, attempt, diag.result(), emit);
+    })
+    .catch((e: Error) => engine.log.error({ err: e.message, attempt: attempt.id }, 'monitor failed'))
+    .finally(() => watching.delete(attempt.id));
+}
+
+export function stopMonitors(): void {
+  for (const a of watching.values()) a.abort();
+  watching.clear();
+}
