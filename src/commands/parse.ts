@@ -75,8 +75,12 @@ export function parseArgs(def: CommandDef, tokens: string[]): Record<string, unk
     def.args.shape[names[names.length - 1]!]?.def?.type === 'array';
   positionals.forEach((p, i) => {
     if (i < names.length - (variadic ? 1 : 0)) out[names[i]!] = p;
-    else if (variadic) ((out[names[names.length - 1]!] ??= []) as string[]).push(p);
-    else throw new UserError(`${def.name}: unexpected argument '${p}'`, `usage: ${def.usage}`);
+    else if (variadic) {
+      const key = names[names.length - 1]!;
+      const list = (out[key] as string[] | undefined) ?? [];
+      list.push(p);
+      out[key] = list;
+    } else throw new UserError(`${def.name}: unexpected argument '${p}'`, `usage: ${def.usage}`);
   });
   return out;
 }
