@@ -1,0 +1,48 @@
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { COMMANDS } from '../../commands/index.ts';
+import { parseArgs, tokenize, validateArgs } from '../../src/commands/parse.ts';
+import { PACKAGE_ROOT } from '../../src/config/load.ts';
+import { UserError } from '../../src/errors.ts';
+
+describe('command registry', () => {
+  it('has exactly one command per file in commands/', () => {
+    const files = readdirSync(join(PACKAGE_ROOT, 'commands'))
+      .filter((f) => f.endsWith('.ts') && f !== 'index.ts')
+      .map((f) => f.replace(/\.ts$/, ''))
+      .sort();
+    expect(COMMANDS.map((c) => c.name).sort()).toEqual(files);
+  });
+
+  it('every command documents usage and examples that parse', () => {
+    for (const c of COMMANDS) {
+      expect(c.summary.length).toBeGreaterThan(10);
+      expect(c.usage.startsWith(c.name)).toBe(true);
+      for (const ex of c.examples) {
+        const [name, ...rest] = tokenize(ex);
+        expect(name).toBe(c.name);
+        expect(() => validateArgs(c, parseArgs(c, rest))).not.toThrow();
+      }
+    }
+  });
+
+  it('tokenizes quotes without expanding anything', () => {
+    expect(tokenize(`launch "a b" '$(x)' \`y\` --host=h`)).toEqual(['launch', 'a b', '$(x)', '`y`', '--host=h']);
+    expect(() => tokenize('launch "open')).toThrow(UserError);
+  });
+
+  it('rejects unknown flags with a suggestion', () => {
+    const launch = COMMANDS.find((c) => c.name === 'launch')!;
+    let err: unknown;
+    try {
+      parseArgs(launch, ['p', '--dryrun']);
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(UserError);
+    expect((err as UserError).message).toBe('launch: unknown option --dryrun');
+    expect((err as UserError).hint).toMatch(/^did you mean --dry-run\?/);
+    expect(() => validateArgs(launch, parseArgs(launch, []))).toThrow(/PROFILE is required/);
+  });
+});

@@ -1,0 +1,177 @@
+// Lifecycle over a real OpenSSH sshd on 127.0.0.1 against the SGLang stand-in: the way the bot drives a GPU host.
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freshDirs, makeBot, type TestBot, testConfig } from '../helpers/app.ts';
+import { type Sshd, startSshd } from '../helpers/sshd.ts';
+
+let sshd: Sshd;
+const bots: TestBot[] = [];
+
+function bot(env: Record<string, string> = {}, longLived = false): TestBot {
+  const dirs = freshDirs();
+  const b = makeBot(testConfig(sshd, { ...dirs, env }), { ...dirs, longLived });
+  bots.push(b);
+  return b;
+}
+
+function groupMembers(pgid: number): string[] {
+  const out = execFileSync('ps', ['-eo', 'pid=,pgid=,stat=,args='], { encoding: 'utf8' });
+  return out
+    .split('\n')
+    .map((l) => l.trim().split(/\s+/))
+    .filter((f) => Number(f[1]) === pgid && !f[2]?.startsWith('Z'))
+    .map((f) => f.join(' '));
+}
+
+beforeAll(async () => {
+  sshd = await startSshd();
+});
+afterAll(async () => {
+  for (const b of bots) {
+    await b.run('stop').catch(() => {});
+    await b.app.close();
+  }
+  await sshd.stop();
+});
+
+describe('launch', () => {
+  it('shows the exact command in a dry run and starts nothing', async () => {
+    const b = bot();
+    const r = await b.run('launch small --dry-run');
+    expect(r.exitCode).toBe(0);
+    expect(r.text).toContain(
+      '-m sglang.launch_server --model-path Qwen/Qwen2.5-0.5B-Instruct --tp-size 1 --host 127.0.0.1 --port 30000',
+    );
+    expect(b.app.engine.attempts.list()).toHaveLength(0);
+  });
+
+  it('launches to ready, records the attempt, probes and stops it', async () => {
+    const b = bot();
+    const r = await b.run('launch small');
+    expect(r.text, b.said.join('\n')).toMatch(/^ready: attempt #1 \(small\)/);
+    expect(b.said.join('\n')).toMatch(/loading weights/);
+    expect(b.said.join('\n')).toMatch(/KV cache allocated/);
+    const a = b.app.engine.attempts.get(1)!;
+    expect(a).toMatchObject({ status: 'ready', actor: 'tester', host: 'gpu', profile: 'small', active: true });
+    expect(a.pgid).toBeGreaterThan(1);
+    expect(readFileSync(a.logPath!, 'utf8')).toContain('The server is fired up and ready to roll!');
+
+    const p = await b.run('probe --json');
+    const report = p.data as { health: { status: number }; serverInfo: { simulated?: boolean }; models: string[] };
+    expect(report.health.status).toBe(200);
+    expect(report.models.length).toBe(1);
+
+    const s = await b.run('stop');
+    expect(s.text).toMatch(/stopped attempt #1 \(small\) on gpu: it exited on SIGTERM/);
+    expect(groupMembers(a.pgid!)).toEqual([]);
+    expect(b.app.engine.attempts.get(1)).toMatchObject({ status: 'stopped', active: false });
+  });
+
+  it('refuses a second launch on a busy host, naming who launched the running one', async () => {
+    const b = bot();
+    expect((await b.run('launch small')).exitCode).toBe(0);
+    const again = await b.run('launch small');
+    expect(again.exitCode).toBe(2);
+    expect(again.text).toMatch(/a server already runs on gpu: attempt #1 \(small\), launched by tester at \d{4}-/);
+    expect(again.text).toMatch(/stop --host gpu/);
+    await b.run('stop');
+  });
+
+  it('ten concurrent launches on one host start exactly one server', async () => {
+    const b = bot();
+    const results = await Promise.all(Array.from({ length: 10 }, () => b.run('launch small --no-check')));
+    expect(results.filter((r) => r.exitCode === 0)).toHaveLength(1);
+    expect(b.app.engine.attempts.list()).toHaveLength(1);
+    const runs = execFileSync('ls', [join(b.workdir, 'runs')], { encoding: 'utf8' })
+      .trim()
+      .split('\n');
+    expect(runs).toHaveLength(1);
+    await b.run('stop');
+  });
+
+  it('kills a server that ignores SIGTERM: no process of the group survives', async () => {
+    const b = bot({ STANDIN_IGNORE_SIGTERM: '1' });
+    expect((await b.run('launch small')).exitCode).toBe(0);
+    const a = b.app.engine.attempts.activeOn('gpu')!;
+    expect(groupMembers(a.pgid!).length).toBeGreaterThan(1);
+    const s = await b.run('stop');
+    expect(s.text).toMatch(/ignored SIGTERM and was killed with SIGKILL/);
+    expect(groupMembers(a.pgid!)).toEqual([]);
+  });
+});
+
+describe('crashes', () => {
+  const cases: Array<[string, RegExp]> = [
+    ['glm5-attempt1', /out of memory/i],
+    ['glm5-attempt3', /AssertionError/],
+    ['glm5-nvfp4', /(nan|device-side assert)/i],
+  ];
+  for (const [profile, root] of cases) {
+    it(`${profile}: the crash is reported with its root line and recorded`, async () => {
+      const b = bot();
+      const r = await b.run(`launch ${profile}`);
+      expect(r.exitCode, b.said.join('\n')).toBe(1);
+      expect(r.text).toMatch(root);
+      const a = b.app.engine.attempts.list()[0]!;
+      expect(a.status).toBe('crashed');
+      expect(a.active).toBe(false);
+      expect(a.exitCode).not.toBe(0);
+    });
+  }
+});
+
+describe('restarts and failures', () => {
+  it('a restarted bot still knows what runs where', async () => {
+    const dirs = freshDirs();
+    const cfg = testConfig(sshd, dirs);
+    const first = makeBot(cfg, dirs);
+    expect((await first.run('launch small')).exitCode).toBe(0);
+    await first.app.close();
+    const second = makeBot(cfg, dirs);
+    bots.push(second);
+    const st = await second.run('status --json');
+    expect((st.data as Array<{ host: string; state: string; profile: string }>)[0]).toMatchObject({
+      host: 'gpu',
+      state: 'ready',
+      profile: 'small',
+    });
+    expect((await second.run('stop')).text).toMatch(/stopped attempt #1/);
+  });
+
+  it('hostile arguments never reach a shell: the canary file never appears', async () => {
+    const b = bot();
+    const canary = join(b.workdir, 'pwned');
+    for (const v of [
+      `$(touch ${canary})`,
+      `\`touch ${canary}\``,
+      `x; touch ${canary}`,
+      `'; touch ${canary}; '`,
+      `a\ntouch ${canary}`,
+    ]) {
+      const r = await b.run(`launch ${JSON.stringify(v)} --host gpu`);
+      expect(r.exitCode).toBe(2);
+      const r2 = await b.run(`logs --host ${JSON.stringify(v)}`);
+      expect(r2.exitCode).toBe(2);
+    }
+    expect(existsSync(canary)).toBe(false);
+  });
+
+  it('sshd killed mid-launch: a clear error, nothing launched twice, the ledger consistent', async () => {
+    const b = bot({ STANDIN_TIME_SCALE: '0.05' });
+    const pending = b.run('launch small --no-check');
+    await new Promise((r) => setTimeout(r, 700));
+    await sshd.stop();
+    await new Promise((r) => setTimeout(r, 300));
+    await sshd.start();
+    const r = await pending;
+    // The follower resumes over a new connection: the launch still ends in one outcome for one attempt.
+    expect(b.app.engine.attempts.list()).toHaveLength(1);
+    expect(['ready', 'crashed']).toContain(b.app.engine.attempts.list()[0]!.status);
+    expect(r.text).toMatch(/ready|error/);
+    await b.run('stop');
+  });
+});
+
+void writeFileSync;
