@@ -1,6 +1,9 @@
 // The one place real implementations are wired together: config, hosts, ledger, profiles, logger, commands.
 import { join } from 'node:path';
 import { COMMANDS } from '../commands/index.ts';
+import { createNotifier } from './alerts/notifier.ts';
+import { createDelivery, type Delivery } from './chat/delivery.ts';
+import type { ChatAdapter, Excerpt } from './chat/types.ts';
 import { type Clock, systemClock } from './clock.ts';
 import { createDispatch, type Dispatch } from './commands/registry.ts';
 import { type LoadedConfig, loadConfig } from './config/load.ts';
@@ -8,8 +11,10 @@ import { createHostPool } from './hosts/from-config.ts';
 import { createAttemptStore } from './ledger/attempts.ts';
 import { createAuditLog } from './ledger/audit.ts';
 import { openDb } from './ledger/db.ts';
+import { createOutbox, type Outbox } from './ledger/outbox.ts';
 import { createLogger, type Logger } from './logger.ts';
 import { loadProfiles } from './profiles/index.ts';
+import type { Diagnosis } from './server/diagnosis.ts';
 import { basicDiagnoser, type DiagnoserFactory } from './server/diagnosis.ts';
 import type { Engine } from './server/engine.ts';
 import { stopMonitors } from './server/monitor.ts';
@@ -18,12 +23,30 @@ export interface App {
   engine: Engine;
   dispatch: Dispatch;
   diagnoser: DiagnoserFactory;
+  outbox: Outbox;
+  delivery?: Delivery;
   close(): Promise<void>;
 }
 
-export function createApp(
-  opts: { env?: NodeJS.ProcessEnv; loaded?: LoadedConfig; log?: Logger; clock?: Clock } = {},
-): App {
+export interface ChatWiring {
+  adapter: ChatAdapter;
+  channel: string;
+  parentMessages: boolean;
+  milestonesInThread: boolean;
+}
+
+export interface AppOptions {
+  env?: NodeJS.ProcessEnv;
+  loaded?: LoadedConfig;
+  log?: Logger;
+  clock?: Clock;
+  chat?: ChatWiring;
+  diagnoser?: DiagnoserFactory;
+  excerptsFor?: (d: Diagnosis, flags: Record<string, string>) => Excerpt[] | Promise<Excerpt[]>;
+  nextSteps?: (d: Diagnosis) => string[];
+}
+
+export function createApp(opts: AppOptions = {}): App {
   const env = opts.env ?? process.env;
   const loaded = opts.loaded ?? loadConfig(env);
   const log = opts.log ?? createLogger();
@@ -37,11 +60,42 @@ export function createApp(
     clock: opts.clock ?? systemClock,
     log,
   };
+  const outbox = createOutbox(db);
+  let delivery: Delivery | undefined;
+  if (opts.chat) {
+    const chat = opts.chat;
+    delivery = createDelivery({
+      outbox,
+      adapter: chat.adapter,
+      clock: engine.clock,
+      log: log.child({ part: 'delivery' }),
+    });
+    engine.notifier = createNotifier(
+      {
+        db,
+        outbox,
+        delivery,
+        clock: engine.clock,
+        sources: { attempts: engine.attempts, excerptsFor: opts.excerptsFor, nextSteps: opts.nextSteps },
+      },
+      {
+        channel: chat.channel,
+        parentMessages: chat.parentMessages,
+        milestonesInThread: chat.milestonesInThread,
+        simulated: (h) => (loaded.config.hosts[h]?.python ?? '').includes('standin'),
+      },
+    );
+    delivery.start();
+  }
   return {
     engine,
     dispatch: createDispatch(COMMANDS),
-    diagnoser: basicDiagnoser,
+    diagnoser: opts.diagnoser ?? basicDiagnoser,
+    outbox,
+    delivery,
     async close() {
+      await delivery?.flush(5000);
+      await delivery?.stop();
       stopMonitors();
       await engine.pool.closeAll();
       db.close();

@@ -59,6 +59,32 @@ const MIGRATIONS: string[] = [
      result TEXT,
      duration_ms INTEGER
    )`,
+  `CREATE TABLE outbox (
+     id INTEGER PRIMARY KEY AUTOINCREMENT,
+     key TEXT NOT NULL UNIQUE,
+     kind TEXT NOT NULL,
+     channel TEXT NOT NULL,
+     ref_key TEXT,
+     parent_key TEXT,
+     payload_json TEXT NOT NULL,
+     status TEXT NOT NULL,
+     attempts INTEGER NOT NULL DEFAULT 0,
+     next_at INTEGER NOT NULL,
+     error TEXT,
+     created_at INTEGER NOT NULL,
+     sent_at INTEGER
+   )`,
+  `CREATE INDEX outbox_pending ON outbox(status, id)`,
+  `CREATE TABLE message_refs (ref_key TEXT PRIMARY KEY, channel TEXT NOT NULL, ts TEXT NOT NULL)`,
+  `CREATE TABLE alerts (
+     dedup_key TEXT PRIMARY KEY,
+     attempt_id INTEGER NOT NULL,
+     category TEXT NOT NULL,
+     count INTEGER NOT NULL,
+     first_at INTEGER NOT NULL,
+     last_at INTEGER NOT NULL,
+     ref_key TEXT NOT NULL
+   )`,
 ];
 
 export function openDb(path: string): Db {

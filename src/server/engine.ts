@@ -5,10 +5,11 @@ import type { HostConfig } from '../config/schema.ts';
 import { UserError } from '../errors.ts';
 import type { HostPool } from '../hosts/from-config.ts';
 import type { RemoteHost } from '../hosts/types.ts';
-import type { AttemptStore } from '../ledger/attempts.ts';
+import type { Attempt, AttemptStore } from '../ledger/attempts.ts';
 import type { AuditLog } from '../ledger/audit.ts';
 import type { Logger } from '../logger.ts';
 import type { ProfileSet } from '../profiles/index.ts';
+import type { LaunchEvent } from './launch.ts';
 
 export interface Engine {
   loaded: LoadedConfig;
@@ -18,6 +19,17 @@ export interface Engine {
   profiles: ProfileSet;
   clock: Clock;
   log: Logger;
+  /** Where attempt events go besides the command that caused them: chat messages and alerts (src/alerts). */
+  notifier?: {
+    onEvent(e: LaunchEvent): Promise<void>;
+    progress(a: Attempt, text: string): void;
+  };
+}
+
+/** Sends an event to the command's face and to the notifier. */
+export function publish(engine: Engine, emit: (e: LaunchEvent) => void, e: LaunchEvent): void {
+  emit(e);
+  engine.notifier?.onEvent(e).catch((err: Error) => engine.log.error({ err: err.message }, 'notifier failed'));
 }
 
 export function hostOf(engine: Engine, name: string): { host: RemoteHost; cfg: HostConfig } {

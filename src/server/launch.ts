@@ -6,7 +6,7 @@ import { parseMilestone } from '../logs/milestones.ts';
 import { commandLine, dialectForVersion, flagView, type ResolvedProfile, renderLaunch } from '../profiles/index.ts';
 import { redactArgv, redactEnv, redactText } from '../redact.ts';
 import type { DiagnoserFactory, Diagnosis } from './diagnosis.ts';
-import { type Engine, hostOf } from './engine.ts';
+import { type Engine, hostOf, publish } from './engine.ts';
 import { readVersions } from './host-info.ts';
 import { advance, initialProgress, type Progress } from './progress.ts';
 import { readRemoteState, runIdFor } from './remote-state.ts';
@@ -143,7 +143,7 @@ export async function launch(
   });
   engine.attempts.event(attempt.id, engine.clock.now(), 'started', { pgid: Number(pg) });
   attempt = engine.attempts.get(attempt.id)!;
-  emit({ kind: 'started', attempt });
+  publish(engine, emit, { kind: 'started', attempt });
   return follow(engine, attempt, req.firstRequest ?? true, emit, diagnoser);
 }
 
@@ -195,6 +195,7 @@ export async function follow(
           engine.attempts.update(attempt.id, { lastMilestone: step.text });
           engine.attempts.event(attempt.id, engine.clock.now(), 'milestone', { text: step.text });
           emit({ kind: 'milestone', text: step.text, progress });
+          engine.notifier?.progress(attempt, step.text);
         }
         if (m.kind === 'ready' && !checking) {
           checking = confirmReady(engine, host, attempt, firstRequest).then(
@@ -220,7 +221,7 @@ export async function follow(
     engine.attempts.update(attempt.id, { status: 'ready', readyAt: now });
     engine.attempts.event(attempt.id, now, 'ready', {});
     const a = engine.attempts.get(attempt.id)!;
-    emit({ kind: 'ready', attempt: a, seconds: (now - attempt.startedAt) / 1000 });
+    publish(engine, emit, { kind: 'ready', attempt: a, seconds: (now - attempt.startedAt) / 1000 });
     return { outcome: 'ready', commandLine: attempt.commandLine, attempt: a };
   }
   if (outcome === 'timeout') {
@@ -304,6 +305,6 @@ export async function recordExit(
   engine.attempts.update(attempt.id, { classification: diagnosis });
   const a = engine.attempts.get(attempt.id)!;
   // A stop that raced us already closed the attempt as stopped: report what the ledger says.
-  if (closed) emit({ kind: 'failed', attempt: a, outcome, diagnosis, exitCode });
+  if (closed) publish(engine, emit, { kind: 'failed', attempt: a, outcome, diagnosis, exitCode });
   return { outcome: crashed ? 'crashed' : 'exited', commandLine: attempt.commandLine, attempt: a, diagnosis };
 }

@@ -1,0 +1,146 @@
+// Turns an attempt's life into chat messages through the outbox: one parent message per attempt, updated in place;
+// milestones in its thread; one alert per crash, deduplicated by the classifier's key (the same crash again bumps a
+// count on the first alert instead of posting a new one).
+
+import type { Delivery } from '../chat/delivery.ts';
+import { viewText } from '../chat/text.ts';
+import type { ChatMessage, View } from '../chat/types.ts';
+import type { Clock } from '../clock.ts';
+import type { Attempt } from '../ledger/attempts.ts';
+import type { Db } from '../ledger/db.ts';
+import type { Outbox } from '../ledger/outbox.ts';
+import type { LaunchEvent } from '../server/launch.ts';
+import { type AlertSources, buildAlert } from './build.ts';
+
+export interface NotifierOptions {
+  channel: string;
+  /** Post and update a parent message per attempt (Slack); the terminal prints progress itself. */
+  parentMessages: boolean;
+  milestonesInThread: boolean;
+  simulated: (host: string) => boolean;
+}
+
+const parentKey = (id: number) => `attempt:${id}:parent`;
+
+export function createNotifier(
+  deps: { db: Db; outbox: Outbox; delivery: Delivery; clock: Clock; sources: AlertSources },
+  opts: NotifierOptions,
+) {
+  const { db, outbox, delivery, clock } = deps;
+
+  function attemptView(a: Attempt, state: string, detail: string): ChatMessage {
+    const view: View = {
+      type: 'attempt',
+      attemptId: a.id,
+      profile: a.profile,
+      host: a.host,
+      actor: a.actor,
+      state,
+      detail,
+      elapsedS: Math.round((clock.now() - a.startedAt) / 1000),
+      simulated: opts.simulated(a.host),
+    };
+    return { text: viewText(view) ?? state, view };
+  }
+
+  function updateParent(a: Attempt, state: string, detail: string): void {
+    if (!opts.parentMessages) return;
+    outbox.enqueue({
+      key: `${parentKey(a.id)}:u:${clock.now()}:${state}`,
+      kind: 'update',
+      channel: opts.channel,
+      refKey: parentKey(a.id),
+      payload: attemptView(a, state, detail),
+      at: clock.now(),
+    });
+  }
+
+  async function alert(a: Attempt, e: Extract<LaunchEvent, { kind: 'failed' }>): Promise<void> {
+    const d = e.diagnosis;
+    const now = clock.now();
+    const prior = db.prepare('SELECT * FROM alerts WHERE dedup_key = ?').get(d.dedupKey) as
+      | { attempt_id: number; count: number; ref_key: string }
+      | undefined;
+    if (prior && prior.attempt_id !== a.id) {
+      const count = prior.count + 1;
+      db.prepare('UPDATE alerts SET count = ?, last_at = ? WHERE dedup_key = ?').run(count, now, d.dedupKey);
+      const first = deps.sources.attempts.get(prior.attempt_id);
+      const view = await buildAlert(deps.sources, first ?? a, d, count);
+      outbox.enqueue({
+        key: `${prior.ref_key}:count:${count}`,
+        kind: 'update',
+        channel: opts.channel,
+        refKey: prior.ref_key,
+        payload: { text: viewText(view) ?? '', view },
+        at: now,
+      });
+      outbox.enqueue({
+        key: `alert:${a.id}:same-as:${prior.attempt_id}`,
+        kind: 'post',
+        channel: opts.channel,
+        parentKey: opts.parentMessages ? parentKey(a.id) : undefined,
+        payload: {
+          text: `same crash as attempt #${prior.attempt_id} (${d.category} during ${d.phase}); seen ${count} times: see its alert`,
+        },
+        at: now,
+      });
+      return;
+    }
+    if (prior) return; // this attempt's crash was already alerted (e.g. seen again after a restart)
+    const refKey = `alert:${a.id}`;
+    db.prepare(
+      'INSERT OR IGNORE INTO alerts (dedup_key, attempt_id, category, count, first_at, last_at, ref_key) VALUES (?, ?, ?, 1, ?, ?, ?)',
+    ).run(d.dedupKey, a.id, d.category, now, now, refKey);
+    const view = await buildAlert(deps.sources, a, d, 1);
+    outbox.enqueue({
+      key: refKey,
+      kind: 'post',
+      channel: opts.channel,
+      refKey,
+      parentKey: opts.parentMessages ? parentKey(a.id) : undefined,
+      payload: { text: viewText(view) ?? '', view, broadcast: true } satisfies ChatMessage,
+      at: now,
+    });
+  }
+
+  return {
+    async onEvent(e: LaunchEvent): Promise<void> {
+      const now = clock.now();
+      if (e.kind === 'started' && opts.parentMessages) {
+        outbox.enqueue({
+          key: parentKey(e.attempt.id),
+          kind: 'post',
+          channel: opts.channel,
+          refKey: parentKey(e.attempt.id),
+          payload: attemptView(e.attempt, 'starting', ''),
+          at: now,
+        });
+      } else if (e.kind === 'milestone') {
+        // milestones carry no attempt; the parent update happens through progress() below
+      } else if (e.kind === 'ready') {
+        updateParent(e.attempt, 'ready', `in ${Math.round(e.seconds)} s`);
+      } else if (e.kind === 'failed') {
+        updateParent(e.attempt, e.outcome === 'exited' ? 'exited' : 'crashed', e.diagnosis.category);
+        if (e.outcome !== 'exited') await alert(e.attempt, e);
+      }
+      delivery.poke();
+    },
+    progress(a: Attempt, text: string): void {
+      updateParent(a, 'loading', text);
+      if (opts.milestonesInThread) {
+        // Keyed by the milestone's text: a follower that re-reads the log after a restart posts nothing twice.
+        outbox.enqueue({
+          key: `attempt:${a.id}:m:${text}`,
+          kind: 'post',
+          channel: opts.channel,
+          parentKey: parentKey(a.id),
+          payload: { text },
+          at: clock.now(),
+        });
+      }
+      delivery.poke();
+    },
+  };
+}
+
+export type Notifier = ReturnType<typeof createNotifier>;

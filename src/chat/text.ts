@@ -1,0 +1,43 @@
+// Views as plain text (the terminal; Slack's notification fallback).
+import { duration } from '../format/table.ts';
+import type { ChatMessage, View } from './types.ts';
+
+export function viewText(v: View): string | undefined {
+  if (v.type === 'attempt') {
+    return `attempt #${v.attemptId} ${v.profile} on ${v.host} by ${v.actor}: ${v.state}${v.detail ? ` (${v.detail})` : ''} [${duration(v.elapsedS * 1000)}]${v.simulated ? ' [SIMULATED]' : ''}`;
+  }
+  if (v.type === 'alert') {
+    const d = v.diagnosis;
+    const out = [
+      `CRASH ${d.category} during ${d.phase}: attempt #${v.attemptId} ${v.profile} on ${v.host} (launched by ${v.actor})${v.count > 1 ? ` (seen ${v.count} times)` : ''}`,
+      `  ${d.summary}`,
+    ];
+    if (d.evidence.length) {
+      out.push('  root lines:');
+      for (const e of d.evidence.slice(0, 6)) out.push(`    ${String(e.line).padStart(6)}: ${e.text.slice(0, 240)}`);
+    }
+    if (v.flagChanges.length) {
+      out.push(
+        `  changed from ${v.comparedWith}: ${v.flagChanges.map((c) => `${c.flag} ${c.from} -> ${c.to}`).join(', ')}`,
+      );
+    }
+    if (v.alreadyTried.length) {
+      out.push(
+        `  already tried for ${d.category}: ${v.alreadyTried.map((t) => `#${t.attemptId} ${t.profile}`).join(', ')}`,
+      );
+    }
+    if (v.nextSteps.length) out.push(`  usual next steps: ${v.nextSteps.slice(0, 3).join('; ')}`);
+    for (const x of v.excerpts) {
+      out.push(
+        `  findings: ${x.file}:${x.startLine}-${x.endLine}  ${x.headingPath.join(' > ')}${x.url ? `  ${x.url}` : ''}`,
+      );
+      for (const l of x.lines) out.push(`    > ${l}`);
+    }
+    return out.join('\n');
+  }
+  return undefined;
+}
+
+export function renderText(msg: ChatMessage): string {
+  return (msg.view ? viewText(msg.view) : undefined) ?? msg.text;
+}

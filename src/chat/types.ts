@@ -1,0 +1,73 @@
+// The chat seam. Faces (terminal, Slack) implement ChatAdapter; what the bot says is a structured view plus a plain
+// text fallback, so each face renders it its own way (text lines, Block Kit) from the same data.
+import type { Diagnosis } from '../server/diagnosis.ts';
+
+export interface ChatRef {
+  channel: string;
+  ts: string;
+}
+
+export interface Excerpt {
+  source: string;
+  file: string;
+  headingPath: string[];
+  startLine: number;
+  endLine: number;
+  lines: string[];
+  url?: string;
+}
+
+export type View =
+  | {
+      type: 'attempt';
+      attemptId: number;
+      profile: string;
+      host: string;
+      actor: string;
+      state: string;
+      detail: string;
+      elapsedS: number;
+      simulated: boolean;
+    }
+  | {
+      type: 'alert';
+      attemptId: number;
+      profile: string;
+      host: string;
+      actor: string;
+      diagnosis: Diagnosis;
+      flagChanges: Array<{ flag: string; from: string; to: string }>;
+      comparedWith: string | null;
+      excerpts: Excerpt[];
+      alreadyTried: Array<{ attemptId: number; profile: string; outcome: string }>;
+      count: number;
+      nextSteps: string[];
+    }
+  | { type: 'text' };
+
+export interface ChatMessage {
+  /** Plain text: the terminal's output and Slack's notification fallback. */
+  text: string;
+  view?: View;
+  /** Slack: also show a thread reply in the channel. */
+  broadcast?: boolean;
+}
+
+export interface ChatAdapter {
+  post(dest: { channel: string; threadTs?: string }, msg: ChatMessage): Promise<ChatRef>;
+  update(ref: ChatRef, msg: ChatMessage): Promise<void>;
+  upload(
+    dest: { channel: string; threadTs?: string },
+    file: { filename: string; content: string; title?: string },
+  ): Promise<void>;
+}
+
+/** An error a ChatAdapter throws to say "try again later" (429, 5xx, network). */
+export class TransientChatError extends Error {
+  constructor(
+    message: string,
+    readonly retryAfterMs?: number,
+  ) {
+    super(message);
+  }
+}

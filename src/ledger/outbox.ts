@@ -1,0 +1,109 @@
+// The persistent outbox: every post, update and upload the bot makes goes here first, so a chat outage or a bot
+// restart delays a message but never loses or repeats it. Keys make enqueueing idempotent; a message's ref (Slack
+// ts) is stored under its ref key so later updates and thread replies find it, even across restarts.
+import type { Db } from './db.ts';
+
+export type OutboxKind = 'post' | 'update' | 'upload';
+
+export interface OutboxItem {
+  id: number;
+  key: string;
+  kind: OutboxKind;
+  channel: string;
+  /** post: the ref key this message will be known by. update: the ref key of the message to change. */
+  refKey: string | null;
+  /** post/upload in a thread: the ref key of the thread's parent. */
+  parentKey: string | null;
+  payload: unknown;
+  attempts: number;
+  nextAt: number;
+}
+
+type Row = Record<string, unknown>;
+
+const fromRow = (r: Row): OutboxItem => ({
+  id: r.id as number,
+  key: r.key as string,
+  kind: r.kind as OutboxKind,
+  channel: r.channel as string,
+  refKey: (r.ref_key as string) ?? null,
+  parentKey: (r.parent_key as string) ?? null,
+  payload: JSON.parse(r.payload_json as string),
+  attempts: r.attempts as number,
+  nextAt: r.next_at as number,
+});
+
+export function createOutbox(db: Db) {
+  return {
+    /**
+     * Queues a message. Same key twice: the first wins, except for updates, which coalesce (only the newest state of
+     * a message matters, so a burst of progress becomes one chat.update).
+     */
+    enqueue(item: {
+      key: string;
+      kind: OutboxKind;
+      channel: string;
+      refKey?: string;
+      parentKey?: string;
+      payload: unknown;
+      at: number;
+    }): void {
+      const payload = JSON.stringify(item.payload);
+      if (item.kind === 'update') {
+        const pending = db
+          .prepare(
+            "SELECT id FROM outbox WHERE kind = 'update' AND ref_key = ? AND status = 'pending' ORDER BY id DESC LIMIT 1",
+          )
+          .get(item.refKey ?? null) as Row | undefined;
+        if (pending) {
+          db.prepare('UPDATE outbox SET payload_json = ? WHERE id = ?').run(payload, pending.id);
+          return;
+        }
+      }
+      db.prepare(
+        `INSERT OR IGNORE INTO outbox (key, kind, channel, ref_key, parent_key, payload_json, status, attempts, next_at, created_at)
+         VALUES (?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?)`,
+      ).run(item.key, item.kind, item.channel, item.refKey ?? null, item.parentKey ?? null, payload, item.at, item.at);
+    },
+    /** Pending items in the order they were queued (per-thread order is global order). */
+    pending(limit = 100): OutboxItem[] {
+      return (db.prepare("SELECT * FROM outbox WHERE status = 'pending' ORDER BY id LIMIT ?").all(limit) as Row[]).map(
+        fromRow,
+      );
+    },
+    markSent(id: number, at: number): void {
+      db.prepare("UPDATE outbox SET status = 'sent', sent_at = ? WHERE id = ?").run(at, id);
+    },
+    markFailed(id: number, error: string, at: number): void {
+      db.prepare("UPDATE outbox SET status = 'failed', error = ?, sent_at = ? WHERE id = ?").run(error, at, id);
+    },
+    retryLater(id: number, nextAt: number, error: string): void {
+      db.prepare('UPDATE outbox SET attempts = attempts + 1, next_at = ?, error = ? WHERE id = ?').run(
+        nextAt,
+        error,
+        id,
+      );
+    },
+    saveRef(refKey: string, channel: string, ts: string): void {
+      db.prepare('INSERT OR REPLACE INTO message_refs (ref_key, channel, ts) VALUES (?, ?, ?)').run(
+        refKey,
+        channel,
+        ts,
+      );
+    },
+    ref(refKey: string): { channel: string; ts: string } | undefined {
+      return db.prepare('SELECT channel, ts FROM message_refs WHERE ref_key = ?').get(refKey) as
+        | { channel: string; ts: string }
+        | undefined;
+    },
+    counts(): Record<string, number> {
+      const rows = db.prepare('SELECT status, COUNT(*) AS n FROM outbox GROUP BY status').all() as Array<{
+        status: string;
+        n: number;
+      }>;
+      return Object.fromEntries(rows.map((r) => [r.status, r.n]));
+    },
+  };
+}
+
+export type Outbox = ReturnType<typeof createOutbox>;
