@@ -1,0 +1,506 @@
+// The launch_server flag table. Two flavours:
+//   'f' (default): sgl-project/sglang main at db34c1cbf (2026-02-19, ~v0.5.8), hand-written add_cli_args: the long
+//       alias comes first (`--tensor-parallel-size`, `--tp-size`), `--nsa-*` backend names.
+//   'j' (STANDIN_SGLANG_FLAVOR=new): main at 8905cbd42 (2026-07-20, ~v0.5.15), dataclass-derived flags: `--tp-size`
+//       first with `--tensor-parallel-size` as alias, `--dsa-*` backend names with `--nsa-*` as deprecated aliases.
+// Choice lists are copied from shared/reference/sglang.md §1 (server_args.py of each commit). Flags SGLang has
+// that are not listed here are rejected as "unrecognized arguments"; the table covers the reference table, the
+// flags the bot uses, and the common ones around them so prefix abbreviations resolve as they do upstream.
+
+import { ArgumentParser } from './argparse.mjs';
+
+const QUANT_F = [
+  'awq',
+  'fp8',
+  'mxfp8',
+  'gptq',
+  'marlin',
+  'gptq_marlin',
+  'awq_marlin',
+  'bitsandbytes',
+  'gguf',
+  'modelopt',
+  'modelopt_fp8',
+  'modelopt_fp4',
+  'petit_nvfp4',
+  'w8a8_int8',
+  'w8a8_fp8',
+  'moe_wna16',
+  'qoq',
+  'w4afp8',
+  'mxfp4',
+  'auto-round',
+  'compressed-tensors',
+  'modelslim',
+  'quark_int4fp8_moe',
+];
+const QUANT_J = [
+  'awq',
+  'fp8',
+  'mxfp8',
+  'gptq',
+  'marlin',
+  'gptq_marlin',
+  'awq_marlin',
+  'bitsandbytes',
+  'gguf',
+  'modelopt',
+  'modelopt_fp8',
+  'modelopt_fp4',
+  'nvfp4_online',
+  'modelopt_mixed',
+  'petit_nvfp4',
+  'w8a8_int8',
+  'w8a8_fp8',
+  'moe_wna16',
+  'w4afp8',
+  'mxfp4',
+  'auto-round',
+  'auto-round-int8',
+  'compressed-tensors',
+  'modelslim',
+  'mxfp_w4a8',
+  'quark',
+  'quark_int4fp8_moe',
+  'quark_mxfp4',
+  'mlx_q4',
+  'mlx_q8',
+  'unquant',
+  'humming',
+];
+const KV_F = ['auto', 'fp8_e5m2', 'fp8_e4m3', 'bf16', 'bfloat16', 'fp4_e2m1'];
+const KV_J = [...KV_F, 'mxfp8', 'nvfp4', 'fp4_mx_block16'];
+const ATTN_F = [
+  'triton',
+  'torch_native',
+  'flex_attention',
+  'nsa',
+  'cutlass_mla',
+  'fa3',
+  'fa4',
+  'flashinfer',
+  'flashmla',
+  'trtllm_mla',
+  'trtllm_mha',
+  'dual_chunk_flash_attn',
+  'aiter',
+  'wave',
+  'intel_amx',
+  'ascend',
+  'intel_xpu',
+];
+const ATTN_J = [
+  'triton',
+  'torch_native',
+  'flex_attention',
+  'dsa',
+  'nsa',
+  'dsv4',
+  'cutlass_mla',
+  'fa3',
+  'fa4',
+  'flashinfer',
+  'flashmla',
+  'trtllm_mla',
+  'cutedsl_mla',
+  'tokenspeed_mla',
+  'trtllm_mha',
+  'dual_chunk_flash_attn',
+  'aiter',
+  'wave',
+  'intel_amx',
+  'ascend',
+  'intel_xpu',
+];
+const NSA_F = ['flashmla_sparse', 'flashmla_kv', 'flashmla_auto', 'fa3', 'tilelang', 'aiter', 'trtllm'];
+const DSA_J = [
+  'flashmla_sparse',
+  'flashmla_sparse_q8',
+  'flashmla_kv',
+  'flashmla_auto',
+  'fa3',
+  'tilelang',
+  'aiter',
+  'trtllm',
+];
+const FP8_GEMM_F = ['auto', 'deep_gemm', 'flashinfer_trtllm', 'flashinfer_deepgemm', 'cutlass', 'triton', 'aiter'];
+const FP8_GEMM_J = [
+  'auto',
+  'deep_gemm',
+  'flashinfer_trtllm',
+  'flashinfer_cutlass',
+  'flashinfer_deepgemm',
+  'cutlass',
+  'triton',
+  'aiter',
+];
+const FP4_GEMM_F = ['auto', 'flashinfer_cudnn', 'flashinfer_cutlass', 'flashinfer_trtllm'];
+const FP4_GEMM_J = [
+  'auto',
+  'flashinfer_cudnn',
+  'flashinfer_cutedsl',
+  'flashinfer_cutlass',
+  'flashinfer_trtllm',
+  'marlin',
+];
+const MOE_F = [
+  'auto',
+  'deep_gemm',
+  'triton',
+  'triton_kernel',
+  'flashinfer_trtllm',
+  'flashinfer_cutlass',
+  'flashinfer_mxfp4',
+  'flashinfer_cutedsl',
+  'cutlass',
+];
+const MOE_J = [
+  'auto',
+  'deep_gemm',
+  'triton',
+  'triton_kernel',
+  'flashinfer_trtllm',
+  'experimental_sgl_trtllm',
+  'flashinfer_trtllm_routed',
+  'flashinfer_cutlass',
+  'flashinfer_mxfp4',
+  'flashinfer_cutedsl',
+  'cutlass',
+  'aiter',
+  'marlin',
+  'humming',
+  'experimental_sgl_marlin',
+];
+const TOOL_F = [
+  'deepseekv3',
+  'deepseekv31',
+  'deepseekv32',
+  'glm',
+  'glm45',
+  'glm47',
+  'gpt-oss',
+  'kimi_k2',
+  'lfm2',
+  'llama3',
+  'mimo',
+  'mistral',
+  'pythonic',
+  'qwen',
+  'qwen25',
+  'qwen3_coder',
+  'step3',
+  'step3p5',
+  'minimax-m2',
+  'trinity',
+  'interns1',
+  'hermes',
+  'gigachat3',
+];
+const REASON_F = [
+  'deepseek-r1',
+  'deepseek-v3',
+  'glm45',
+  'gpt-oss',
+  'kimi',
+  'kimi_k2',
+  'qwen3',
+  'qwen3-thinking',
+  'minimax',
+  'minimax-append-think',
+  'step3',
+  'step3p5',
+  'nano_v3',
+  'interns1',
+  'stream_reasoning',
+];
+const LOAD_FORMAT = [
+  'auto',
+  'pt',
+  'safetensors',
+  'npcache',
+  'dummy',
+  'sharded_state',
+  'gguf',
+  'bitsandbytes',
+  'layered',
+  'remote',
+  'remote_instance',
+  'fastsafetensors',
+  'private',
+];
+
+/**
+ * One row: [optionStrings, spec]. spec.field is the ServerArgs field the value lands in (defaults to dest);
+ * spec.float marks float fields for the ServerArgs repr.
+ * @param {'f'|'j'} flavor
+ */
+function table(flavor) {
+  const j = flavor === 'j';
+  // Parallelism flags: [F] lists the long alias first (dest tensor_parallel_size, copied to tp_size in
+  // from_cli_args); [J] derives `--tp-size` from the dataclass field and keeps the long one as an alias.
+  const par = (field, long, short, extra = []) =>
+    j
+      ? [[short, long, ...extra], { dest: field, type: 'int', default: 1 }]
+      : [[long, short, ...extra], { field, type: 'int', default: 1 }];
+  const rows = [
+    // Model and tokenizer
+    [['--model-path', '--model'], { dest: 'model_path', required: true, help: 'The path of the model weights.' }],
+    [['--tokenizer-path'], {}],
+    [['--tokenizer-worker-num'], { type: 'int', default: 1 }],
+    [['--tokenizer-mode'], { default: 'auto', choices: ['auto', 'slow'] }],
+    [['--skip-tokenizer-init'], { action: 'store_true' }],
+    [['--load-format'], { default: 'auto', choices: LOAD_FORMAT }],
+    [['--model-loader-extra-config'], { default: '{}' }],
+    [['--trust-remote-code'], { action: 'store_true' }],
+    [['--context-length'], { type: 'int' }],
+    [['--is-embedding'], { action: 'store_true' }],
+    [['--enable-multimodal'], { action: 'store_true', default: null }],
+    [['--revision'], {}],
+    [['--model-impl'], { default: 'auto' }],
+    // HTTP server
+    [['--host'], { default: '127.0.0.1' }],
+    [['--port'], { type: 'int', default: 30000 }],
+    [['--skip-server-warmup'], { action: 'store_true' }],
+    [['--warmups'], {}],
+    [['--nccl-port'], { type: 'int' }],
+    [['--grpc-mode'], { action: 'store_true' }],
+    // Quantization and data type
+    [['--dtype'], { default: 'auto', choices: ['auto', 'half', 'float16', 'bfloat16', 'float', 'float32'] }],
+    [['--quantization'], { choices: j ? QUANT_J : QUANT_F }],
+    [['--quantization-param-path'], {}],
+    [['--kv-cache-dtype'], { default: 'auto', choices: j ? KV_J : KV_F }],
+    [['--enable-fp32-lm-head'], { action: 'store_true' }],
+    // Memory and scheduling
+    [['--mem-fraction-static'], { type: 'float', float: true }],
+    [['--max-running-requests'], { type: 'int' }],
+    [['--max-queued-requests'], { type: 'int' }],
+    [['--max-total-tokens'], { type: 'int' }],
+    [['--chunked-prefill-size'], { type: 'int' }],
+    [['--max-prefill-tokens'], { type: 'int', default: 16384 }],
+    [['--schedule-policy'], { default: 'fcfs', choices: ['lpm', 'random', 'fcfs', 'dfs-weight', 'lof', 'priority'] }],
+    [['--schedule-conservativeness'], { type: 'float', default: 1.0, float: true }],
+    [['--page-size'], { type: 'int' }],
+    [['--disable-hybrid-swa-memory'], { action: 'store_true' }],
+    // Runtime options
+    [['--device'], {}],
+    par('tp_size', '--tensor-parallel-size', '--tp-size'),
+    par('pp_size', '--pipeline-parallel-size', '--pp-size'),
+    [['--stream-interval'], { type: 'int', default: 1 }],
+    [['--stream-output'], { action: 'store_true' }],
+    [['--random-seed'], { type: 'int' }],
+    [['--watchdog-timeout'], { type: 'float', default: 300, float: true }],
+    [['--soft-watchdog-timeout'], { type: 'float', float: true }],
+    [['--dist-timeout'], { type: 'int' }],
+    [['--download-dir'], {}],
+    [['--base-gpu-id'], { type: 'int', default: 0 }],
+    [['--gpu-id-step'], { type: 'int', default: 1 }],
+    [['--sleep-on-idle'], { action: 'store_true' }],
+    // Logging
+    [['--log-level'], { default: 'info' }],
+    [['--log-level-http'], {}],
+    [['--log-requests'], { action: 'store_true' }],
+    [['--log-requests-level'], { type: 'int', default: 2, choices: [0, 1, 2, 3] }],
+    [['--crash-dump-folder'], {}],
+    [['--show-time-cost'], { action: 'store_true' }],
+    [['--enable-metrics'], { action: 'store_true' }],
+    [['--enable-metrics-for-all-schedulers'], { action: 'store_true' }],
+    [['--decode-log-interval'], { type: 'int', default: 40 }],
+    [['--enable-request-time-stats-logging'], { action: 'store_true' }],
+    // API related
+    [['--api-key'], {}],
+    [['--admin-api-key'], {}],
+    [['--served-model-name'], {}],
+    [['--weight-version'], { default: 'default' }],
+    [['--chat-template'], {}],
+    [['--completion-template'], {}],
+    [['--file-storage-path'], { default: 'sglang_storage' }],
+    [['--enable-cache-report'], { action: 'store_true' }],
+    [['--reasoning-parser'], { choices: REASON_F }],
+    [['--tool-call-parser'], { choices: TOOL_F }],
+    // Data parallelism
+    par('dp_size', '--data-parallel-size', '--dp-size'),
+    [
+      ['--load-balance-method'],
+      { default: 'round_robin', choices: ['round_robin', 'shortest_queue', 'minimum_tokens'] },
+    ],
+    // Multi-node distributed serving
+    [['--dist-init-addr', '--nccl-init-addr'], { dest: 'dist_init_addr' }],
+    [['--nnodes'], { type: 'int', default: 1 }],
+    [['--node-rank'], { type: 'int', default: 0 }],
+    // Model override args
+    [['--json-model-override-args'], { default: '{}' }],
+    [['--preferred-sampling-params'], {}],
+    // LoRA
+    [['--enable-lora'], { action: 'store_true', default: null }],
+    [['--max-lora-rank'], { type: 'int' }],
+    [['--lora-paths'], { nargs: '*' }],
+    // Kernel backends
+    [['--attention-backend'], { choices: j ? ATTN_J : ATTN_F }],
+    [['--prefill-attention-backend'], { choices: j ? ATTN_J : ATTN_F }],
+    [['--decode-attention-backend'], { choices: j ? ATTN_J : ATTN_F }],
+    [['--sampling-backend'], { choices: ['flashinfer', 'pytorch', 'ascend'] }],
+    [['--grammar-backend'], { choices: ['xgrammar', 'outlines', 'llguidance', 'none'] }],
+    [
+      ['--fp8-gemm-backend'],
+      { dest: 'fp8_gemm_runner_backend', default: 'auto', choices: j ? FP8_GEMM_J : FP8_GEMM_F },
+    ],
+    [
+      ['--fp4-gemm-backend'],
+      {
+        dest: 'fp4_gemm_runner_backend',
+        default: j ? 'auto' : 'flashinfer_cutlass',
+        choices: j ? FP4_GEMM_J : FP4_GEMM_F,
+      },
+    ],
+    // Speculative decoding
+    [['--speculative-algorithm'], { choices: ['EAGLE', 'EAGLE3', 'NEXTN', 'STANDALONE', 'NGRAM'] }],
+    [['--speculative-draft-model-path', '--speculative-draft-model'], { dest: 'speculative_draft_model_path' }],
+    [['--speculative-draft-model-revision'], {}],
+    [['--speculative-num-steps'], { type: 'int' }],
+    [['--speculative-eagle-topk'], { type: 'int' }],
+    [['--speculative-num-draft-tokens'], { type: 'int' }],
+    [['--speculative-accept-threshold-single'], { type: 'float', default: 1.0, float: true }],
+    [['--speculative-accept-threshold-acc'], { type: 'float', default: 1.0, float: true }],
+    [['--speculative-token-map'], {}],
+    [['--speculative-attention-mode'], { default: 'prefill', choices: ['prefill', 'decode'] }],
+    // Expert parallelism
+    j
+      ? [['--ep-size', '--expert-parallel-size', '--ep'], { dest: 'ep_size', type: 'int', default: 1 }]
+      : [['--expert-parallel-size', '--ep-size', '--ep'], { field: 'ep_size', type: 'int', default: 1 }],
+    [['--moe-a2a-backend'], { default: 'none', choices: ['none', 'deepep', 'mooncake', 'ascend_fuseep'] }],
+    [['--moe-runner-backend'], { default: 'auto', choices: j ? MOE_J : MOE_F }],
+    [['--enable-flashinfer-allreduce-fusion'], { action: 'store_true' }],
+    [['--deepep-mode'], { default: 'auto', choices: ['normal', 'low_latency', 'auto'] }],
+    [['--ep-num-redundant-experts'], { type: 'int', default: 0 }],
+    [['--enable-eplb'], { action: 'store_true' }],
+    // Optimization / debug options
+    [['--disable-radix-cache'], { action: 'store_true' }],
+    [['--cuda-graph-max-bs'], { type: 'int' }],
+    [['--cuda-graph-bs'], { type: 'int', nargs: '+' }],
+    [['--disable-cuda-graph'], { action: 'store_true' }],
+    [['--disable-cuda-graph-padding'], { action: 'store_true' }],
+    [['--enable-profile-cuda-graph'], { action: 'store_true' }],
+    [['--enable-cudagraph-gc'], { action: 'store_true' }],
+    [['--enable-nccl-nvls'], { action: 'store_true' }],
+    [['--enable-symm-mem'], { action: 'store_true' }],
+    [['--enable-tokenizer-batch-encode'], { action: 'store_true' }],
+    [['--disable-outlines-disk-cache'], { action: 'store_true' }],
+    [['--disable-custom-all-reduce'], { action: 'store_true' }],
+    [['--enable-mscclpp'], { action: 'store_true' }],
+    [['--disable-overlap-schedule'], { action: 'store_true' }],
+    [['--enable-mixed-chunk'], { action: 'store_true' }],
+    [['--enable-dp-attention'], { action: 'store_true' }],
+    [['--enable-dp-lm-head'], { action: 'store_true' }],
+    [['--enable-two-batch-overlap'], { action: 'store_true' }],
+    [['--enable-torch-compile'], { action: 'store_true' }],
+    [['--enable-piecewise-cuda-graph'], { action: 'store_true' }],
+    [['--torch-compile-max-bs'], { type: 'int', default: 32 }],
+    [['--torchao-config'], { default: '' }],
+    [['--enable-nan-detection'], { action: 'store_true' }],
+    [['--enable-p2p-check'], { action: 'store_true' }],
+    [['--triton-attention-reduce-in-fp32'], { action: 'store_true' }],
+    [['--triton-attention-num-kv-splits'], { type: 'int', default: 8 }],
+    [['--num-continuous-decode-steps'], { type: 'int', default: 1 }],
+    [['--delete-ckpt-after-loading'], { action: 'store_true' }],
+    [['--enable-memory-saver'], { action: 'store_true' }],
+    [['--allow-auto-truncate'], { action: 'store_true' }],
+    [['--enable-custom-logit-processor'], { action: 'store_true' }],
+    [['--flashinfer-mla-disable-ragged'], { action: 'store_true' }],
+    [['--disable-shared-experts-fusion'], { action: 'store_true' }],
+    [['--disable-chunked-prefix-cache'], { action: 'store_true' }],
+    [['--disable-fast-image-processor'], { action: 'store_true' }],
+    [['--enable-return-hidden-states'], { action: 'store_true' }],
+    [['--disable-flashinfer-autotune'], { action: 'store_true' }],
+    [['--enable-deterministic-inference'], { action: 'store_true' }],
+    // PD disaggregation
+    [['--disaggregation-mode'], { default: 'null', choices: ['null', 'prefill', 'decode'] }],
+    [['--disaggregation-transfer-backend'], { default: 'mooncake', choices: ['mooncake', 'nixl', 'ascend', 'fake'] }],
+    // Config file
+    [['--config'], {}],
+  ];
+  return rows;
+}
+
+/** Where each DSA/NSA backend flag lands, per flavour. */
+export function backendRows(flavor) {
+  if (flavor === 'j') {
+    return [
+      [['--dsa-prefill-backend'], { choices: DSA_J }],
+      [['--dsa-decode-backend'], { choices: DSA_J }],
+      [['--cuda-graph-max-bs-decode'], { type: 'int' }],
+      [['--cuda-graph-backend-decode'], {}],
+      [['--cuda-graph-backend-prefill'], {}],
+    ];
+  }
+  return [
+    [['--nsa-prefill-backend'], { choices: NSA_F }],
+    [['--nsa-decode-backend'], { choices: NSA_F }],
+  ];
+}
+
+/** The deprecated-flag warning SGLang [J] prints (arg_groups/argparse_actions.py, print_deprecated_warning). */
+export function deprecationText(optionString, newFlag) {
+  const replacement = newFlag ? ` Use '${newFlag}' instead.` : '';
+  return `\x1b[1;33m'${optionString}' is deprecated and will be removed in a future release.${replacement}\x1b[0m`;
+}
+
+/**
+ * Build the launch_server parser.
+ * @param {'f'|'j'} flavor
+ * @param {(msg: string) => void} warn called for deprecated aliases in the 'j' flavour
+ * @returns {{parser: ArgumentParser, fields: Array<{field: string, dest: string, float: boolean}>}}
+ */
+export function buildParser(flavor, warn) {
+  const parser = new ArgumentParser({ prog: 'launch_server.py' });
+  const fields = [];
+  const addRow = ([opts, spec]) => {
+    const a = parser.add(opts, spec);
+    fields.push({ field: spec.field ?? a.dest, dest: a.dest, float: !!spec.float });
+    return a;
+  };
+  const rows = table(flavor);
+  // The NSA/DSA backend flags sit with the attention backends upstream.
+  const at = rows.findIndex(([o]) => o[0] === '--sampling-backend');
+  rows.splice(at, 0, ...backendRows(flavor));
+  for (const row of rows) {
+    const [opts] = row;
+    if (flavor === 'j' && opts[0] === '--cuda-graph-max-bs') {
+      addRow([
+        opts,
+        {
+          dest: 'cuda_graph_max_bs_decode',
+          type: 'int',
+          onUse: (o) => warn(deprecationText(o, '--cuda-graph-max-bs-decode')),
+        },
+      ]);
+      fields.pop();
+      continue;
+    }
+    if (flavor === 'j' && opts[0] === '--disable-cuda-graph') {
+      addRow([
+        opts,
+        {
+          action: 'store_true',
+          onUse: (o) => warn(deprecationText(o, '--cuda-graph-backend-decode=disabled')),
+        },
+      ]);
+      continue;
+    }
+    addRow(row);
+  }
+  if (flavor === 'j') {
+    // Deprecated `--nsa-*` aliases: they store into the `dsa_*` fields and warn.
+    for (const phase of ['prefill', 'decode']) {
+      addRow([
+        [`--nsa-${phase}-backend`],
+        {
+          dest: `dsa_${phase}_backend`,
+          choices: DSA_J,
+          onUse: (o) => warn(deprecationText(o, `--dsa-${phase}-backend`)),
+        },
+      ]);
+      fields.pop();
+    }
+  }
+  return { parser, fields };
+}
