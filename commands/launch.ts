@@ -9,19 +9,20 @@ import { crashText, eventText } from '../src/server/render-events.ts';
 export default defineCommand({
   name: 'launch',
   summary: 'start an SGLang server with a profile and follow it until it is ready or fails',
-  usage: 'launch PROFILE [--host H] [--dry-run] [--no-check] [--json]',
+  usage: 'launch PROFILE [--host H] [--port N] [--dry-run] [--no-check] [--json]',
   examples: ['launch glm5-nvfp4', 'launch small --host standin', 'launch glm5-attempt5 --dry-run'],
   positionals: ['profile'],
   switches: ['dryRun', 'noCheck', 'json'],
   args: z.object({
     profile: z.string(),
     host: z.string().optional(),
+    port: z.coerce.number().int().min(1).max(65535).optional().describe("serve on this port instead of the profile's"),
     dryRun: z.boolean().optional(),
     noCheck: z.boolean().optional().describe('skip the first real request after the ready line'),
     json: z.boolean().optional(),
   }),
   effect: 'write',
-  async run(ctx, { profile, host, dryRun, noCheck, json }) {
+  async run(ctx, { profile, host, port, dryRun, noCheck, json }) {
     const p = ctx.engine.profiles.get(profile);
     const hostName = resolveHostName(ctx.engine.loaded, host);
     const simulated = (ctx.engine.loaded.config.hosts[hostName]?.python ?? '').includes('standin');
@@ -31,7 +32,7 @@ export default defineCommand({
     };
     const r = await launch(
       ctx.engine,
-      { profile: p, hostName, actor: ctx.actor, origin: ctx.origin, dryRun, firstRequest: !noCheck },
+      { profile: p, hostName, actor: ctx.actor, origin: ctx.origin, dryRun, firstRequest: !noCheck, port },
       emit,
       ctx.diagnoser,
     );

@@ -21,6 +21,8 @@ export interface LaunchRequest {
   dryRun?: boolean;
   /** After the ready line, send one real request: the seeds' NaN only showed on the first request. Default on. */
   firstRequest?: boolean;
+  /** Serve on this port instead of the profile's. */
+  port?: number;
 }
 
 export type LaunchEvent =
@@ -50,7 +52,7 @@ async function renderFor(engine: Engine, req: LaunchRequest) {
     if (!req.dryRun) throw e;
     dialectNote = `host unreachable (${(e as Error).message}); assumed the --nsa-* flag names`;
   }
-  const rendered = renderLaunch(req.profile, { python: cfg.python, dialect: dialect ?? 'nsa' });
+  const rendered = renderLaunch(req.profile, { python: cfg.python, dialect: dialect ?? 'nsa', portOverride: req.port });
   // Host env first, so a profile can override it for one configuration.
   const env = { ...cfg.env, ...rendered.env };
   return {
@@ -75,7 +77,10 @@ export async function launch(
   emit({ kind: 'command', commandLine: shownLine, dialectNote: r.dialectNote });
   if (req.dryRun) return { outcome: 'dry-run', commandLine: shownLine };
 
-  const port = req.profile.port;
+  const port = req.port ?? req.profile.port;
+  // The ledger's answer first (it names who launched what); the atomic check is attempts.open below.
+  const running = engine.attempts.activeOn(req.hostName);
+  if (running) engine.attempts.open({ ...placeholder(req), startedAt: engine.clock.now() });
   await assertPortFree(engine, req.hostName, port);
   const started = engine.clock.now();
   let attempt = engine.attempts.open({
@@ -145,6 +150,21 @@ export async function launch(
   attempt = engine.attempts.get(attempt.id)!;
   publish(engine, emit, { kind: 'started', attempt });
   return follow(engine, attempt, req.firstRequest ?? true, emit, diagnoser);
+}
+
+function placeholder(req: LaunchRequest) {
+  return {
+    host: req.hostName,
+    profile: req.profile.name,
+    profileJson: '{}',
+    flags: {},
+    argv: [],
+    env: {},
+    commandLine: '',
+    port: 0,
+    actor: req.actor,
+    origin: req.origin,
+  };
 }
 
 async function assertPortFree(engine: Engine, hostName: string, port: number): Promise<void> {

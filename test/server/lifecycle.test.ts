@@ -4,7 +4,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshDirs, makeBot, type TestBot, testConfig } from '../helpers/app.ts';
-import { type Sshd, startSshd } from '../helpers/sshd.ts';
+import { freePort, type Sshd, startSshd } from '../helpers/sshd.ts';
 
 let sshd: Sshd;
 const bots: TestBot[] = [];
@@ -49,7 +49,7 @@ describe('launch', () => {
 
   it('launches to ready, records the attempt, probes and stops it', async () => {
     const b = bot();
-    const r = await b.run('launch small');
+    const r = await b.run(`launch small --port ${await freePort()}`);
     expect(r.text, b.said.join('\n')).toMatch(/^ready: attempt #1 \(small\)/);
     expect(b.said.join('\n')).toMatch(/loading weights/);
     expect(b.said.join('\n')).toMatch(/KV cache allocated/);
@@ -71,8 +71,8 @@ describe('launch', () => {
 
   it('refuses a second launch on a busy host, naming who launched the running one', async () => {
     const b = bot();
-    expect((await b.run('launch small')).exitCode).toBe(0);
-    const again = await b.run('launch small');
+    expect((await b.run(`launch small --port ${await freePort()}`)).exitCode).toBe(0);
+    const again = await b.run(`launch small --port ${await freePort()}`);
     expect(again.exitCode).toBe(2);
     expect(again.text).toMatch(/a server already runs on gpu: attempt #1 \(small\), launched by tester at \d{4}-/);
     expect(again.text).toMatch(/stop --host gpu/);
@@ -81,7 +81,10 @@ describe('launch', () => {
 
   it('ten concurrent launches on one host start exactly one server', async () => {
     const b = bot();
-    const results = await Promise.all(Array.from({ length: 10 }, () => b.run('launch small --no-check')));
+    const port = await freePort();
+    const results = await Promise.all(
+      Array.from({ length: 10 }, () => b.run(`launch small --no-check --port ${port}`)),
+    );
     expect(results.filter((r) => r.exitCode === 0)).toHaveLength(1);
     expect(b.app.engine.attempts.list()).toHaveLength(1);
     const runs = execFileSync('ls', [join(b.workdir, 'runs')], { encoding: 'utf8' })
@@ -93,7 +96,7 @@ describe('launch', () => {
 
   it('kills a server that ignores SIGTERM: no process of the group survives', async () => {
     const b = bot({ STANDIN_IGNORE_SIGTERM: '1' });
-    expect((await b.run('launch small')).exitCode).toBe(0);
+    expect((await b.run(`launch small --port ${await freePort()}`)).exitCode).toBe(0);
     const a = b.app.engine.attempts.activeOn('gpu')!;
     expect(groupMembers(a.pgid!).length).toBeGreaterThan(1);
     const s = await b.run('stop');
@@ -111,7 +114,7 @@ describe('crashes', () => {
   for (const [profile, root] of cases) {
     it(`${profile}: the crash is reported with its root line and recorded`, async () => {
       const b = bot();
-      const r = await b.run(`launch ${profile}`);
+      const r = await b.run(`launch ${profile} --port ${await freePort()}`);
       expect(r.exitCode, b.said.join('\n')).toBe(1);
       expect(r.text).toMatch(root);
       const a = b.app.engine.attempts.list()[0]!;
@@ -127,7 +130,7 @@ describe('restarts and failures', () => {
     const dirs = freshDirs();
     const cfg = testConfig(sshd, dirs);
     const first = makeBot(cfg, dirs);
-    expect((await first.run('launch small')).exitCode).toBe(0);
+    expect((await first.run(`launch small --port ${await freePort()}`)).exitCode).toBe(0);
     await first.app.close();
     const second = makeBot(cfg, dirs);
     bots.push(second);
@@ -160,7 +163,7 @@ describe('restarts and failures', () => {
 
   it('sshd killed mid-launch: a clear error, nothing launched twice, the ledger consistent', async () => {
     const b = bot({ STANDIN_TIME_SCALE: '0.05' });
-    const pending = b.run('launch small --no-check');
+    const pending = b.run(`launch small --no-check --port ${await freePort()}`);
     await new Promise((r) => setTimeout(r, 700));
     await sshd.stop();
     await new Promise((r) => setTimeout(r, 300));

@@ -1,0 +1,168 @@
+// The signature catalog: the built-in data file (catalog/signatures.yaml) plus user signatures from the bot
+// config, validated together so every problem is reported at once as `path: message`, regexes compiled once, and
+// the pre-filter built from the signatures' literal text.
+
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { parse as parseYaml } from 'yaml';
+import type { z } from 'zod';
+import { ConfigError, type Issue } from '../../errors.ts';
+import { extractAnchors, literalSource, minimiseAnchors } from './anchors.ts';
+import { STRUCTURE_ANCHORS } from './phase.ts';
+import { catalogFileSchema, type RawSignature, signatureSchema } from './schema.ts';
+import type { Anchor, Signature } from './types.ts';
+
+export const BUILTIN_CATALOG = fileURLToPath(new URL('../../../catalog/signatures.yaml', import.meta.url));
+
+export interface Catalog {
+  signatures: Signature[];
+  byId: ReadonlyMap<string, Signature>;
+  /** Pre-filter for one (decoded) line: a line it does not match cannot match any signature or milestone. */
+  gate: RegExp;
+  /** The same pre-filter, global, over text decoded as latin1 (one char per byte) for the fast file scan. */
+  byteGate: RegExp;
+}
+
+export interface LoadOptions {
+  /** Config path of the user signatures, for messages (`logs.signatures[2].category: ...`). */
+  extraPath?: string;
+  /** Catalog file to read instead of the built-in one (tests). */
+  file?: string;
+}
+
+/** Validate and compile raw signatures; never throws, returns every problem. */
+export function compileSignatures(raw: readonly unknown[], path: string): { signatures: Signature[]; issues: Issue[] } {
+  const signatures: Signature[] = [];
+  const issues: Issue[] = [];
+  const seen = new Set<string>();
+  raw.forEach((entry, i) => {
+    const at = `${path}[${i}]`;
+    const parsed = signatureSchema.safeParse(entry);
+    if (!parsed.success) {
+      issues.push(...zodIssues(parsed.error, at));
+      return;
+    }
+    const s = parsed.data;
+    if (seen.has(s.id)) {
+      issues.push({ path: `${at}.id`, message: `duplicate signature id "${s.id}"` });
+      return;
+    }
+    seen.add(s.id);
+    const compiled = compileOne(s, at, issues);
+    if (compiled) signatures.push(compiled);
+  });
+  return { signatures, issues };
+}
+
+function compileOne(s: RawSignature, at: string, issues: Issue[]): Signature | null {
+  const regexes: RegExp[] = [];
+  const anchors: Anchor[] = [];
+  const anyCi = s.patterns.some((p) => typeof p !== 'string' && p.ignore_case);
+  let ok = true;
+  s.patterns.forEach((p, j) => {
+    const source = typeof p === 'string' ? p : p.regex;
+    const ci = typeof p !== 'string' && p.ignore_case;
+    try {
+      regexes.push(new RegExp(source, ci ? 'i' : ''));
+    } catch (err) {
+      issues.push({
+        path: `${at}.patterns[${j}]`,
+        message: `invalid regular expression in signature "${s.id}": ${(err as Error).message}`,
+      });
+      ok = false;
+      return;
+    }
+    if (s.keywords) return;
+    const lits = extractAnchors(source);
+    if (!lits) {
+      issues.push({
+        path: `${at}.patterns[${j}]`,
+        message: `pattern of signature "${s.id}" has no literal text of 4+ bytes for the pre-filter`,
+        fix: 'add `keywords`: literal strings one of which every matching line contains',
+      });
+      ok = false;
+      return;
+    }
+    for (const text of lits) anchors.push({ text, ci });
+  });
+  for (const k of s.keywords ?? []) anchors.push({ text: k, ci: anyCi });
+  if (!ok) return null;
+  return {
+    id: s.id,
+    ...(s.category !== undefined && { category: s.category }),
+    role: s.role,
+    priority: s.priority,
+    ...(s.phase !== undefined && { phase: s.phase }),
+    ...(s.title !== undefined && { title: s.title }),
+    meaning: s.meaning,
+    nextSteps: s.next_steps,
+    upstream: s.upstream,
+    ...(s.source !== undefined && { source: s.source }),
+    regexes,
+    anchors: anchors.map((a) => (a.ci ? { text: a.text.toLowerCase(), ci: true } : a)),
+  };
+}
+
+function zodIssues(error: z.ZodError, at: string): Issue[] {
+  return error.issues.map((iss) => ({
+    path: iss.path.reduce<string>((p, k) => (typeof k === 'number' ? `${p}[${k}]` : `${p}.${String(k)}`), at),
+    message: iss.message,
+  }));
+}
+
+let builtinCache: { file: string; raw: unknown[] } | null = null;
+
+function readCatalogFile(file: string): { raw: unknown[]; issues: Issue[] } {
+  if (builtinCache?.file === file) return { raw: builtinCache.raw, issues: [] };
+  let doc: unknown;
+  try {
+    doc = parseYaml(readFileSync(file, 'utf8'));
+  } catch (err) {
+    return { raw: [], issues: [{ path: file, message: (err as Error).message }] };
+  }
+  const parsed = catalogFileSchema.safeParse(doc);
+  if (!parsed.success) return { raw: [], issues: zodIssues(parsed.error, 'catalog') };
+  builtinCache = { file, raw: parsed.data.signatures };
+  return { raw: parsed.data.signatures, issues: [] };
+}
+
+/**
+ * The built-in catalog merged with user signatures (a user entry with a built-in id replaces it). Throws a
+ * ConfigError listing every problem when anything is invalid.
+ */
+export function loadCatalog(extraSignatures: readonly unknown[] = [], opts: LoadOptions = {}): Catalog {
+  const file = opts.file ?? BUILTIN_CATALOG;
+  const read = readCatalogFile(file);
+  const builtin = compileSignatures(read.raw, 'signatures');
+  const extra = compileSignatures(extraSignatures, opts.extraPath ?? 'signatures(config)');
+  const issues = [
+    ...read.issues.map((i) => ({ ...i, path: `${file}: ${i.path}` })),
+    ...builtin.issues.map((i) => ({ ...i, path: `${file}: ${i.path}` })),
+    ...extra.issues,
+  ];
+  if (issues.length > 0) throw new ConfigError('signature catalog', issues);
+  return buildCatalog(mergeById(builtin.signatures, extra.signatures));
+}
+
+function mergeById(base: Signature[], extra: Signature[]): Signature[] {
+  const out = [...base];
+  for (const s of extra) {
+    const i = out.findIndex((b) => b.id === s.id);
+    if (i >= 0) out[i] = s;
+    else out.push(s);
+  }
+  return out;
+}
+
+export function buildCatalog(signatures: Signature[]): Catalog {
+  const anchors = minimiseAnchors([...signatures.flatMap((s) => s.anchors), ...STRUCTURE_ANCHORS]);
+  const source = anchors.map((a) => literalSource(a.text, a.ci)).join('|');
+  // The fast scan reads bytes as latin1, so non-ASCII anchors are matched as their UTF-8 byte sequences.
+  const byteSource = anchors.map((a) => literalSource(Buffer.from(a.text, 'utf8').toString('latin1'), a.ci)).join('|');
+  return {
+    signatures,
+    byId: new Map(signatures.map((s) => [s.id, s])),
+    gate: new RegExp(source),
+    byteGate: new RegExp(byteSource, 'g'),
+  };
+}

@@ -1,0 +1,342 @@
+// The classifier's state machine. Every line goes through `feed`; the fast file scan in scan.ts calls the same
+// methods, so a log classified whole, streamed line by line or scanned from a file gives the same answer.
+//
+// Root cause, not last line: every line matching a root signature becomes a candidate; the best is the highest
+// priority, ties going to the earliest line (the earliest failing rank). Consequences (sigquit, "hit an
+// exception", Killed, ...) only mark the process as dead. A crash with a traceback but no known root is `other`,
+// its root line the exception line of the earliest traceback since the server last made progress.
+
+import { type Milestone, parseMilestone } from '../milestones.ts';
+import type { Catalog } from './catalog.ts';
+import { type LinePrefix, lineShape, readPrefix } from './lineinfo.ts';
+import {
+  applyFrequent,
+  applyMilestone,
+  type FrequentKind,
+  initialPhase,
+  lastFrequent,
+  type PhaseState,
+  phaseFromFrames,
+} from './phase.ts';
+import {
+  buildEvidence,
+  classification,
+  dedupKey,
+  detailOf,
+  evidenceLine,
+  formatDuration,
+  MAX_EVIDENCE,
+  shortHash,
+} from './result.ts';
+import { type Traceback, TracebackTracker } from './tracebacks.ts';
+import type { Classification, Diagnosis, Evidence, Phase, Signature } from './types.ts';
+
+/** Lines processed one by one after anything crash-like, so tracebacks are read whole. */
+const ATTENTION_LINES = 30;
+/** A root printed before its traceback (CUDA device asserts) borrows rank and frames from one within this. */
+const PENDING_LINES = 50;
+const MAX_EXTRA_ROOT_LINES = 2;
+
+export const DEFAULT_STALL_MS: Partial<Record<Phase, number>> = {
+  unknown: 10 * 60_000,
+  startup: 10 * 60_000,
+  weight_load: 20 * 60_000,
+  kv_alloc: 10 * 60_000,
+  cuda_graph_capture: 10 * 60_000,
+  warmup: 15 * 60_000,
+  prefill: 15 * 60_000,
+  decode: 15 * 60_000,
+};
+
+interface Candidate {
+  sig: Signature;
+  /** Other root signatures that matched the same line (a capture failure wrapping an OOM). */
+  alsoMatched: Signature[];
+  ev: Evidence;
+  more: Evidence[];
+  prefixRank: number | null;
+  tb: Traceback | null;
+  pendingUntil: number;
+  phaseAt: Phase;
+}
+
+interface Hang {
+  phase: Phase;
+  ms: number;
+  last: Evidence | null;
+}
+
+export interface EngineOptions {
+  catalog: Catalog;
+  stallMs?: Partial<Record<Phase, number | null>>;
+  clock?: () => number;
+}
+
+export class ClassifierEngine {
+  readonly catalog: Catalog;
+  private readonly stallMs: Partial<Record<Phase, number | null>>;
+  private readonly clock: () => number;
+  private readonly phase: PhaseState = initialPhase();
+  private readonly tracebacks = new TracebackTracker();
+  private readonly candidates = new Map<string, Candidate>();
+  private pending: Candidate[] = [];
+  private death: Evidence | null = null;
+  private deathPhase: Phase = 'unknown';
+  private deathRank: number | null = null;
+  private attentionUntil = 0;
+  private linesRead = 0;
+  private lastProgressMs: number;
+  private lastLine: Evidence | null = null;
+  private hang: Hang | null = null;
+
+  constructor(opts: EngineOptions) {
+    this.catalog = opts.catalog;
+    this.stallMs = { ...DEFAULT_STALL_MS, ...opts.stallMs };
+    this.clock = opts.clock ?? Date.now;
+    this.lastProgressMs = this.clock();
+  }
+
+  /** Streaming entry point: a line just arrived (the clock says when). */
+  push(line: string, lineNo: number): void {
+    this.lastProgressMs = this.clock();
+    this.hang = null;
+    if (line.trim() !== '') this.lastLine = evidenceLine(lineNo, line);
+    this.feed(line, lineNo);
+  }
+
+  /** Classify one line. Lines that fail the pre-filter only move the prefill/decode/runtime phase. */
+  feed(line: string, lineNo: number): void {
+    if (lineNo > this.linesRead) this.linesRead = lineNo;
+    if (this.inAttention(lineNo) || this.catalog.gate.test(line)) {
+      this.processLine(line, lineNo);
+      return;
+    }
+    const kind = lastFrequent(line);
+    if (kind) this.frequent(kind);
+  }
+
+  inAttention(lineNo: number): boolean {
+    return lineNo <= this.attentionUntil;
+  }
+
+  /** Used by the fast scan for the frequent lines it skipped. */
+  frequent(kind: FrequentKind): void {
+    applyFrequent(this.phase, kind);
+    this.tracebacks.survived();
+  }
+
+  setLinesRead(n: number): void {
+    if (n > this.linesRead) this.linesRead = n;
+  }
+
+  private processLine(line: string, lineNo: number): void {
+    const prefix = readPrefix(line);
+    const shape = lineShape(line);
+    const ev = evidenceLine(lineNo, line);
+    const started = this.tracebacks.observe(shape, prefix, ev, this.phase.phase);
+    if (started) this.attachPending(started, lineNo);
+    let interesting = shape.kind !== 'text' && shape.kind !== 'blank' && this.tracebacks.current?.open === true;
+    if (shape.kind === 'text' && this.tracebacks.current?.exc?.line === lineNo) interesting = true;
+
+    const milestone = parseMilestone(line);
+    if (milestone && milestone.kind !== 'prefill' && milestone.kind !== 'decode') this.milestone(milestone);
+    const kind = lastFrequent(line);
+    if (kind) this.frequent(kind);
+
+    const { benign, roots, consequences } = this.match(line);
+    if (!benign) {
+      if (roots.length > 0) {
+        this.addCandidate(roots, ev, prefix, lineNo);
+        interesting = true;
+      } else if (consequences.length > 0) {
+        if (!this.death) {
+          this.death = ev;
+          this.deathPhase = this.phase.phase;
+          this.deathRank = prefix.rank;
+        }
+        interesting = true;
+      }
+    }
+    if (interesting) this.attentionUntil = Math.max(this.attentionUntil, lineNo + ATTENTION_LINES);
+  }
+
+  private milestone(m: Milestone): void {
+    applyMilestone(this.phase, m);
+    if (m.kind === 'ready') this.tracebacks.survived();
+  }
+
+  private match(line: string): { benign: boolean; roots: Signature[]; consequences: Signature[] } {
+    let lower: string | null = null;
+    const roots: Signature[] = [];
+    const consequences: Signature[] = [];
+    for (const sig of this.catalog.signatures) {
+      const hasAnchor = sig.anchors.some((a) => {
+        if (!a.ci) return line.includes(a.text);
+        lower ??= line.toLowerCase();
+        return lower.includes(a.text);
+      });
+      if (!hasAnchor || !sig.regexes.some((re) => re.test(line))) continue;
+      if (sig.role === 'benign') return { benign: true, roots: [], consequences: [] };
+      if (sig.role === 'root') roots.push(sig);
+      else consequences.push(sig);
+    }
+    roots.sort((a, b) => b.priority - a.priority);
+    return { benign: false, roots, consequences };
+  }
+
+  private addCandidate(roots: Signature[], ev: Evidence, prefix: LinePrefix, lineNo: number): void {
+    const [sig, ...alsoMatched] = roots as [Signature, ...Signature[]];
+    const existing = this.candidates.get(sig.id);
+    if (existing) {
+      if (existing.more.length < MAX_EXTRA_ROOT_LINES) existing.more.push(ev);
+      return;
+    }
+    const tb = this.tracebacks.owning(lineNo, prefix);
+    const c: Candidate = {
+      sig,
+      alsoMatched,
+      ev,
+      more: [],
+      prefixRank: prefix.rank,
+      tb,
+      pendingUntil: tb ? 0 : lineNo + PENDING_LINES,
+      phaseAt: this.phase.phase,
+    };
+    this.candidates.set(sig.id, c);
+    if (!tb) this.pending.push(c);
+  }
+
+  private attachPending(tb: Traceback, lineNo: number): void {
+    for (const c of this.pending) if (lineNo <= c.pendingUntil) c.tb = tb;
+    this.pending = [];
+  }
+
+  crashed(): boolean {
+    return this.candidates.size > 0 || this.death !== null;
+  }
+
+  /** A stall: no line for longer than the phase allows. Returns the hang classification when there is one. */
+  checkStall(nowMs: number): Classification | null {
+    if (this.crashed()) return null;
+    const limit = this.stallMs[this.phase.phase];
+    if (limit === undefined || limit === null) return null;
+    const idle = nowMs - this.lastProgressMs;
+    if (idle < limit) return null;
+    this.hang = { phase: this.phase.phase, ms: idle, last: this.lastLine };
+    return this.result();
+  }
+
+  private best(): Candidate | null {
+    let best: Candidate | null = null;
+    for (const c of this.candidates.values()) {
+      if (
+        !best ||
+        c.sig.priority > best.sig.priority ||
+        (c.sig.priority === best.sig.priority && c.ev.line < best.ev.line)
+      ) {
+        best = c;
+      }
+    }
+    return best;
+  }
+
+  result(): Classification {
+    return this.diagnosis().classification;
+  }
+
+  diagnosis(): Diagnosis {
+    const c = this.best();
+    if (c) return this.fromCandidate(c);
+    const tb = this.tracebacks.firstFatal();
+    if (this.death || tb) return this.fromUnknownCrash(tb);
+    if (this.hang) return this.fromHang(this.hang);
+    const phase = this.phase.phase;
+    return {
+      classification: classification(
+        'none',
+        phase,
+        null,
+        `no crash in ${this.linesRead} lines (last phase: ${phase})`,
+        [],
+        'none',
+        this.phase.ready ? 0.95 : 0.8,
+      ),
+      signature: null,
+      hang: false,
+      linesRead: this.linesRead,
+    };
+  }
+
+  private fromCandidate(c: Candidate): Diagnosis {
+    const category = c.sig.category ?? 'other';
+    const frames = c.tb?.frames ?? [];
+    const phase =
+      c.sig.phase ?? c.alsoMatched.find((s) => s.phase !== undefined)?.phase ?? phaseFromFrames(frames) ?? c.phaseAt;
+    const rank = c.prefixRank ?? c.tb?.rank ?? null;
+    const header = c.tb && c.tb.header.line !== c.ev.line ? c.tb.header : null;
+    const evidence = buildEvidence([c.ev, ...c.more].slice(0, MAX_EVIDENCE), header, frames);
+    let confidence = c.sig.priority >= 80 ? 0.95 : c.sig.priority >= 60 ? 0.85 : c.sig.priority >= 40 ? 0.7 : 0.55;
+    if (!this.death && !c.tb) confidence -= 0.1;
+    const sig = c.sig;
+    return {
+      classification: classification(
+        category,
+        phase,
+        rank,
+        sig.title ?? detailOf(c.ev.text),
+        evidence,
+        dedupKey(category, sig.id, c.ev.text),
+        confidence,
+      ),
+      signature: {
+        id: sig.id,
+        meaning: sig.meaning,
+        nextSteps: sig.nextSteps,
+        upstream: sig.upstream,
+        ...(sig.source !== undefined && { source: sig.source }),
+        ...(sig.title !== undefined && { title: sig.title }),
+      },
+      hang: false,
+      linesRead: this.linesRead,
+    };
+  }
+
+  private fromUnknownCrash(tb: Traceback | null): Diagnosis {
+    const root = tb ? (tb.exc ?? tb.header) : (this.death as Evidence);
+    const phase = tb ? (phaseFromFrames(tb.frames) ?? tb.phaseAt) : this.deathPhase;
+    const rank = tb ? tb.rank : this.deathRank;
+    const evidence = tb ? buildEvidence([root], tb.header, tb.frames) : [root];
+    const confidence = tb && this.death ? 0.5 : 0.35;
+    return {
+      classification: classification(
+        'other',
+        phase,
+        rank,
+        detailOf(root.text),
+        evidence,
+        dedupKey('other', tb ? 'traceback' : 'process-death', root.text),
+        confidence,
+      ),
+      signature: null,
+      hang: false,
+      linesRead: this.linesRead,
+    };
+  }
+
+  private fromHang(h: Hang): Diagnosis {
+    return {
+      classification: {
+        category: 'watchdog_timeout',
+        phase: h.phase,
+        summary: `no progress for ${formatDuration(h.ms)} during ${h.phase} (hang)`,
+        evidence: h.last ? [h.last] : [],
+        rank: null,
+        dedupKey: `watchdog_timeout/hang/${shortHash(h.phase)}`,
+        confidence: 0.5,
+      },
+      signature: null,
+      hang: true,
+      linesRead: this.linesRead,
+    };
+  }
+}

@@ -1,0 +1,92 @@
+// Reading one SGLang log line: the wrappers other tools put in front of it, SGLang's own `[time rank]` prefix,
+// the TP rank, Python traceback structure, and the normalised text used for dedup keys.
+
+// Ray actor prefix `(SGLangEngine pid=123) `, docker compose `service  | `, and timestamped wrappers that put a
+// whole traceback behind a logger (`[ts] [/bin/sh@<0,0>]: `, `[ts] ERROR: `).
+const WRAPPERS = [
+  /^\(\w[\w-]* pid=\d+\) ?/,
+  /^[\w.-]+ +\| /,
+  /^\[\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d[^\]]*\] \[[^\]]*\]: ?/,
+  /^\[\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d[^\]]*\] ERROR: /,
+];
+
+export function stripWrappers(line: string): string {
+  let s = line;
+  for (let changed = true; changed; ) {
+    changed = false;
+    for (const re of WRAPPERS) {
+      const m = re.exec(s);
+      if (m && m[0].length > 0) {
+        s = s.slice(m[0].length);
+        changed = true;
+      }
+    }
+  }
+  return s;
+}
+
+// SGLang: `[2026-02-19 00:17:24 DP0 PP0 TP3 EP3] msg` (the rank tokens are optional); torch: `[rank6]:[E1113 ...] msg`.
+const SGLANG_PREFIX = /^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?)((?: [A-Z_]+\d+)*)\] ?/;
+const TORCH_RANK = /^\[rank(\d+)\]:/;
+
+export interface LinePrefix {
+  /** TP rank from the prefix, or null (tp=1, or a line without a prefix). */
+  rank: number | null;
+  /** True when the line starts a new SGLang log record. */
+  record: boolean;
+  body: string;
+}
+
+export function readPrefix(line: string): LinePrefix {
+  const s = stripWrappers(line);
+  const m = SGLANG_PREFIX.exec(s);
+  if (m) {
+    const tp = /(?:^| )TP(\d+)/.exec(m[2] ?? '');
+    return { rank: tp ? Number(tp[1]) : null, record: true, body: s.slice(m[0].length) };
+  }
+  const t = TORCH_RANK.exec(s);
+  if (t) return { rank: Number(t[1]), record: true, body: s };
+  return { rank: null, record: false, body: s };
+}
+
+/** The part of a line worth showing a person: wrappers and the log prefix removed, whitespace collapsed. */
+export function displayText(line: string, max = 400): string {
+  const body = readPrefix(line).body.replace(/\s+/g, ' ').trim();
+  return body.length > max ? `${body.slice(0, max - 1)}…` : body;
+}
+
+/** Text with everything that changes between runs and ranks removed, for a dedup key that is stable. */
+export function normaliseForKey(line: string): string {
+  return displayText(line, 10_000)
+    .replace(/0x[0-9a-fA-F]+/g, '0x?')
+    .replace(/\/tmp\/[^\s'",)]+/g, '/tmp/*')
+    .replace(/\b(?:rank|Rank|TP|DP|EP|PP)\s?\d+\b/g, 'R')
+    .replace(/\b[0-9a-f]{12,}\b/gi, 'H')
+    .replace(/\d+(?:\.\d+)?/g, '#')
+    .replace(/\s+/g, ' ')
+    .trim();
+}
+
+export const TRACEBACK_START = 'Traceback (most recent call last)';
+const FRAME = /^\s+File "([^"]+)", line \d+,? in (\S+)/;
+const CHAINED = /^(During handling of the above exception|The above exception was the direct cause)/;
+
+export type LineShape =
+  | { kind: 'traceback_start' }
+  | { kind: 'frame'; file: string; func: string }
+  | { kind: 'chain' }
+  | { kind: 'indented' }
+  | { kind: 'blank' }
+  | { kind: 'text' };
+
+/** How a line looks to a Python traceback reader (after wrappers). */
+export function lineShape(line: string): LineShape {
+  const s = stripWrappers(line);
+  if (s.includes(TRACEBACK_START)) return { kind: 'traceback_start' };
+  const f = FRAME.exec(s);
+  if (f) return { kind: 'frame', file: f[1] ?? '', func: f[2] ?? '' };
+  if (s.trim() === '') return { kind: 'blank' };
+  if (CHAINED.test(s)) return { kind: 'chain' };
+  if (/^\s/.test(s)) return { kind: 'indented' };
+  return { kind: 'text' };
+}

@@ -1,0 +1,172 @@
+// Where the server was when it crashed. Phases advance with SGLang's own milestone lines (parseMilestone); a
+// traceback's frames can say more precisely which init step failed.
+
+import type { Milestone } from '../milestones.ts';
+import type { Anchor, Phase } from './types.ts';
+
+/**
+ * Literal text of every milestone line that can change the phase (except the frequent ones below) and of the
+ * traceback header. Each is a substring of every line the matching rule in milestones.ts accepts, so the
+ * pre-filter never hides a milestone.
+ */
+export const STRUCTURE_ANCHORS: Anchor[] = [
+  { text: 'ServerArgs(', ci: false },
+  { text: 'Init torch distributed begin', ci: false },
+  { text: 'Load weight begin', ci: false },
+  { text: 'checkpoint shards:', ci: false },
+  { text: 'loading shards:', ci: false },
+  { text: 'Fastsafetensor loader:', ci: false },
+  { text: 'Load weight end', ci: false },
+  { text: 'KV Cache is allocated', ci: false },
+  { text: 'Memory pool end', ci: false },
+  { text: 'graph begin', ci: true },
+  { text: 'graph end', ci: true },
+  { text: 'max_total_num_tokens=', ci: false },
+  { text: 'Uvicorn running on', ci: false },
+  { text: 'fired up and ready to roll', ci: false },
+  { text: 'SIGTERM received', ci: false },
+  { text: 'Gracefully exiting', ci: false },
+  { text: 'Traceback (most recent call last)', ci: false },
+];
+
+export type FrequentKind = 'prefill' | 'decode' | 'access';
+
+/**
+ * Lines that come by the thousand in a running server. They only move the phase between prefill, decode and
+ * runtime, so the fast scan keeps just the last one before each line it looks at (see `lastFrequent`).
+ */
+export const FREQUENT: { anchor: string; kind: FrequentKind; follows: RegExp }[] = [
+  { anchor: 'Prefill batch', kind: 'prefill', follows: /[,.]/ },
+  { anchor: 'Decode batch', kind: 'decode', follows: /[,.]/ },
+  // uvicorn access log: `"POST /generate HTTP/1.1" 200 OK`
+  { anchor: 'HTTP/1.1" ', kind: 'access', follows: /[0-9]/ },
+];
+
+/** The last frequent milestone in `text[from, to)`, by position; `null` if none. */
+export function lastFrequent(text: string, from = 0, to = text.length): FrequentKind | null {
+  const seg = from === 0 && to === text.length ? text : text.slice(from, to);
+  let bestPos = -1;
+  let best: FrequentKind | null = null;
+  for (const f of FREQUENT) {
+    let p = seg.length;
+    for (;;) {
+      p = seg.lastIndexOf(f.anchor, p - 1);
+      if (p < 0 || p <= bestPos) break;
+      if (f.follows.test(seg.charAt(p + f.anchor.length))) {
+        bestPos = p;
+        best = f.kind;
+        break;
+      }
+    }
+  }
+  return best;
+}
+
+const ORDER: Record<Phase, number> = {
+  unknown: 0,
+  startup: 1,
+  weight_load: 2,
+  kv_alloc: 3,
+  cuda_graph_capture: 4,
+  warmup: 5,
+  prefill: 6,
+  decode: 6,
+  runtime: 6,
+  shutdown: 7,
+};
+
+export interface PhaseState {
+  phase: Phase;
+  ready: boolean;
+}
+
+export function initialPhase(): PhaseState {
+  return { phase: 'unknown', ready: false };
+}
+
+// Startup phases only move forward: ranks print the same milestone at slightly different times, and a late
+// "Load weight begin" from TP7 must not send the phase back from kv_alloc.
+function advance(s: PhaseState, target: Phase): void {
+  if (!s.ready && ORDER[target] > ORDER[s.phase]) s.phase = target;
+}
+
+export function applyMilestone(s: PhaseState, m: Milestone): void {
+  if (m.kind === 'server_args' && (s.phase === 'shutdown' || s.ready)) {
+    // A new launch appended to the same log.
+    s.ready = false;
+    s.phase = 'startup';
+    return;
+  }
+  if (s.phase === 'shutdown') return;
+  switch (m.kind) {
+    case 'server_args':
+    case 'dist_init_begin':
+      return advance(s, 'startup');
+    case 'weights_begin':
+    case 'shards':
+    case 'weights_end':
+      return advance(s, 'weight_load');
+    case 'kv_allocated':
+    case 'mem_pool_end':
+      return advance(s, 'kv_alloc');
+    case 'graph_begin':
+      return advance(s, 'cuda_graph_capture');
+    case 'graph_end':
+    case 'scheduler_ready':
+    case 'uvicorn_running':
+      return advance(s, 'warmup');
+    case 'ready':
+      s.ready = true;
+      s.phase = 'runtime';
+      return;
+    case 'shutdown':
+      s.phase = 'shutdown';
+      return;
+    case 'prefill':
+    case 'decode':
+      return applyFrequent(s, m.kind);
+  }
+}
+
+export function applyFrequent(s: PhaseState, kind: FrequentKind): void {
+  if (s.phase === 'shutdown') return;
+  const runtimePhase: Phase = kind === 'access' ? 'runtime' : kind;
+  // Before the ready line these are the warm-up request; in a log that starts mid-run they are the real thing.
+  if (!s.ready && ORDER[s.phase] >= ORDER.startup && ORDER[s.phase] <= ORDER.warmup) s.phase = 'warmup';
+  else s.phase = runtimePhase;
+}
+
+export interface Frame {
+  line: number;
+  text: string;
+  file: string;
+  func: string;
+}
+
+const HINTS: { phase: Phase; funcs: string[]; file?: RegExp }[] = [
+  {
+    phase: 'cuda_graph_capture',
+    funcs: ['init_cuda_graphs', 'init_device_graphs', 'init_all_cuda_graphs', 'capture_one_batch_size'],
+    file: /cuda_graph_runner\.py$/,
+  },
+  { phase: 'kv_alloc', funcs: ['init_memory_pool', 'profile_max_num_token', 'init_kv_cache'] },
+  {
+    phase: 'weight_load',
+    funcs: ['load_model', 'load_weights', 'load_weights_and_postprocess'],
+    file: /\/model_loader\/|weight_utils\.py$/,
+  },
+  { phase: 'warmup', funcs: ['_wait_and_warmup', '_execute_server_warmup'] },
+  {
+    phase: 'startup',
+    funcs: ['init_torch_distributed', 'init_distributed_environment', 'prepare_server_args'],
+    file: /(server_args|launch_server)\.py$/,
+  },
+];
+
+/** The init step a traceback went through, if any (capture beats load: capture frames sit under initialize). */
+export function phaseFromFrames(frames: readonly Frame[]): Phase | null {
+  for (const h of HINTS) {
+    if (frames.some((f) => h.funcs.includes(f.func) || (h.file?.test(f.file) ?? false))) return h.phase;
+  }
+  return null;
+}

@@ -1,0 +1,103 @@
+// Fast path for whole files (the benchmark reads 500 MB): bytes are decoded as latin1 (one char per byte, so
+// string positions are byte offsets) and the combined pre-filter regex runs over whole blocks. Only lines it hits,
+// and lines inside a crash's attention window, are cut out, decoded as UTF-8 and handed to the engine; between
+// them, the prefill/decode/runtime phase is taken from the last frequent milestone in the skipped text. Memory is
+// one block plus one partial line (capped).
+
+import { cleanLine } from '../lines.ts';
+import type { ClassifierEngine } from './engine.ts';
+import { lastFrequent } from './phase.ts';
+
+const MAX_LINE_BYTES = 1 << 20;
+
+export class FastScanner {
+  private carry: Buffer | null = null;
+  /** Bytes of an over-long line are dropped until its newline. */
+  private dropping = false;
+  private lineNo = 0;
+
+  constructor(private readonly engine: ClassifierEngine) {}
+
+  write(chunk: Buffer): void {
+    let buf = chunk;
+    if (this.dropping) {
+      const nl = buf.indexOf(10);
+      if (nl < 0) return;
+      this.dropping = false;
+      // The kept head of the long line ends here.
+      buf = Buffer.concat([this.carry ?? Buffer.alloc(0), Buffer.from('\n'), buf.subarray(nl + 1)]);
+      this.carry = null;
+    } else if (this.carry) {
+      buf = Buffer.concat([this.carry, buf]);
+      this.carry = null;
+    }
+    const lastNl = buf.lastIndexOf(10);
+    if (lastNl < 0) {
+      this.keep(buf);
+      return;
+    }
+    if (lastNl + 1 < buf.length) this.keep(buf.subarray(lastNl + 1));
+    this.scanBlock(buf.subarray(0, lastNl + 1));
+  }
+
+  end(): void {
+    const rest = this.carry;
+    this.carry = null;
+    this.dropping = false;
+    if (rest && rest.length > 0) this.scanBlock(Buffer.concat([rest, Buffer.from('\n')]));
+    this.engine.setLinesRead(this.lineNo);
+  }
+
+  private keep(partial: Buffer): void {
+    if (partial.length > MAX_LINE_BYTES) {
+      this.carry = Buffer.from(partial.subarray(0, MAX_LINE_BYTES));
+      this.dropping = true;
+    } else {
+      this.carry = Buffer.from(partial);
+    }
+  }
+
+  /** `block` ends with a newline. */
+  private scanBlock(block: Buffer): void {
+    const text = block.toString('latin1');
+    const gate = this.engine.catalog.byteGate;
+    const engine = this.engine;
+    let pos = 0;
+    let segStart = 0;
+    let lineNo = this.lineNo;
+    while (pos < text.length) {
+      let start = pos;
+      if (!engine.inAttention(lineNo + 1)) {
+        gate.lastIndex = pos;
+        const m = gate.exec(text);
+        if (!m) {
+          lineNo += countNewlines(text, pos, text.length);
+          break;
+        }
+        start = text.lastIndexOf('\n', m.index) + 1;
+        if (start < pos) start = pos;
+        lineNo += countNewlines(text, pos, start);
+      }
+      const kind = lastFrequent(text, segStart, start);
+      if (kind) engine.frequent(kind);
+      const end = text.indexOf('\n', start);
+      lineNo++;
+      engine.feed(cleanLine(block.toString('utf8', start, end)), lineNo);
+      pos = end + 1;
+      segStart = pos;
+    }
+    const kind = lastFrequent(text, segStart, text.length);
+    if (kind) engine.frequent(kind);
+    this.lineNo = lineNo;
+  }
+}
+
+function countNewlines(text: string, from: number, to: number): number {
+  let n = 0;
+  let p = text.indexOf('\n', from);
+  while (p >= 0 && p < to) {
+    n++;
+    p = text.indexOf('\n', p + 1);
+  }
+  return n;
+}
