@@ -415,8 +415,8 @@ function table(flavor) {
     // PD disaggregation
     [['--disaggregation-mode'], { default: 'null', choices: ['null', 'prefill', 'decode'] }],
     [['--disaggregation-transfer-backend'], { default: 'mooncake', choices: ['mooncake', 'nixl', 'ascend', 'fake'] }],
-    // Config file
-    [['--config'], {}],
+    // Config file (parser-only: not a ServerArgs field)
+    [['--config'], { noField: true }],
   ];
   return rows;
 }
@@ -455,7 +455,7 @@ export function buildParser(flavor, warn) {
   const fields = [];
   const addRow = ([opts, spec]) => {
     const a = parser.add(opts, spec);
-    fields.push({ field: spec.field ?? a.dest, dest: a.dest, float: !!spec.float });
+    if (!spec.noField) fields.push({ field: spec.field ?? a.dest, dest: a.dest, float: !!spec.float });
     return a;
   };
   const rows = table(flavor);
