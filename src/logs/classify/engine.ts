@@ -252,15 +252,16 @@ export class ClassifierEngine {
     if (this.hang) return this.fromHang(this.hang);
     const phase = this.phase.phase;
     return {
-      classification: classification(
-        'none',
+      classification: {
+        category: 'none',
         phase,
-        null,
-        `no crash in ${this.linesRead} lines (last phase: ${phase})`,
-        [],
-        'none',
-        this.phase.ready ? 0.95 : 0.8,
-      ),
+        summary: `No crash: ${this.linesRead} lines read, last phase ${phase}`,
+        evidence: [],
+        rank: null,
+        dedupKey: 'none',
+        // A server that reached the ready line is known good; one still starting may yet crash.
+        confidence: this.phase.ready ? 0.95 : 0.8,
+      },
       signature: null,
       hang: false,
       linesRead: this.linesRead,
@@ -271,7 +272,10 @@ export class ClassifierEngine {
     const category = c.sig.category ?? 'other';
     const frames = c.tb?.frames ?? [];
     const phase =
-      c.sig.phase ?? c.alsoMatched.find((s) => s.phase !== undefined)?.phase ?? phaseFromFrames(frames) ?? c.phaseAt;
+      c.sig.phase ??
+      c.alsoMatched.find((s) => s.phase !== undefined)?.phase ??
+      phaseFromFrames(frames, c.phaseAt) ??
+      c.phaseAt;
     const rank = c.prefixRank ?? c.tb?.rank ?? null;
     const header = c.tb && c.tb.header.line !== c.ev.line ? c.tb.header : null;
     const evidence = buildEvidence([c.ev, ...c.more].slice(0, MAX_EVIDENCE), header, frames);
@@ -303,7 +307,7 @@ export class ClassifierEngine {
 
   private fromUnknownCrash(tb: Traceback | null): Diagnosis {
     const root = tb ? (tb.exc ?? tb.header) : (this.death as Evidence);
-    const phase = tb ? (phaseFromFrames(tb.frames) ?? tb.phaseAt) : this.deathPhase;
+    const phase = tb ? (phaseFromFrames(tb.frames, tb.phaseAt) ?? tb.phaseAt) : this.deathPhase;
     const rank = tb ? tb.rank : this.deathRank;
     const evidence = tb ? buildEvidence([root], tb.header, tb.frames) : [root];
     const confidence = tb && this.death ? 0.5 : 0.35;

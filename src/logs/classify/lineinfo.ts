@@ -68,7 +68,8 @@ export function normaliseForKey(line: string): string {
 }
 
 export const TRACEBACK_START = 'Traceback (most recent call last)';
-const FRAME = /^\s+File "([^"]+)", line \d+,? in (\S+)/;
+// Frames are indented by Python; issue text sometimes loses the indentation, so it is optional here.
+const FRAME = /^\s*File "([^"]+)", line \d+,? in (\S+)/;
 const CHAINED = /^(During handling of the above exception|The above exception was the direct cause)/;
 
 export type LineShape =

@@ -90,6 +90,21 @@ function advance(s: PhaseState, target: Phase): void {
   if (!s.ready && ORDER[target] > ORDER[s.phase]) s.phase = target;
 }
 
+const ADVANCE: Partial<Record<Milestone['kind'], Phase>> = {
+  server_args: 'startup',
+  dist_init_begin: 'startup',
+  weights_begin: 'weight_load',
+  shards: 'weight_load',
+  weights_end: 'weight_load',
+  kv_allocated: 'kv_alloc',
+  mem_pool_end: 'kv_alloc',
+  graph_begin: 'cuda_graph_capture',
+  // After capture the scheduler finishes init and the HTTP server starts its warm-up request.
+  graph_end: 'warmup',
+  scheduler_ready: 'warmup',
+  uvicorn_running: 'warmup',
+};
+
 export function applyMilestone(s: PhaseState, m: Milestone): void {
   if (m.kind === 'server_args' && (s.phase === 'shutdown' || s.ready)) {
     // A new launch appended to the same log.
@@ -98,33 +113,16 @@ export function applyMilestone(s: PhaseState, m: Milestone): void {
     return;
   }
   if (s.phase === 'shutdown') return;
-  switch (m.kind) {
-    case 'server_args':
-    case 'dist_init_begin':
-      return advance(s, 'startup');
-    case 'weights_begin':
-    case 'shards':
-    case 'weights_end':
-      return advance(s, 'weight_load');
-    case 'kv_allocated':
-    case 'mem_pool_end':
-      return advance(s, 'kv_alloc');
-    case 'graph_begin':
-      return advance(s, 'cuda_graph_capture');
-    case 'graph_end':
-    case 'scheduler_ready':
-    case 'uvicorn_running':
-      return advance(s, 'warmup');
-    case 'ready':
-      s.ready = true;
-      s.phase = 'runtime';
-      return;
-    case 'shutdown':
-      s.phase = 'shutdown';
-      return;
-    case 'prefill':
-    case 'decode':
-      return applyFrequent(s, m.kind);
+  if (m.kind === 'ready') {
+    s.ready = true;
+    s.phase = 'runtime';
+  } else if (m.kind === 'shutdown') {
+    s.phase = 'shutdown';
+  } else if (m.kind === 'prefill' || m.kind === 'decode') {
+    applyFrequent(s, m.kind);
+  } else {
+    const target = ADVANCE[m.kind];
+    if (target) advance(s, target);
   }
 }
 
@@ -163,10 +161,28 @@ const HINTS: { phase: Phase; funcs: string[]; file?: RegExp }[] = [
   },
 ];
 
-/** The init step a traceback went through, if any (capture beats load: capture frames sit under initialize). */
-export function phaseFromFrames(frames: readonly Frame[]): Phase | null {
-  for (const h of HINTS) {
+// Forward passes at serving time: only used when the milestones do not already place the crash in startup.
+const RUNTIME_HINTS: { phase: Phase; funcs: string[] }[] = [
+  { phase: 'decode', funcs: ['forward_decode', 'forward_decode_batch', 'process_batch_result_decode'] },
+  { phase: 'prefill', funcs: ['forward_extend', 'forward_prefill_batch', 'process_batch_result_prefill'] },
+];
+
+function hinted(frames: readonly Frame[], hints: { phase: Phase; funcs: string[]; file?: RegExp }[]): Phase | null {
+  for (const h of hints) {
     if (frames.some((f) => h.funcs.includes(f.func) || (h.file?.test(f.file) ?? false))) return h.phase;
+  }
+  return null;
+}
+
+/**
+ * The phase a traceback's frames show: an init step (capture beats load: capture frames sit under initialize),
+ * else, when the log was not in startup, the kind of forward pass. Null when the frames say nothing.
+ */
+export function phaseFromFrames(frames: readonly Frame[], milestonePhase: Phase): Phase | null {
+  const init = hinted(frames, HINTS);
+  if (init) return init;
+  if (ORDER[milestonePhase] === ORDER.unknown || ORDER[milestonePhase] === ORDER.runtime) {
+    return hinted(frames, RUNTIME_HINTS);
   }
   return null;
 }
