@@ -11,6 +11,8 @@ export interface QueryTerm {
 
 export interface IndexedSection {
   section: Section;
+  /** The heading path shown and matched: without the document's title when the file has one (see `titleOf`). */
+  path: string[];
   /** Position of the source in the index's source list, then of the section in its file: the tie-breakers. */
   sourceOrder: number;
   sectionOrder: number;
@@ -29,14 +31,37 @@ const ANCESTOR_WEIGHT = 1;
 const K1 = 1.2;
 const B = 0.75;
 
-export function indexSection(section: Section, sourceOrder: number, sectionOrder: number): IndexedSection {
-  const own = positions(section.headingPath[section.headingPath.length - 1] ?? '');
-  const ancestors = positions(section.headingPath.slice(0, -1).join(' \n '));
+export function indexSection(
+  section: Section,
+  sourceOrder: number,
+  sectionOrder: number,
+  dropTitle = false,
+): IndexedSection {
+  const hp = section.headingPath;
+  const path = dropTitle && hp.length > 1 ? hp.slice(1) : [...hp];
+  // The title's own section (the preface under it) is about the whole document, so its heading gets no boost.
+  const isTitle = dropTitle && hp.length === 1;
+  const own = positions(isTitle ? '' : (hp[hp.length - 1] ?? ''));
+  const ancestors = positions(isTitle ? (hp[0] ?? '') : path.slice(0, -1).join(' \n '));
   const body = positions(section.text);
   let length = 0;
   for (const p of body.values()) length += p.length;
   for (const p of own.values()) length += p.length;
-  return { section, sourceOrder, sectionOrder, body, own, ancestors, length };
+  return { section, path, sourceOrder, sectionOrder, body, own, ancestors, length };
+}
+
+/**
+ * True when the file's first heading is over all the others (`# Project findings` and everything below it): a
+ * document title. Its words are in every section's path, so they match everything and say nothing.
+ */
+export function hasTitle(sections: readonly Section[]): boolean {
+  const headed = sections.filter((s) => s.headingPath.length > 0);
+  const first = headed[0];
+  if (!first || first.headingPath.length !== 1 || headed.length < 2) return false;
+  return (
+    headed.every((s) => s.headingPath[0] === first.headingPath[0]) &&
+    headed.slice(1).every((s) => s.headingPath.length > 1)
+  );
 }
 
 export interface Scored {

@@ -59,7 +59,7 @@ export function makeExcerpt(
   const ex: Excerpt = {
     source: source.name,
     file: s.file,
-    headingPath: [...s.headingPath],
+    headingPath: [...doc.path],
     startLine: window.start,
     endLine: window.end,
     lines: all.slice(window.start - s.startLine, window.end - s.startLine + 1),
