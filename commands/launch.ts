@@ -4,7 +4,7 @@ import { duration } from '../src/format/table.ts';
 import { resolveHostName } from '../src/hosts/from-config.ts';
 import { launch } from '../src/server/launch.ts';
 import { monitorAttempt } from '../src/server/monitor.ts';
-import { crashText, eventText } from '../src/server/render-events.ts';
+import { eventText } from '../src/server/render-events.ts';
 
 export default defineCommand({
   name: 'launch',
@@ -59,10 +59,8 @@ export default defineCommand({
         exitCode: 1,
       };
     return {
-      text: [
-        `${r.outcome}: attempt #${a.id} (${a.profile}) on ${hostName}`,
-        ...(r.diagnosis ? crashText(r.diagnosis) : []),
-      ].join('\n'),
+      // The crash itself was already told as it happened (and alerted); end with the one-line verdict.
+      text: `${r.outcome}: attempt #${a.id} (${a.profile}) on ${hostName}${r.diagnosis && r.diagnosis.category !== 'none' ? `: ${r.diagnosis.category} during ${r.diagnosis.phase}: ${r.diagnosis.summary}` : ''}`,
       data,
       exitCode: 1,
     };

@@ -191,6 +191,7 @@ export async function follow(
   const { host } = hostOf(engine, attempt.host);
   const diag = diagnoser();
   let progress = initialProgress();
+  const told = new Set<string>();
   let outcome: LaunchResult['outcome'] | undefined;
   const timeoutMs = engine.loaded.config.timeouts.ready_s * 1000;
   const abort = new AbortController();
@@ -211,7 +212,9 @@ export async function follow(
         if (!m) return undefined;
         const step = advance(progress, m);
         progress = step.progress;
-        if (step.text) {
+        // Every TP rank logs the same milestone: tell it once.
+        if (step.text && !told.has(step.text)) {
+          told.add(step.text);
           engine.attempts.update(attempt.id, { lastMilestone: step.text });
           engine.attempts.event(attempt.id, engine.clock.now(), 'milestone', { text: step.text });
           emit({ kind: 'milestone', text: step.text, progress });

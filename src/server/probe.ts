@@ -5,6 +5,11 @@ import type { Attempt } from '../ledger/attempts.ts';
 import { type Engine, hostOf } from './engine.ts';
 import { type GpuReport, readGpus } from './host-info.ts';
 import { type RemoteState, readRemoteState, runIdFor } from './remote-state.ts';
+import { singleFlight } from './single-flight.ts';
+
+// GPU memory moves slowly; process state must be current, so only concurrent reads share it.
+const sharedGpus = singleFlight<GpuReport>(1000);
+const sharedState = singleFlight<RemoteState>(0);
 
 const ServerInfo = z
   .object({
@@ -22,7 +27,7 @@ export interface ProbeReport {
   host: string;
   attempt: Attempt | null;
   process: RemoteState | { state: 'unreachable'; error: string };
-  health: { status: number | null; error?: string };
+  health: { status: number | null; error?: string | undefined };
   serverInfo: {
     version?: string;
     modelPath?: string;
@@ -41,20 +46,23 @@ export async function probe(engine: Engine, hostName: string): Promise<ProbeRepo
   const { host, cfg } = hostOf(engine, hostName);
   const attempt = engine.attempts.activeOn(hostName) ?? null;
   const port = attempt?.port ?? 30000;
-  const proc = await readRemoteState(host, cfg).catch((e: Error) => ({
-    state: 'unreachable' as const,
-    error: e.message,
-  }));
-  const health = await host
-    .http(port, { method: 'GET', path: '/health', timeoutMs: 25_000 })
-    .then((r) => ({ status: r.status }))
-    .catch((e: Error) => ({ status: null, error: e.message }));
-  const serverInfo = await readServerInfo(engine, hostName, port);
-  const models = await host
-    .http(port, { method: 'GET', path: '/v1/models', timeoutMs: 5000 })
-    .then((r) => Models.parse(JSON.parse(r.body)).data.map((m) => m.id))
-    .catch((e: Error) => ({ error: e.message }));
-  const gpu = await readGpus(host, cfg).catch((e: Error) => ({ error: e.message }));
+  // The parts are independent: ask them all at once.
+  const [proc, health, serverInfo, models, gpu] = await Promise.all([
+    sharedState(hostName, () => readRemoteState(host, cfg)).catch((e: Error) => ({
+      state: 'unreachable' as const,
+      error: e.message,
+    })),
+    host
+      .http(port, { method: 'GET', path: '/health', timeoutMs: 25_000 })
+      .then((r) => ({ status: r.status as number | null, error: undefined as string | undefined }))
+      .catch((e: Error) => ({ status: null, error: e.message })),
+    readServerInfo(engine, hostName, port),
+    host
+      .http(port, { method: 'GET', path: '/v1/models', timeoutMs: 5000 })
+      .then((r) => Models.parse(JSON.parse(r.body)).data.map((m) => m.id))
+      .catch((e: Error) => ({ error: e.message })),
+    sharedGpus(hostName, () => readGpus(host, cfg)).catch((e: Error) => ({ error: e.message })),
+  ]);
   const ours = 'runId' in proc && attempt && proc.runId === runIdFor(attempt.id);
   return {
     host: hostName,
