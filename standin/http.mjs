@@ -6,6 +6,7 @@ import http from 'node:http';
 import { chatPromptTokens, countTokens, plan } from './generate.mjs';
 import { timestamp } from './log.mjs';
 import * as M from './messages.mjs';
+import { pyFloat } from './pyrepr.mjs';
 import { eventAt } from './scenario.mjs';
 
 const json = (v) => JSON.stringify(v);
@@ -234,7 +235,7 @@ export function startHttp(srv, { dummy }) {
           if (ev.kind === 'stall') return hangRequest();
           if (ev.kind === 'watchdog_timeout') {
             hangRequest();
-            const w = M.watchdogLines(cfg.watchdogTimeout);
+            const w = M.watchdogLines(pyFloat(cfg.watchdogTimeout));
             setTimeout(
               () => {
                 if (srv.dead) return;
