@@ -25,10 +25,11 @@ export interface Versions {
   problem?: string;
 }
 
-const cache = new Map<string, Versions>();
+// Keyed by the host object: one cache per connection pool, so two bots (or a test's fresh bot) never share it.
+const cache = new WeakMap<RemoteHost, Versions>();
 
 export async function readVersions(host: RemoteHost, cfg: HostConfig, fresh = false): Promise<Versions> {
-  const hit = cache.get(host.name);
+  const hit = cache.get(host);
   if (hit && !fresh) return hit;
   const r = await host.exec(script(VERSIONS, 'glm-versions', [cfg.python, cfg.bin_dirs.join(':')]));
   const v: Versions = {};
@@ -45,7 +46,7 @@ export async function readVersions(host: RemoteHost, cfg: HostConfig, fresh = fa
       v.problem ??= `sglang is not importable by ${cfg.python}: ${value}`;
     }
   }
-  cache.set(host.name, v);
+  cache.set(host, v);
   return v;
 }
 

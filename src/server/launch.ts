@@ -114,10 +114,12 @@ export async function launch(
       { timeoutMs: 30_000 },
     );
   } catch (e) {
-    // We cannot know whether the host started it: say so, and leave the attempt for `status` to reconcile.
+    // Never connected: nothing started. Lost mid-command: we cannot know, and `status` reconciles with the host.
+    const kind = e instanceof RemoteError ? e.details.kind : undefined;
+    const notStarted = kind === 'connect' || kind === 'host-key' || kind === 'auth';
     engine.attempts.finish(attempt.id, {
       status: 'failed',
-      outcome: 'launch_unknown',
+      outcome: notStarted ? 'launch_failed' : 'launch_unknown',
       detail: (e as Error).message,
       at: engine.clock.now(),
     });

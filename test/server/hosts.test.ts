@@ -1,0 +1,130 @@
+// Host problems through the whole bot: each gives a clear error within a bounded time and leaves the ledger clean.
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { validate } from '../../src/config/load.ts';
+import { freshDirs, makeBot, STANDIN, type TestBot, testConfig } from '../helpers/app.ts';
+import { freePort, type Sshd, startSshd } from '../helpers/sshd.ts';
+
+let sshd: Sshd;
+let jumpSshd: Sshd;
+const bots: TestBot[] = [];
+
+beforeAll(async () => {
+  [sshd, jumpSshd] = await Promise.all([startSshd(), startSshd()]);
+});
+afterAll(async () => {
+  for (const b of bots) await b.app.close();
+  await Promise.all([sshd.stop(), jumpSshd.stop()]);
+});
+
+function bot(over: (raw: ReturnType<typeof testConfig>) => void = () => {}): TestBot {
+  const dirs = freshDirs();
+  const cfg = testConfig(sshd, dirs);
+  over(cfg);
+  const b = makeBot(cfg, dirs);
+  bots.push(b);
+  return b;
+}
+
+describe('hosts through the bot', () => {
+  it('check reports reachable, authenticated, Python, SGLang and GPUs', async () => {
+    const r = await bot().run('check --json');
+    const [h] = r.data as Array<{
+      reachable: boolean;
+      authenticated: boolean;
+      python: string;
+      sglang: string;
+      gpus: Array<{ name: string; computeCap: string }>;
+    }>;
+    expect(r.exitCode).toBe(0);
+    expect(h).toMatchObject({ reachable: true, authenticated: true });
+    expect(h?.python).toMatch(/^3\.\d+/);
+    expect(h?.sglang).toMatch(/standin/);
+    expect(h?.gpus.length).toBe(8);
+    expect(h?.gpus[0]?.computeCap).toBe('12.0');
+  });
+
+  it('an unknown host key: launch refused with the fingerprint, nothing in the ledger', async () => {
+    const empty = join(freshDirs().dataDir, 'known_hosts');
+    writeFileSync(empty, '');
+    const b = bot((c) => {
+      c.config.hosts.gpu!.ssh!.known_hosts = empty;
+    });
+    const started = Date.now();
+    const r = await b.run(`launch small --port ${await freePort()}`);
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(r.exitCode).toBe(1);
+    expect(r.text).toMatch(/error on host gpu: host key of \[127\.0\.0\.1\]:\d+ is not known: it presented SHA256:/);
+    expect(r.text).toMatch(/fix: check the fingerprint out of band/);
+    expect(b.app.engine.attempts.list()).toEqual([]);
+  });
+
+  it('a changed host key: refused, named as a change, nothing launched', async () => {
+    const other = await startSshd();
+    const b = bot((c) => {
+      c.config.hosts.gpu!.ssh!.known_hosts = other.knownHostsPath; // pins another server's key for this address
+      c.config.hosts.gpu!.ssh!.port = sshd.port;
+    });
+    writeFileSync(other.knownHostsPath, `[127.0.0.1]:${sshd.port} ${other.hostKeyPub}\n`);
+    const r = await b.run(`launch small --port ${await freePort()}`);
+    expect(r.exitCode).toBe(1);
+    expect(r.text).toMatch(/HOST KEY CHANGED/);
+    expect(r.text).toMatch(/ssh-keygen -R/);
+    expect(b.app.engine.attempts.list()).toEqual([]);
+    await other.stop();
+  });
+
+  it('an unreachable host: a clear error within the connect timeout', async () => {
+    const port = await freePort();
+    const b = bot((c) => {
+      c.config.hosts.gpu!.ssh!.port = port;
+    });
+    const started = Date.now();
+    const r = await b.run('status');
+    expect(Date.now() - started).toBeLessThan(12_000);
+    expect(r.text).toMatch(/idle/);
+    const l = await b.run(`launch small --port ${await freePort()}`);
+    expect(l.text).toMatch(/cannot reach 127\.0\.0\.1:\d+/);
+    expect(b.app.engine.attempts.list()).toEqual([]);
+  });
+
+  it('reaches a host through a jump host', async () => {
+    const dirs = freshDirs();
+    const raw = {
+      default_host: 'gpu',
+      timeouts: { connect_s: 5, command_s: 20, keepalive_s: 2, ready_s: 60, stop_grace_s: 2 },
+      hosts: {
+        bastion: {
+          ssh: {
+            host: '127.0.0.1',
+            port: jumpSshd.port,
+            user: jumpSshd.user,
+            key_file: jumpSshd.userKeyPath,
+            known_hosts: jumpSshd.knownHostsPath,
+            ssh_config: '/dev/null',
+          },
+        },
+        gpu: {
+          ssh: {
+            host: '127.0.0.1',
+            port: sshd.port,
+            user: sshd.user,
+            key_file: sshd.userKeyPath,
+            known_hosts: sshd.knownHostsPath,
+            jump: 'bastion',
+            ssh_config: '/dev/null',
+          },
+          python: join(STANDIN, 'python'),
+          workdir: dirs.workdir,
+          bin_dirs: [join(STANDIN, 'bin')],
+        },
+      },
+    };
+    const cfg = { ...testConfig(sshd, dirs), config: validate(raw, 'jump config') };
+    const b = makeBot(cfg, dirs);
+    bots.push(b);
+    const r = await b.run('check --host gpu --json');
+    expect((r.data as Array<{ sglang: string }>)[0]?.sglang).toMatch(/standin/);
+  });
+});
