@@ -18,8 +18,9 @@ export interface Excerpt {
 export const MAX_EXCERPT_LINES = 8;
 
 /**
- * The best window of at most `maxLines` lines: the most query weight (each term counted once per window, weighted
- * by rarity), earliest on ties, then trimmed of blank lines at its ends.
+ * The best window of at most `maxLines` lines: the most query weight (terms weighted by rarity; a term seen again
+ * in the window adds a little), then the window that opens one line before its first match (context, not filler),
+ * then the earliest; trimmed of blank lines at its ends.
  */
 export function bestWindow(
   doc: IndexedSection,
@@ -30,16 +31,21 @@ export function bestWindow(
   const s = doc.section;
   const lines = s.text.split('\n');
   const size = Math.max(1, Math.min(maxLines, lines.length));
-  let best = { start: 0, score: -1 };
+  const words = new Set(query.flatMap((t) => t.tokens));
+  const hit = lines.map((l) => [...positions(l).keys()].some((w) => words.has(w)));
+  let best = { start: 0, score: -1, lead: Number.POSITIVE_INFINITY };
   for (let i = 0; i + size <= lines.length; i++) {
     const map = positions(lines.slice(i, i + size).join('\n'));
     let score = 0;
     query.forEach((t, k) => {
-      if (countPhrase(map, t.tokens) > 0) score += t.weight * (idf[k] ?? 0);
+      const tf = countPhrase(map, t.tokens);
+      if (tf > 0) score += t.weight * (idf[k] ?? 0) * ((2 * tf) / (tf + 1));
     });
-    // A window that opens on a blank line wastes a line of the alert; a tiny penalty breaks those ties.
-    if (lines[i]!.trim() === '') score -= 1e-6;
-    if (score > best.score + 1e-9) best = { start: i, score };
+    const first = hit.slice(i, i + size).indexOf(true);
+    const lead = first < 0 ? size : Math.abs(first - 1);
+    if (score > best.score + 1e-9 || (Math.abs(score - best.score) <= 1e-9 && lead < best.lead)) {
+      best = { start: i, score, lead };
+    }
   }
   let a = best.start;
   let b = best.start + size - 1;
