@@ -11,7 +11,7 @@ export interface QueryTerm {
 
 export interface IndexedSection {
   section: Section;
-  /** The heading path shown and matched: without the document's title when the file has one (see `titleOf`). */
+  /** The heading path shown and matched: without the document's title when the file has one (see `hasTitle`). */
   path: string[];
   /** Position of the source in the index's source list, then of the section in its file: the tie-breakers. */
   sourceOrder: number;
