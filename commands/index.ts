@@ -3,6 +3,7 @@ import type { CommandDef } from '../src/commands/define.ts';
 import attempts from './attempts.ts';
 import check from './check.ts';
 import diff from './diff.ts';
+import findings from './findings.ts';
 import help from './help.ts';
 import launch from './launch.ts';
 import logs from './logs.ts';
@@ -23,5 +24,6 @@ export const COMMANDS = [
   profiles,
   profile,
   diff,
+  findings,
   check,
 ] as unknown as CommandDef[];

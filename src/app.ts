@@ -7,6 +7,7 @@ import type { ChatAdapter, Excerpt } from './chat/types.ts';
 import { type Clock, systemClock } from './clock.ts';
 import { createDispatch, type Dispatch } from './commands/registry.ts';
 import { type LoadedConfig, loadConfig } from './config/load.ts';
+import { createFindingsIndex, sourcesFromConfig } from './findings/index.ts';
 import { createHostPool } from './hosts/from-config.ts';
 import { createAttemptStore } from './ledger/attempts.ts';
 import { createAuditLog } from './ledger/audit.ts';
@@ -60,6 +61,12 @@ export function createApp(opts: AppOptions = {}): App {
     clock: opts.clock ?? systemClock,
     log,
   };
+  engine.findings = createFindingsIndex(
+    sourcesFromConfig(loaded.config.findings, (name) => engine.pool.get(name)),
+    { clock: engine.clock },
+  );
+  const excerptsFor =
+    opts.excerptsFor ?? ((d: Diagnosis, flags: Record<string, string>) => engine.findings!.excerptsFor(d, flags));
   const outbox = createOutbox(db);
   let delivery: Delivery | undefined;
   if (opts.chat) {
@@ -76,7 +83,7 @@ export function createApp(opts: AppOptions = {}): App {
         outbox,
         delivery,
         clock: engine.clock,
-        sources: { attempts: engine.attempts, excerptsFor: opts.excerptsFor, nextSteps: opts.nextSteps },
+        sources: { attempts: engine.attempts, excerptsFor, nextSteps: opts.nextSteps },
       },
       {
         channel: chat.channel,

@@ -133,6 +133,16 @@ function crossChecks(cfg: Config): Issue[] {
       }
     }
   }
+  cfg.findings.forEach((f, i) => {
+    if (f.host !== undefined && !cfg.hosts[f.host]) {
+      const s = suggest(f.host, names);
+      issues.push({
+        path: `findings.${i}.host`,
+        message: `names unknown host '${f.host}'`,
+        fix: s ? `did you mean '${s}'?` : `use one of: ${names.join(', ')}`,
+      });
+    }
+  });
   if (cfg.default_host !== undefined && !cfg.hosts[cfg.default_host]) {
     const s = suggest(cfg.default_host, names);
     issues.push({

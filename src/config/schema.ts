@@ -1,6 +1,7 @@
 // The bot's config file, as a zod schema: the single source of truth for validation, defaults, types and the
 // JSON Schema editors use (schema/config.schema.json).
 import { z } from 'zod';
+import { FindingsSourceSchema } from '../findings/defaults.ts';
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const safeText = z
@@ -48,6 +49,58 @@ export const HostSchema = z
   })
   .strict();
 
+const SLACK_ID = /^[A-Z][A-Z0-9]{2,}$/;
+const slackId = (what: string) => z.string().regex(SLACK_ID, `not a Slack ${what} ID (like U0123ABCD)`);
+
+/** Who may do what from Slack. The terminal is the local user and stays trusted. */
+export const RoleSchema = z.enum(['viewer', 'operator', 'admin']);
+
+export const AccessSchema = z
+  .object({
+    users: z
+      .record(slackId('user'), RoleSchema)
+      .default({})
+      .describe('Slack user IDs (U...) and their role: viewer looks, operator launches and stops, admin also audits'),
+    groups: z
+      .record(slackId('user group'), RoleSchema)
+      .default({})
+      .describe('Slack user group IDs (S...) and the role their members get (usergroups.users.list, cached)'),
+    channels: z
+      .array(slackId('channel'))
+      .default([])
+      .describe('channel IDs where /glm is accepted; everywhere else is refused'),
+    default_role: z
+      .enum(['none', 'viewer'])
+      .default('none')
+      .describe('role of anyone not listed, in an allowed channel; never more than viewer'),
+    group_cache_s: z.number().positive().default(300).describe('how long user group members are cached'),
+  })
+  .strict();
+
+export const SlackSchema = z
+  .object({
+    channel: slackId('channel').describe(
+      'where attempt messages and crash alerts are posted (the bot must be a member)',
+    ),
+    team_id: slackId('team')
+      .optional()
+      .describe('accept requests from this workspace only (recommended when the app is installed in several)'),
+    port: z
+      .number()
+      .int()
+      .min(0)
+      .max(65535)
+      .default(3000)
+      .describe('HTTP port: /slack/events (HTTP mode) and /healthz (both modes)'),
+    update_interval_s: z
+      .number()
+      .nonnegative()
+      .default(3)
+      .describe('at most one chat.update per message this often (chat.update is Tier 3)'),
+    timeout_s: z.number().positive().default(10).describe('Slack Web API request timeout'),
+  })
+  .strict();
+
 export const ConfigSchema = z
   .object({
     default_host: safeText.optional().describe('host used when a command names none; default: the only host'),
@@ -64,9 +117,22 @@ export const ConfigSchema = z
       .strict()
       .default({ connect_s: 10, command_s: 30, keepalive_s: 15, ready_s: 1800, stop_grace_s: 30 }),
     hosts: z.record(z.string().regex(/^[a-z0-9][a-z0-9_.-]*$/i, 'host names: letters, digits, . _ -'), HostSchema),
+    findings: z
+      .array(FindingsSourceSchema)
+      .default([])
+      .describe("the team's Markdown knowledge bases quoted in crash alerts; default: the example in knowledge/"),
+    signatures: z
+      .array(z.unknown())
+      .default([])
+      .describe('extra crash signatures for the classifier (same shape as catalog/signatures.yaml entries)'),
+    slack: SlackSchema.optional().describe('the Slack face; tokens come from the environment, never from this file'),
+    access: AccessSchema.optional().describe('Slack roles and channels; without it nobody may use /glm'),
   })
   .strict();
 
 export type Config = z.infer<typeof ConfigSchema>;
 export type HostConfig = z.infer<typeof HostSchema>;
 export type SshConfig = z.infer<typeof SshSchema>;
+export type SlackConfig = z.infer<typeof SlackSchema>;
+export type AccessConfig = z.infer<typeof AccessSchema>;
+export type Role = z.infer<typeof RoleSchema>;

@@ -3,6 +3,7 @@ import type { Clock } from '../clock.ts';
 import type { LoadedConfig } from '../config/load.ts';
 import type { HostConfig } from '../config/schema.ts';
 import { UserError } from '../errors.ts';
+import type { FindingsIndex } from '../findings/index.ts';
 import type { HostPool } from '../hosts/from-config.ts';
 import type { RemoteHost } from '../hosts/types.ts';
 import type { Attempt, AttemptStore } from '../ledger/attempts.ts';
@@ -19,6 +20,8 @@ export interface Engine {
   profiles: ProfileSet;
   clock: Clock;
   log: Logger;
+  /** The team's knowledge bases, quoted in crash alerts and searched by `findings`. */
+  findings?: FindingsIndex;
   /** Where attempt events go besides the command that caused them: chat messages and alerts (src/alerts). */
   notifier?: {
     onEvent(e: LaunchEvent): Promise<void>;

@@ -99,7 +99,8 @@ echo "GLM_STOPPED $how $pg $run $(cat "$W/runs/$run/exit" 2>/dev/null || echo -)
  */
 export const FOLLOW = `${PRELUDE}
 LOG=$(home_path "$1"); OFF=$2; PG=$3; ST=$4
-tail -c "+$((OFF + 1))" -F -- "$LOG" 2>/dev/null &
+# tail's own notices (truncation, rotation) come through on the stream: the bot resets its byte offset on them.
+tail -c "+$((OFF + 1))" -F -- "$LOG" 2>&1 &
 t=$!
 trap 'kill "$t" 2>/dev/null; exit 0' TERM HUP INT
 while alive "$PG" "$ST"; do sleep 0.2; done

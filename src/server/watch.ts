@@ -1,7 +1,7 @@
 // Follows one attempt's log on its host: one long-lived stream, resumed from the last byte handled when the
 // connection drops, ending when the server is gone (then a final read from the same offset catches the last
-// lines, so none is lost and none is handled twice).
-
+// lines, so none is lost and none is handled twice). Truncation and rotation reset the offset to the new file's
+// start. Memory stays bounded: lines are handled one at a time and cut at LineSplitter's limit.
 import type { Attempt } from '../ledger/attempts.ts';
 import { LineSplitter, type LogLine } from '../logs/lines.ts';
 import { type Engine, hostOf } from './engine.ts';
@@ -12,6 +12,10 @@ export interface WatchHandlers {
   /** Return 'stop' to end the watch (e.g. the launch saw what it waited for). */
   onLine(line: LogLine): undefined | 'stop' | Promise<undefined | 'stop'>;
 }
+
+// GNU tail's notices when the file under -F shrinks or changes identity.
+const TAIL_NOTICE =
+  /^tail: .*(file truncated|has been replaced|has appeared|following new file|has become inaccessible)/;
 
 export type WatchEnd = 'server-exited' | 'stopped-by-handler' | 'aborted' | 'attempt-closed';
 
@@ -25,6 +29,8 @@ export async function watchAttempt(
   if (!attempt.logPath || attempt.pgid === null || !attempt.pgidStart) return 'attempt-closed';
   let offset = attempt.logOffset;
   let lastSaved = offset;
+  let splitter = new LineSplitter(offset);
+
   const save = (force = false) => {
     // Persist the offset now and then (and at the end), so a restarted bot resumes where this one stopped.
     if (force || offset - lastSaved > 64 * 1024) {
@@ -32,8 +38,19 @@ export async function watchAttempt(
       lastSaved = offset;
     }
   };
-  const feed = async (splitter: LineSplitter, chunk: Buffer): Promise<boolean> => {
+
+  const feed = async (chunk: Buffer): Promise<boolean> => {
     for (const line of splitter.push(chunk)) {
+      if (TAIL_NOTICE.test(line.text)) {
+        engine.log.info(
+          { attempt: attempt.id, notice: line.text },
+          'log truncated or rotated: following from its start',
+        );
+        splitter = new LineSplitter(0);
+        offset = 0;
+        save(true);
+        continue;
+      }
       offset = line.endOffset;
       if ((await handlers.onLine(line)) === 'stop') return true;
     }
@@ -47,7 +64,7 @@ export async function watchAttempt(
       save(true);
       return 'aborted';
     }
-    const splitter = new LineSplitter(offset);
+    splitter = new LineSplitter(offset);
     const stream = host.stream(
       script(FOLLOW, 'glm-follow', [attempt.logPath, String(offset), String(attempt.pgid), attempt.pgidStart]),
     );
@@ -56,7 +73,7 @@ export async function watchAttempt(
     let stopped = false;
     try {
       for await (const chunk of stream.chunks) {
-        if (await feed(splitter, chunk)) {
+        if (await feed(chunk)) {
           stopped = true;
           break;
         }
@@ -86,31 +103,26 @@ export async function watchAttempt(
       backoff = Math.min(backoff * 2, 10_000);
       continue;
     }
-    if (gone) {
-      // Catch up on whatever the stream had not delivered before it ended.
-      try {
-        const rest = await host.exec(script(READ_FROM, 'glm-read', [attempt.logPath, String(offset)]), {
-          maxOutputBytes: 64 << 20,
-        });
-        const splitter2 = new LineSplitter(offset);
-        if (
-          await feed(
-            splitter2,
-            Buffer.concat([
-              Buffer.from(rest.stdout),
-              Buffer.from(rest.stdout.endsWith('\n') || !rest.stdout ? '' : '\n'),
-            ]),
-          )
-        ) {
-          save(true);
-          return 'stopped-by-handler';
-        }
-      } catch (e) {
-        engine.log.warn({ err: (e as Error).message, attempt: attempt.id }, 'could not read the end of the log');
-      }
-      save(true);
-      return 'server-exited';
+    if (!gone) {
+      backoff = 200;
+      continue;
     }
-    backoff = 200;
+    // Catch up on whatever the stream had not delivered before it ended.
+    try {
+      const rest = await host.exec(script(READ_FROM, 'glm-read', [attempt.logPath, String(offset)]), {
+        maxOutputBytes: 64 << 20,
+      });
+      splitter = new LineSplitter(offset);
+      // A last line without its newline still counts once the writer is gone.
+      const text = rest.stdout && !rest.stdout.endsWith('\n') ? `${rest.stdout}\n` : rest.stdout;
+      if (await feed(Buffer.from(text))) {
+        save(true);
+        return 'stopped-by-handler';
+      }
+    } catch (e) {
+      engine.log.warn({ err: (e as Error).message, attempt: attempt.id }, 'could not read the end of the log');
+    }
+    save(true);
+    return 'server-exited';
   }
 }
