@@ -157,12 +157,15 @@ function mergeById(base: Signature[], extra: Signature[]): Signature[] {
 export function buildCatalog(signatures: Signature[]): Catalog {
   const anchors = minimiseAnchors([...signatures.flatMap((s) => s.anchors), ...STRUCTURE_ANCHORS]);
   const source = anchors.map((a) => literalSource(a.text, a.ci)).join('|');
-  // The fast scan reads bytes as latin1, so non-ASCII anchors are matched as their UTF-8 byte sequences.
-  const byteSource = anchors.map((a) => literalSource(Buffer.from(a.text, 'utf8').toString('latin1'), a.ci)).join('|');
+  // The fast scan reads bytes as latin1, so non-ASCII anchors are matched as their UTF-8 byte sequences. It is a
+  // coarser, case-insensitive filter (one `i` regex of plain literals runs faster in V8 than per-letter classes);
+  // every line it finds goes through the exact `gate` again.
+  const folded = minimiseAnchors(anchors.map((a) => ({ text: a.text.toLowerCase(), ci: true })));
+  const byteSource = folded.map((a) => literalSource(Buffer.from(a.text, 'utf8').toString('latin1'), false)).join('|');
   return {
     signatures,
     byId: new Map(signatures.map((s) => [s.id, s])),
     gate: new RegExp(source),
-    byteGate: new RegExp(byteSource, 'g'),
+    byteGate: new RegExp(byteSource, 'gi'),
   };
 }

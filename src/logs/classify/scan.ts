@@ -9,6 +9,8 @@ import type { ClassifierEngine } from './engine.ts';
 import { lastFrequent } from './phase.ts';
 
 const MAX_LINE_BYTES = 1 << 20;
+const EMPTY = Buffer.alloc(0);
+const NEWLINE = Buffer.from('\n');
 
 export class FastScanner {
   private carry: Buffer | null = null;
@@ -20,20 +22,22 @@ export class FastScanner {
 
   write(chunk: Buffer): void {
     let buf = chunk;
-    if (this.dropping) {
+    // Finish the partial line from the previous chunk on its own, so the big rest is scanned without a copy.
+    if (this.carry || this.dropping) {
       const nl = buf.indexOf(10);
-      if (nl < 0) return;
+      if (nl < 0) {
+        if (!this.dropping) this.keep(Buffer.concat([this.carry ?? EMPTY, buf]));
+        return;
+      }
+      const head = this.dropping ? (this.carry ?? EMPTY) : Buffer.concat([this.carry ?? EMPTY, buf.subarray(0, nl)]);
+      this.carry = null;
       this.dropping = false;
-      // The kept head of the long line ends here.
-      buf = Buffer.concat([this.carry ?? Buffer.alloc(0), Buffer.from('\n'), buf.subarray(nl + 1)]);
-      this.carry = null;
-    } else if (this.carry) {
-      buf = Buffer.concat([this.carry, buf]);
-      this.carry = null;
+      this.scanBlock(Buffer.concat([head, NEWLINE]));
+      buf = buf.subarray(nl + 1);
     }
     const lastNl = buf.lastIndexOf(10);
     if (lastNl < 0) {
-      this.keep(buf);
+      if (buf.length > 0) this.keep(buf);
       return;
     }
     if (lastNl + 1 < buf.length) this.keep(buf.subarray(lastNl + 1));
@@ -44,7 +48,7 @@ export class FastScanner {
     const rest = this.carry;
     this.carry = null;
     this.dropping = false;
-    if (rest && rest.length > 0) this.scanBlock(Buffer.concat([rest, Buffer.from('\n')]));
+    if (rest && rest.length > 0) this.scanBlock(Buffer.concat([rest, NEWLINE]));
     this.engine.setLinesRead(this.lineNo);
   }
 
