@@ -74,7 +74,7 @@ export function answerFor(prompt, chat) {
     return chat ? `${arith.expr} = ${arith.value}.` : ` ${arith.value}`;
   }
   const echo = p.match(
-    /(?:reply|respond|answer|say)(?: with)?(?: exactly| only)?[:\s]+["“']?([^"”'\n]+?)["”']?\s*\.?$/i,
+    /\b(?:reply|respond|answer|say)\b(?: with)?(?: exactly| only)?[:\s]+["“']?([^"”'\n]+?)["”']?\s*\.?$/i,
   );
   if (echo && echo[1].length < 80) return chat ? echo[1] : ` ${echo[1]}`;
   if (/^\s*(hi|hello|hey)\b/i.test(p)) return chat ? 'Hello! How can I help you today?' : ' Hello!';

@@ -8,6 +8,7 @@ import { timestamp } from './log.mjs';
 import * as M from './messages.mjs';
 import { pyFloat } from './pyrepr.mjs';
 import { eventAt } from './scenario.mjs';
+import { VERSION_F, VERSION_J } from './version.mjs';
 
 const json = (v) => JSON.stringify(v);
 
@@ -130,7 +131,7 @@ export function startHttp(srv, { dummy }) {
           effective_max_running_requests_per_dp: cfg.maxRunning,
         },
       ],
-      version: cfg.flavor === 'j' ? '0.5.15+standin' : '0.5.8+standin',
+      version: cfg.flavor === 'j' ? VERSION_J : VERSION_F,
       simulated: true,
     };
   };
@@ -606,7 +607,7 @@ export function startHttp(srv, { dummy }) {
       const l = loads();
       return send(req, res, 200, {
         timestamp: new Date().toISOString(),
-        version: cfg.flavor === 'j' ? '0.5.15+standin' : '0.5.8+standin',
+        version: cfg.flavor === 'j' ? VERSION_J : VERSION_F,
         dp_rank_count: 1,
         loads: [l],
         aggregate: {

@@ -977,3 +977,43 @@ export function distInitFailure(errLine) {
   ];
   return `${traceback(frames)}${errLine}\n`;
 }
+
+/** The weights do not fit on the GPUs (e.g. GLM-5 at tp 4 on 96 GB cards): CUDA OOM while loading. */
+export function weightsOom(totalGb) {
+  const frames = [
+    ...schedulerInitFrames(),
+    fr('srt/model_executor/model_runner.py', 515, 'initialize', 'self.load_model()'),
+    fr(
+      'srt/model_executor/model_runner.py',
+      1001,
+      'load_model',
+      'self.model = self.loader.load_model(',
+      'self.loader.load_model(',
+    ),
+    fr(
+      'srt/model_loader/loader.py',
+      675,
+      'load_model',
+      'self.load_weights_and_postprocess(',
+      'self.load_weights_and_postprocess(',
+    ),
+    fr('srt/model_loader/loader.py', 683, 'load_weights_and_postprocess', 'model.load_weights(weights)'),
+    fr('srt/models/deepseek_v2.py', 3733, 'load_weights', 'weight_loader(', 'weight_loader('),
+    fr(
+      'srt/layers/moe/fused_moe_triton/layer.py',
+      468,
+      '_load_w13',
+      'expert_data.copy_(loaded_weight)',
+      'expert_data.copy_(loaded_weight)',
+    ),
+  ];
+  return {
+    rankText: (rank) =>
+      `${traceback(frames)}torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.50 GiB. GPU ${rank} has a total capacity of ` +
+      `${totalGb.toFixed(2)} GiB of which 312.00 MiB is free. Including non-PyTorch memory, this process has ` +
+      `${(totalGb - 0.31).toFixed(2)} GiB memory in use. Of the allocated memory ${(totalGb - 0.9).toFixed(2)} GiB is allocated by PyTorch, and ` +
+      '181.25 MiB is reserved by PyTorch but unallocated. If reserved but unallocated memory is large try setting ' +
+      'PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See documentation for Memory ' +
+      'Management  (https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)\n',
+  };
+}

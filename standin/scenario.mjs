@@ -69,7 +69,9 @@ export function readControl() {
 /** Events the flags lead to, in the order they would fire. @returns {Event[]} */
 export function flagEvents(cfg) {
   const ev = [];
-  if (cfg.mem.kvGb <= 0 || cfg.mem.tokens <= 0) ev.push({ phase: 'kv_alloc', kind: 'not_enough_memory' });
+  const fits = cfg.mem.weightsGb < cfg.mem.totalGb - cfg.mem.ctxGb - 0.5;
+  if (!fits) ev.push({ phase: 'weight_load', kind: 'weights_oom' });
+  else if (cfg.mem.kvGb <= 0 || cfg.mem.tokens <= 0) ev.push({ phase: 'kv_alloc', kind: 'not_enough_memory' });
   if (!cfg.dsa) {
     if (cfg.userAttentionBackend === 'nsa' || cfg.userAttentionBackend === 'dsa') {
       ev.push({ phase: 'kv_alloc', kind: 'nsa_non_dsa' });
@@ -166,7 +168,8 @@ export function forcedEvents(word, cfg) {
 export function currentEvents(cfg, envWord, currentPhase) {
   const control = readControl();
   const word = control ?? envWord;
-  const events = word ? forcedEvents(word, cfg) : flagEvents(cfg);
+  const origin = control ? 'control' : envWord ? 'env' : 'flags';
+  const events = (word ? forcedEvents(word, cfg) : flagEvents(cfg)).map((e) => ({ ...e, origin }));
   if (!control) return events;
   const now = PHASES.indexOf(currentPhase);
   return events

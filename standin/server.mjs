@@ -2,6 +2,7 @@
 // order follow shared/reference/sglang.md §3; crashes follow messages.mjs; HTTP lives in http.mjs.
 
 import { spawn } from 'node:child_process';
+import fs from 'node:fs';
 import { ParseError } from './argparse.mjs';
 import { buildParser } from './flags.mjs';
 import { physicalGpu, StateFile } from './gpu.mjs';
@@ -11,18 +12,8 @@ import * as M from './messages.mjs';
 import { headRendezvous, workerRendezvous } from './multinode.mjs';
 import { pyFloat, pyRepr } from './pyrepr.mjs';
 import { resolveServerArgs } from './resolve.mjs';
-import { currentEvents, eventAt, validScenario } from './scenario.mjs';
-
-export const VERSION_F = '0.5.8+standin';
-export const VERSION_J = '0.5.15+standin';
-
-export function flavor() {
-  return process.env.STANDIN_SGLANG_FLAVOR === 'new' ? 'j' : 'f';
-}
-
-export function version() {
-  return flavor() === 'j' ? VERSION_J : VERSION_F;
-}
+import { currentEvents, eventAt, readControl, validScenario } from './scenario.mjs';
+import { flavor } from './version.mjs';
 
 function timeScale() {
   const s = Number.parseFloat(process.env.STANDIN_TIME_SCALE ?? '1');
@@ -57,6 +48,7 @@ export class Server {
     this.dead = false;
     this.hung = false;
     this.children = [];
+    this.childPids = [];
     this.schedulerPids = [];
     this.state = new StateFile(process.pid);
     this.usedGb = 0;
@@ -79,9 +71,25 @@ export class Server {
     });
   }
 
-  /** Never returns; keeps the process alive (a stalled phase). */
-  hang() {
+  /**
+   * A stalled phase (or a dead server waiting for its SIGKILL): never returns, except for a stall that came from
+   * the STANDIN_CONTROL file, which resumes once the file stops saying `stall:<phase>`.
+   */
+  hang(ev = null) {
     this.hung = true;
+    if (ev?.kind === 'stall' && ev.origin === 'control') {
+      const word = `stall:${ev.phase}`;
+      return new Promise((resolve) => {
+        const t = setInterval(() => {
+          if (this.dead) return;
+          if (readControl() !== word) {
+            clearInterval(t);
+            this.hung = false;
+            resolve();
+          }
+        }, 20);
+      });
+    }
     setInterval(() => {}, 1 << 30);
     return new Promise(() => {});
   }
@@ -92,25 +100,50 @@ export class Server {
 
   // --- processes and GPU state --------------------------------------------------------------------------------
 
+  /**
+   * Scheduler ranks and the detokenizer, as cheap `sleep` processes in the server's process group, titled like
+   * SGLang's (setproctitle `sglang::scheduler_TP0`, `sglang::detokenizer`). One shell starts them all (forking
+   * node once per child is slow); it prints their pids and becomes the last one itself.
+   */
   spawnChildren() {
-    const spawnOne = (title) => {
-      try {
-        const c = spawn('sleep', ['2147483647'], { stdio: 'ignore', argv0: title });
-        c.on('error', () => {});
-        this.children.push(c);
-        return c.pid ?? process.pid;
-      } catch {
-        return process.pid;
-      }
-    };
+    const titles = [];
     for (let i = 0; i < this.tpPerNode; i++) {
       const r = this.rankBase + i;
-      this.schedulerPids.push(spawnOne(this.cfg.tp > 1 ? `sglang::scheduler_TP${r}` : 'sglang::scheduler'));
+      titles.push(this.cfg.tp > 1 ? `sglang::scheduler_TP${r}` : 'sglang::scheduler');
     }
-    if (!this.isWorker) spawnOne('sglang::detokenizer');
+    if (!this.isWorker) titles.push('sglang::detokenizer');
+    const last = titles.pop();
+    const bash = ['/bin/bash', '/usr/bin/bash'].some((b) => fs.existsSync(b));
+    const one = (t) => (bash ? `exec -a '${t}' sleep 2147483647` : 'exec sleep 2147483647');
+    const script = `${titles.map((t) => `( ${one(t)} ) & echo $!`).join('; ')}${titles.length ? '; ' : ''}echo $$; ${one(last)}`;
+    try {
+      const c = spawn(bash ? 'bash' : 'sh', ['-c', script], { stdio: ['ignore', 'pipe', 'ignore'] });
+      c.on('error', () => {});
+      this.children.push(c);
+      let out = '';
+      c.stdout.on('data', (d) => {
+        out += d;
+        const pids = out
+          .split('\n')
+          .filter((x) => /^\d+$/.test(x))
+          .map(Number);
+        this.childPids = pids;
+        this.schedulerPids = pids.slice(0, this.tpPerNode);
+        if (this.usedGb > 0) this.setGpuUsage(this.usedGb);
+      });
+    } catch {
+      // no shell: run without children
+    }
   }
 
   killChildren() {
+    for (const pid of this.childPids) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
     for (const c of this.children) {
       try {
         c.kill('SIGKILL');
@@ -201,6 +234,8 @@ export class Server {
         return M.modelLoadError();
       case 'nccl_error':
         return M.ncclError();
+      case 'weights_oom':
+        return M.weightsOom(this.cfg.mem.totalGb);
       case 'not_enough_memory':
         return M.notEnoughMemory(this.cfg.mfs);
       default:
@@ -211,7 +246,7 @@ export class Server {
   /** Handle an event that fires "here": crash or stall. Returns only if there is nothing to do. */
   async fire(ev) {
     if (!ev) return;
-    if (ev.kind === 'stall') return this.hang();
+    if (ev.kind === 'stall') return this.hang(ev);
     if (ev.phase === 'startup') {
       if (ev.kind === 'import_error') return this.fatal(M.importErrorFatal());
       return this.fatal(M.startupFatal());
@@ -315,7 +350,9 @@ export class Server {
     const rank0 = this.rankBase === 0;
     const desc = 'Loading safetensors checkpoint shards';
     if (rank0) writeErr(shardBar(desc, 0, shards, 0));
-    const stopAt = wEv ? Math.max(1, Math.floor(shards * (wEv.kind === 'stall' ? 0.45 : 0.4))) : shards + 1;
+    let stopFrac = wEv?.kind === 'stall' ? 0.45 : 0.4;
+    if (wEv?.kind === 'weights_oom') stopFrac = (availLoad - 0.5) / mem.weightsGb;
+    const stopAt = wEv ? Math.max(1, Math.floor(shards * stopFrac)) : shards + 1;
     for (let i = 1; i <= shards; i++) {
       await this.sleep(perShard);
       if (rank0) writeErr(shardBar(desc, i, shards, i * perShard));
@@ -435,23 +472,14 @@ export class Server {
 
   async rendezvous() {
     const cfg = this.cfg;
-    const timeoutSec = cfg.distTimeout ?? 600;
+    // --dist-timeout is scaled like every simulated duration; the default (600 s here; torch's own default when
+    // SGLang passes None is UNVERIFIED) never drops below 10 s of wall time, because the other nodes start in
+    // real time.
+    const timeoutMs =
+      cfg.distTimeout !== null ? cfg.distTimeout * 1000 * this.scale : Math.max(600 * 1000 * this.scale, 10_000);
     const fail = (text) => this.crash({ rankText: () => text });
-    if (cfg.nodeRank === 0) {
-      this.rdv = await headRendezvous(
-        cfg,
-        timeoutSec * 1000 * this.scale,
-        (err) => fail(err),
-        () => this.peerLost(),
-      );
-    } else {
-      this.rdv = await workerRendezvous(
-        cfg,
-        timeoutSec * 1000 * this.scale,
-        (err) => fail(err),
-        () => this.peerLost(),
-      );
-    }
+    const meet = cfg.nodeRank === 0 ? headRendezvous : workerRendezvous;
+    this.rdv = await meet(cfg, timeoutMs, fail, () => this.peerLost());
     if (this.dead) await this.hang();
   }
 
@@ -529,7 +557,7 @@ export class Server {
     this.log.uvicorn('INFO', `127.0.0.1:${client} - "GET /model_info HTTP/1.1" 200 OK`);
     // The warmup /generate is the first request: the tokenizer manager installs its SIGTERM/SIGQUIT handlers.
     this.handlerInstalled = true;
-    const ev = eventAt(this.events('warmup'), 'warmup');
+    let ev = eventAt(this.events('warmup'), 'warmup');
     const promptTokens = 7;
     this.http.logPrefill(promptTokens, 0, 0);
     if (
@@ -542,6 +570,7 @@ export class Server {
     ) {
       await this.sleep(0.2);
       await this.fire(ev);
+      ev = null; // a released stall
     }
     await this.sleep(0.3);
     if (ev) {

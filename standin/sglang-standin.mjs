@@ -4,9 +4,8 @@
 //   python -c '<code mentioning sglang.__version__>'
 //   python --version | -V                    Python 3.12.3
 
-import { checkEnv } from './check_env.mjs';
 import { writeErr, writeOut } from './log.mjs';
-import { flavor, launchServer, version } from './server.mjs';
+import { flavor, version } from './version.mjs';
 
 const PY_VERSION = 'Python 3.12.3';
 
@@ -27,10 +26,12 @@ async function main(argv) {
     const mod = argv[i + 1];
     const rest = argv.slice(i + 2);
     if (mod === 'sglang.launch_server') {
+      const { launchServer } = await import('./server.mjs');
       await launchServer(rest);
       return null;
     }
     if (mod === 'sglang.check_env') {
+      const { checkEnv } = await import('./check_env.mjs');
       await checkEnv(version(), flavor());
       return 0;
     }

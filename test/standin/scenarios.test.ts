@@ -23,7 +23,7 @@ const kinds = (p: Proc) =>
     .filter((k, i, a) => k !== undefined && a[i - 1] !== k);
 
 const SMALL = ['--model-path', QWEN];
-const GLM = ['--model-path', GLM5, '--tp', '4', '--cuda-graph-max-bs', '64'];
+const GLM = ['--model-path', GLM5, '--tp', '8', '--cuda-graph-max-bs', '64'];
 
 describe.concurrent('forced scenarios (STANDIN_SCENARIO)', () => {
   it('ready: serves even with flags that would crash', async (ctx) => {
@@ -111,23 +111,24 @@ describe.concurrent('forced scenarios (STANDIN_SCENARIO)', () => {
   });
 
   it('watchdog_timeout: the request hangs, /health turns 503, then the watchdog kills the server', async (ctx) => {
-    const { p, port } = await start(ctx, [...SMALL, '--watchdog-timeout', '60'], {
-      STANDIN_SCENARIO: 'watchdog_timeout',
-      STANDIN_TIME_SCALE: '0.002',
-    });
+    const { p, port } = await start(ctx, SMALL, { STANDIN_SCENARIO: 'watchdog_timeout', STANDIN_TIME_SCALE: '0.002' });
     await p.waitFor(/fired up/);
     const req = http(port, '/generate', { body: { text: 'hello', sampling_params: { max_new_tokens: 16 } } }).catch(
       () => 'dropped',
     );
     await p.waitFor(/#new-token: 2,/);
-    await sleep(30);
-    expect((await http(port, '/health')).status).toBe(503);
-    expect(p.out).toMatch(
+    let health = 200;
+    for (let i = 0; i < 50 && health === 200; i++) {
+      await sleep(10);
+      health = (await http(port, '/health')).status;
+    }
+    expect(health).toBe(503);
+    await p.waitFor(
       /Health check failed\. Server couldn't get a response from detokenizer for last 20 seconds\. tic start time: \d\d:\d\d:\d\d\. last_heartbeat time: \d\d:\d\d:\d\d/,
     );
     await p.waitExit();
     expect(await req).toBe('dropped');
-    expect(p.out).toContain('Scheduler watchdog timeout (self.watchdog_timeout=60.0, self.soft=False)');
+    expect(p.out).toContain('Scheduler watchdog timeout (self.watchdog_timeout=300.0, self.soft=False)');
     expect(p.out.indexOf('Scheduler watchdog timeout')).toBeLessThan(p.out.indexOf('SIGQUIT received'));
   });
 
@@ -193,9 +194,7 @@ describe.concurrent('forced scenarios (STANDIN_SCENARIO)', () => {
 
   it.for([
     ['weight_load', /Loading safetensors checkpoint shards: {2}45% Completed \| 37\/83/, 'weights_end'],
-    ['kv_alloc', /Load weight end/, 'kv_allocated'],
     ['cuda_graph_capture', /Capture cuda graph begin/, 'graph_end'],
-    ['warmup', /Uvicorn running/, 'ready'],
   ] as Array<[string, RegExp, string]>)(
     'stall:%s stops writing and hangs in that phase',
     async ([phase, last, never], ctx) => {
