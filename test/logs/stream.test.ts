@@ -154,6 +154,17 @@ describe('stall detection', () => {
     expect(c.result().category).toBe('none');
   });
 
+  it('reports a launch that never printed anything', () => {
+    const { c, advance, now } = clocked();
+    advance(10 * 60_000);
+    expect(c.checkStall(now())).toMatchObject({
+      category: 'watchdog_timeout',
+      phase: 'unknown',
+      summary: 'no progress for 10 min (hang)',
+      evidence: [],
+    });
+  });
+
   it('takes per-phase limits from the options, and null turns a phase off', () => {
     const fast = clocked({ stallMs: { cuda_graph_capture: 60_000 } });
     feed(fast.c, toCapture);

@@ -247,7 +247,7 @@ export class ClassifierEngine {
   diagnosis(): Diagnosis {
     const c = this.best();
     if (c) return this.fromCandidate(c);
-    const tb = this.tracebacks.firstFatal();
+    const tb = this.tracebacks.firstFatal((text) => this.match(text).consequences.length > 0);
     if (this.death || tb) return this.fromUnknownCrash(tb);
     if (this.hang) return this.fromHang(this.hang);
     const phase = this.phase.phase;
@@ -332,7 +332,7 @@ export class ClassifierEngine {
       classification: {
         category: 'watchdog_timeout',
         phase: h.phase,
-        summary: `no progress for ${formatDuration(h.ms)} during ${h.phase} (hang)`,
+        summary: `no progress for ${formatDuration(h.ms)}${h.phase === 'unknown' ? '' : ` during ${h.phase}`} (hang)`,
         evidence: h.last ? [h.last] : [],
         rank: null,
         dedupKey: `watchdog_timeout/hang/${shortHash(h.phase)}`,

@@ -86,8 +86,16 @@ export class TracebackTracker {
     this.chainedFrom = null;
   }
 
-  /** The earliest traceback since the last progress, preferring one whose exception line was seen. */
-  firstFatal(): Traceback | null {
-    return this.unsurvived.find((t) => t.exc !== null) ?? this.unsurvived[0] ?? null;
+  /**
+   * The earliest traceback since the last progress, preferring one whose exception line was seen and is a cause
+   * rather than a consequence (`RuntimeError: Initialization failed. Please see the error messages above.`).
+   */
+  firstFatal(isConsequence: (text: string) => boolean): Traceback | null {
+    return (
+      this.unsurvived.find((t) => t.exc !== null && !isConsequence(t.exc.text)) ??
+      this.unsurvived.find((t) => t.exc !== null) ??
+      this.unsurvived[0] ??
+      null
+    );
   }
 }
