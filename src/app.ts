@@ -34,6 +34,10 @@ export interface ChatWiring {
   channel: string;
   parentMessages: boolean;
   milestonesInThread: boolean;
+  /** At most one update per message this often (Slack's chat.update is Tier 3); default 3 s. */
+  updateIntervalMs?: number;
+  /** Longest wait between retries of an undeliverable message; default 60 s. */
+  maxBackoffMs?: number;
 }
 
 export interface AppOptions {
@@ -76,6 +80,8 @@ export function createApp(opts: AppOptions = {}): App {
       adapter: chat.adapter,
       clock: engine.clock,
       log: log.child({ part: 'delivery' }),
+      updateIntervalMs: chat.updateIntervalMs,
+      maxBackoffMs: chat.maxBackoffMs,
     });
     engine.notifier = createNotifier(
       {

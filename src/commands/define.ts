@@ -8,6 +8,26 @@ import type { Engine } from '../server/engine.ts';
 /** read: looks only. write: changes a server or shared state (launch, stop), so it needs an operator. */
 export type Effect = 'read' | 'write';
 
+/** Roles, weakest first. A command needs `def.role`, else operator for write and viewer for read. */
+export type Role = 'viewer' | 'operator' | 'admin';
+
+/** Who asked, as a chat platform vouches for it (Slack: signed IDs, never display names). */
+export interface Identity {
+  user: string;
+  team?: string;
+  channel?: string;
+  /** How the request came: a typed command, a button, a modal. */
+  via?: 'command' | 'button' | 'modal';
+}
+
+export interface Decision {
+  allow: boolean;
+  /** Why, for the audit log and the person refused. */
+  reason: string;
+  /** How to get access. */
+  hint?: string;
+}
+
 export interface CommandContext {
   engine: Engine;
   actor: string;
@@ -18,8 +38,14 @@ export interface CommandContext {
   diagnoser: DiagnoserFactory;
   /** True when the bot stays up after the command (REPL, Slack): long watches may continue in the background. */
   longLived: boolean;
+  /** Standard input, when the face has one (terminal `glm classify -`). */
+  stdin?: AsyncIterable<Buffer | string>;
   /** Every registered command (for help). */
   commands: CommandDef[];
+  /** The chat identity behind `actor` (absent in the terminal, whose local user is trusted). */
+  identity?: Identity;
+  /** Checked before every run; without it only the terminal and the scheduler may change things. */
+  authorize?: (def: CommandDef, ctx: CommandContext) => Decision | Promise<Decision>;
 }
 
 export interface CommandOutput {
@@ -40,9 +66,15 @@ export interface CommandDef<S extends z.ZodObject = z.ZodObject> {
   switches: string[];
   args: S;
   effect: Effect;
+  /** Minimum role from chat; default operator for write, viewer for read. */
+  role?: Role;
   run(ctx: CommandContext, args: z.infer<S>): Promise<CommandOutput>;
 }
 
 export function defineCommand<S extends z.ZodObject>(def: CommandDef<S>): CommandDef<S> {
   return def;
+}
+
+export function requiredRole(def: Pick<CommandDef, 'effect' | 'role'>): Role {
+  return def.role ?? (def.effect === 'write' ? 'operator' : 'viewer');
 }

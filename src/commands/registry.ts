@@ -3,7 +3,7 @@
 import { suggest } from '../config/suggest.ts';
 import { UserError } from '../errors.ts';
 import { describeError } from '../errors-render.ts';
-import type { CommandContext, CommandDef, CommandOutput } from './define.ts';
+import { type CommandContext, type CommandDef, type CommandOutput, type Decision, requiredRole } from './define.ts';
 import { parseArgs, tokenize, validateArgs } from './parse.ts';
 
 export interface Dispatch {
@@ -20,6 +20,7 @@ export function createDispatch(commands: CommandDef[]): Dispatch {
       let name = '';
       let args: Record<string, unknown> = {};
       let result = 'ok';
+      let denied = false;
       try {
         const tokens = tokenize(text.trim());
         name = tokens[0] ?? 'help';
@@ -30,6 +31,18 @@ export function createDispatch(commands: CommandDef[]): Dispatch {
             `unknown command '${name}'`,
             s ? `did you mean '${s}'? type help for the list` : 'type help for the list',
           );
+        }
+        // Authorise before validating: someone refused learns nothing about hosts or profiles from the errors.
+        const decision = await authorize(def, ctx);
+        if (!decision.allow) {
+          denied = true;
+          result = `denied: ${decision.reason}`;
+          try {
+            args = parseArgs(def, tokens.slice(1));
+          } catch {
+            args = { text: tokens.slice(1).join(' ') };
+          }
+          return { text: `not allowed: ${decision.reason}${decision.hint ? `\n  ${decision.hint}` : ''}`, exitCode: 2 };
         }
         args = validateArgs(def, parseArgs(def, tokens.slice(1)));
         const out = await def.run(ctx, args);
@@ -43,14 +56,40 @@ export function createDispatch(commands: CommandDef[]): Dispatch {
           at: started,
           actor: ctx.actor,
           origin: ctx.origin,
-          place: ctx.origin === 'terminal' ? 'terminal' : null,
+          place: placeOf(ctx),
           command: name || '(empty)',
           args,
-          decision: 'allow',
+          decision: denied ? 'deny' : 'allow',
           result,
           durationMs: ctx.engine.clock.now() - started,
         });
       }
     },
   };
+}
+
+/**
+ * The authorisation hook: the face's policy when it has one; otherwise the local terminal and the scheduler are
+ * trusted, and from anywhere else anything that changes state (or needs more than a viewer) is refused.
+ */
+export async function authorize(def: CommandDef, ctx: CommandContext): Promise<Decision> {
+  if (ctx.authorize) {
+    try {
+      return await ctx.authorize(def, ctx);
+    } catch (e) {
+      // A policy that cannot decide (e.g. the user group lookup failed) refuses.
+      return { allow: false, reason: `access check failed: ${(e as Error).message}`, hint: 'try again in a minute' };
+    }
+  }
+  if (ctx.origin === 'terminal' || ctx.origin === 'scheduler')
+    return { allow: true, reason: `${ctx.origin} is trusted` };
+  if (requiredRole(def) !== 'viewer')
+    return { allow: false, reason: `${def.name} changes things and no policy allows it` };
+  return { allow: true, reason: 'read-only' };
+}
+
+export function placeOf(ctx: CommandContext): string | null {
+  if (ctx.identity?.channel)
+    return ctx.identity.via ? `${ctx.identity.channel} (${ctx.identity.via})` : ctx.identity.channel;
+  return ctx.origin === 'terminal' ? 'terminal' : null;
 }

@@ -1,0 +1,254 @@
+// Buttons on attempt messages (Stop, Probe, Logs), the stop confirmation modal, and the "replace the running
+// server?" prompt. A button's value is only an id: the attempt (or pending confirmation) is looked up again, and the
+// clicker is authorised again, on every click; the clicker is often not the person who launched.
+import type {
+  BlockAction,
+  ButtonAction,
+  SlackActionMiddlewareArgs,
+  SlackViewMiddlewareArgs,
+  ViewSubmitAction,
+} from '@slack/bolt';
+import type { Identity } from '../commands/define.ts';
+import type { Attempt } from '../ledger/attempts.ts';
+import { runCommand } from './commands.ts';
+import {
+  auditClick,
+  commandDef,
+  type FaceDeps,
+  markStopped,
+  reply,
+  slackContext,
+  threadPost,
+  threadUpload,
+} from './face-deps.ts';
+import { code, who } from './mrkdwn.ts';
+import { replaceBlocks, stopModal } from './views.ts';
+
+type ClickArgs = SlackActionMiddlewareArgs<BlockAction<ButtonAction>>;
+
+function clicker(body: BlockAction): Identity {
+  return {
+    user: body.user.id,
+    team: body.team?.id ?? body.user.team_id,
+    channel: body.channel?.id ?? (body.container as { channel_id?: string } | undefined)?.channel_id,
+    via: 'button',
+  };
+}
+
+function attemptOf(deps: FaceDeps, value: string | undefined): Attempt | undefined {
+  const id = Number(value);
+  return Number.isSafeInteger(id) && id > 0 ? deps.glm.engine.attempts.get(id) : undefined;
+}
+
+/** Stop: authorise, then ask in a modal that names the server and who launched it. */
+export function onStopClick(deps: FaceDeps) {
+  return async ({ ack, body, action }: ClickArgs): Promise<void> => {
+    await ack();
+    const who_ = clicker(body);
+    const a = attemptOf(deps, action.value);
+    if (!a) {
+      auditClick(deps, who_, 'stop', { attempt: action.value }, 'allow', 'error: no such attempt');
+      reply(deps, who_, body.response_url, { text: 'error: that attempt is not in the ledger any more' });
+      return;
+    }
+    const args = { attempt: a.id, host: a.host };
+    const d = await deps.policy.decide(commandDef(deps, 'stop'), who_);
+    if (!d.allow) {
+      auditClick(deps, who_, 'stop', args, 'deny', `denied: ${d.reason}`);
+      reply(deps, who_, body.response_url, { text: `not allowed: ${d.reason}${d.hint ? `\n  ${d.hint}` : ''}` });
+      return;
+    }
+    if (!a.active) {
+      auditClick(deps, who_, 'stop', args, 'allow', `not running (${a.status})`);
+      reply(deps, who_, body.response_url, { text: `attempt #${a.id} is not running any more (${a.status})` });
+      return;
+    }
+    try {
+      await deps.client.views.open({
+        trigger_id: body.trigger_id,
+        view: stopModal(a, who_.channel ?? deps.channel, deps.glm.engine.clock.now()),
+      });
+      auditClick(deps, who_, 'stop', args, 'allow', 'confirmation shown');
+    } catch (e) {
+      // The trigger lives 3 s and works once: nothing to retry later. Say so and how to go on.
+      auditClick(deps, who_, 'stop', args, 'allow', `error: confirmation not shown: ${(e as Error).message}`);
+      reply(deps, who_, body.response_url, {
+        text: `error: could not show the stop confirmation (${(e as Error).message})\n  click Stop again, or type /glm stop --host ${a.host}`,
+      });
+    }
+  };
+}
+
+/** The modal's Stop: authorised again (the registry does it), and only if that attempt is still the one running. */
+export function onStopConfirmed(deps: FaceDeps) {
+  return async ({ ack, body, view }: SlackViewMiddlewareArgs<ViewSubmitAction>): Promise<void> => {
+    await ack();
+    let meta: { attempt?: number; channel?: string } = {};
+    try {
+      meta = JSON.parse(view.private_metadata || '{}');
+    } catch {
+      // treated as unknown below
+    }
+    const identity: Identity = {
+      user: body.user.id,
+      team: body.team?.id ?? body.user.team_id,
+      channel: meta.channel,
+      via: 'modal',
+    };
+    deps.track(stopAttempt(deps, identity, Number(meta.attempt), undefined));
+  };
+}
+
+async function stopAttempt(deps: FaceDeps, identity: Identity, id: number, responseUrl: string | undefined) {
+  const a = deps.glm.engine.attempts.get(id);
+  const current = a ? deps.glm.engine.attempts.activeOn(a.host) : undefined;
+  if (!a || current?.id !== a.id) {
+    auditClick(deps, identity, 'stop', { attempt: id }, 'allow', 'not running any more');
+    reply(deps, identity, responseUrl, { text: `attempt #${id} is not running any more: nothing stopped` });
+    return false;
+  }
+  const out = await deps.glm.dispatch.run(`stop --host ${a.host}`, slackContext(deps, identity));
+  if (out.exitCode) {
+    reply(deps, identity, responseUrl, { text: out.text });
+    return false;
+  }
+  markStopped(deps, a);
+  threadPost(deps, a.id, {
+    text: `stopped by ${identity.user}: ${out.text}`,
+    mrkdwn: `:black_square_for_stop: stopped by ${who(identity.user)}\n${code(out.text)}`,
+  });
+  return true;
+}
+
+/** Probe: the health report, in the attempt's thread for everyone watching it. */
+export function onProbeClick(deps: FaceDeps) {
+  return async ({ ack, body, action }: ClickArgs): Promise<void> => {
+    await ack();
+    const identity = clicker(body);
+    const a = attemptOf(deps, action.value);
+    if (!a) {
+      reply(deps, identity, body.response_url, { text: 'error: that attempt is not in the ledger any more' });
+      return;
+    }
+    deps.track(
+      (async () => {
+        const out = await deps.glm.dispatch.run(`probe --host ${a.host}`, slackContext(deps, identity));
+        if (out.exitCode === 2) reply(deps, identity, body.response_url, { text: out.text });
+        else
+          threadPost(deps, a.id, {
+            text: out.text,
+            mrkdwn: `:stethoscope: probe by ${who(identity.user)}\n${code(out.text)}`,
+          });
+      })(),
+    );
+  };
+}
+
+/** Logs: the log tail as a file in the attempt's thread (never as truncated text). */
+export function onLogsClick(deps: FaceDeps) {
+  return async ({ ack, body, action }: ClickArgs): Promise<void> => {
+    await ack();
+    const identity = clicker(body);
+    const id = Number(action.value);
+    deps.track(
+      (async () => {
+        const out = await deps.glm.dispatch.run(
+          `logs --attempt ${Number.isSafeInteger(id) ? id : 0} --lines 500`,
+          slackContext(deps, identity),
+        );
+        if (out.exitCode) {
+          reply(deps, identity, body.response_url, { text: out.text });
+          return;
+        }
+        threadUpload(deps, id, {
+          filename: `attempt-${id}.log`,
+          title: `attempt #${id}: last 500 log lines`,
+          content: out.text,
+        });
+      })(),
+    );
+  };
+}
+
+/** "Stop #N and launch": stop what the prompt named (if it still runs), then launch what was asked. */
+export function onReplaceClick(deps: FaceDeps) {
+  return async ({ ack, body, action }: ClickArgs): Promise<void> => {
+    await ack();
+    const identity = clicker(body);
+    const p = deps.pending.take(action.value ?? '');
+    if (!p || p.identity.user !== identity.user) {
+      auditClick(
+        deps,
+        identity,
+        'launch',
+        { confirm: 'replace' },
+        p ? 'deny' : 'allow',
+        p ? 'denied: not the requester' : 'expired',
+      );
+      reply(
+        deps,
+        identity,
+        body.response_url,
+        { text: 'this confirmation expired or was used: run the command again' },
+        true,
+      );
+      return;
+    }
+    deps.track(
+      (async () => {
+        const running = deps.glm.engine.attempts.activeOn(p.host);
+        if (running && running.id !== p.replaces) {
+          // Something else runs now: ask again about that one.
+          const id = deps.pending.add({ ...p, replaces: running.id });
+          reply(
+            deps,
+            identity,
+            body.response_url,
+            {
+              text: `${p.host} now runs attempt #${running.id}: replace it?`,
+              blocks: replaceBlocks(running, p.text.split(/\s+/)[1] ?? '', id, deps.glm.engine.clock.now()),
+            },
+            true,
+          );
+          return;
+        }
+        if (
+          running &&
+          !(await stopAttempt(deps, { ...identity, channel: p.identity.channel }, running.id, body.response_url))
+        )
+          return;
+        reply(
+          deps,
+          identity,
+          body.response_url,
+          { text: `stopped attempt #${p.replaces}; launching: /glm ${p.text}` },
+          true,
+        );
+        await runCommand(deps, { ...p.identity, via: 'button' }, p.text, body.response_url);
+      })(),
+    );
+  };
+}
+
+export function onCancelClick(deps: FaceDeps) {
+  return async ({ ack, body, action }: ClickArgs): Promise<void> => {
+    await ack();
+    const identity = clicker(body);
+    const p = deps.pending.take(action.value ?? '');
+    auditClick(
+      deps,
+      identity,
+      'launch',
+      { confirm: 'cancel' },
+      'allow',
+      p ? `cancelled replacing attempt #${p.replaces}` : 'expired',
+    );
+    reply(
+      deps,
+      identity,
+      body.response_url,
+      { text: p ? `cancelled: /glm ${p.text} was not launched` : 'nothing to cancel' },
+      true,
+    );
+  };
+}

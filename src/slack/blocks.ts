@@ -1,0 +1,169 @@
+// Views as Block Kit. Untrusted text (log lines, profile names, command output) is escaped; every section stays
+// under 3000 characters and a message under 50 blocks and a total size, and whatever does not fit goes into a file
+// uploaded next to the message, so nothing is ever cut short.
+import type { types } from '@slack/bolt';
+import { renderText } from '../chat/text.ts';
+import type { ChatMessage, View } from '../chat/types.ts';
+import { duration } from '../format/table.ts';
+import { chunkLines, code, esc, who } from './mrkdwn.ts';
+
+type Block = types.KnownBlock;
+
+export const LIMITS = {
+  sectionChars: 3000,
+  blocks: 50,
+  /** Sum of block texts; Slack refuses far larger messages, and people do not read them in a channel anyway. */
+  totalChars: 12_000,
+  /** A multi-line text longer than this goes as a file: tables and logs read better there. */
+  inlineLines: 40,
+};
+
+/** Button action IDs; their value is only the attempt id (everything else is looked up again on click). */
+export const ACTIONS = { stop: 'glm_stop', probe: 'glm_probe', logs: 'glm_logs' } as const;
+
+export interface Rendered {
+  /** Notification and accessibility fallback. */
+  text: string;
+  blocks: Block[];
+  /** The full text as a file when the blocks could not hold all of it. */
+  overflow?: { filename: string; title: string; content: string };
+}
+
+const section = (text: string): Block => ({ type: 'section', text: { type: 'mrkdwn', text } });
+const context = (text: string): Block => ({ type: 'context', elements: [{ type: 'mrkdwn', text }] });
+
+function button(text: string, actionId: string, value: string, style?: 'danger' | 'primary'): types.Button {
+  return {
+    type: 'button',
+    text: { type: 'plain_text', text },
+    action_id: actionId,
+    value,
+    ...(style ? { style } : {}),
+  };
+}
+
+const ACTIVE = new Set(['starting', 'loading', 'ready']);
+const EMOJI: Record<string, string> = {
+  starting: ':hourglass_flowing_sand:',
+  loading: ':hourglass_flowing_sand:',
+  ready: ':white_check_mark:',
+  crashed: ':x:',
+  exited: ':black_square_for_stop:',
+  stopped: ':black_square_for_stop:',
+};
+
+function stateText(v: Extract<View, { type: 'attempt' }>): string {
+  if (v.state === 'ready') return `ready in ${duration(v.elapsedS * 1000)}`;
+  if (v.state === 'crashed') return `crashed: ${esc(v.detail || 'unknown')}`;
+  return v.detail ? `${esc(v.state)}: ${esc(v.detail)}` : esc(v.state);
+}
+
+function attemptBlocks(v: Extract<View, { type: 'attempt' }>): Block[] {
+  const id = String(v.attemptId);
+  const blocks: Block[] = [
+    section(
+      `${EMOJI[v.state] ?? ':grey_question:'} *attempt #${v.attemptId}* \`${esc(v.profile)}\` on \`${esc(v.host)}\`: ${stateText(v)}`,
+    ),
+    context(
+      `launched by ${who(v.actor)} · ${duration(v.elapsedS * 1000)}${v.simulated ? ' · SIMULATED (SGLang stand-in, no GPU)' : ''}`,
+    ),
+  ];
+  const buttons: types.Button[] = [];
+  if (ACTIVE.has(v.state)) {
+    buttons.push(button('Stop', ACTIONS.stop, id, 'danger'), button('Probe', ACTIONS.probe, id));
+  }
+  buttons.push(button('Logs', ACTIONS.logs, id));
+  blocks.push({ type: 'actions', block_id: `attempt-${id}-actions`, elements: buttons });
+  return blocks;
+}
+
+function alertBlocks(v: Extract<View, { type: 'alert' }>): Block[] {
+  const d = v.diagnosis;
+  const blocks: Block[] = [
+    section(
+      `:rotating_light: *crash: ${esc(d.category)}* during ${esc(d.phase)}: attempt #${v.attemptId} \`${esc(v.profile)}\` on \`${esc(v.host)}\`, launched by ${who(v.actor)}${v.count > 1 ? ` (*seen ${v.count} times*)` : ''}`,
+    ),
+  ];
+  if (d.summary) blocks.push(section(esc(d.summary)));
+  if (d.evidence.length) {
+    const lines = d.evidence.map((e) => `${String(e.line).padStart(6)}: ${e.text}`);
+    for (const [i, c] of chunkLines(lines, LIMITS.sectionChars - 40, (ls) => code(ls.join('\n'))).entries()) {
+      blocks.push(section(i === 0 ? `*root lines*\n${c}` : c));
+    }
+  }
+  if (v.flagChanges.length) {
+    const lines = v.flagChanges.map((c) => `• \`${esc(c.flag)}\` ${esc(c.from)} → ${esc(c.to)}`);
+    const head = `*changed from ${esc(v.comparedWith ?? 'the previous attempt')}*`;
+    for (const c of chunkLines([head, ...lines], LIMITS.sectionChars, (ls) => ls.join('\n'))) blocks.push(section(c));
+  }
+  if (v.alreadyTried.length) {
+    const tried = v.alreadyTried.map((t) => `#${t.attemptId} \`${esc(t.profile)}\` (${esc(t.outcome)})`);
+    const head = `*already tried for ${esc(d.category)}*`;
+    for (const c of chunkLines([head, tried.join(', ')], LIMITS.sectionChars, (ls) => ls.join('\n')))
+      blocks.push(section(c));
+  }
+  if (v.nextSteps.length) {
+    const lines = ['*usual next steps*', ...v.nextSteps.map((s) => `• ${esc(s)}`)];
+    for (const c of chunkLines(lines, LIMITS.sectionChars, (ls) => ls.join('\n'))) blocks.push(section(c));
+  }
+  for (const x of v.excerpts) {
+    const where = `${x.file}:${x.startLine}-${x.endLine}`;
+    const link = x.url ? `<${x.url.replace(/[<>|]/g, '')}|${esc(where)}>` : `\`${esc(where)}\``;
+    const head = `*findings* ${link} ${esc(x.headingPath.join(' › '))}`;
+    const lines = x.lines.map((l) => `> ${esc(l)}`);
+    for (const c of chunkLines([head, ...lines], LIMITS.sectionChars, (ls) => ls.join('\n'))) blocks.push(section(c));
+  }
+  blocks.push({
+    type: 'actions',
+    block_id: `alert-${v.attemptId}-actions`,
+    elements: [button('Logs', ACTIONS.logs, String(v.attemptId))],
+  });
+  return blocks;
+}
+
+function textBlocks(text: string): Block[] {
+  const lines = text.replace(/\s+$/, '').split('\n');
+  if (lines.length === 1) return chunkLines(lines, LIMITS.sectionChars, (ls) => esc(ls.join(''))).map(section);
+  return chunkLines(lines, LIMITS.sectionChars, (ls) => code(ls.join('\n'))).map(section);
+}
+
+const size = (b: Block): number => JSON.stringify(b).length;
+
+function firstLine(s: string): string {
+  const l = s.split('\n').find((x) => x.trim()) ?? '';
+  return l.length > 300 ? `${l.slice(0, 297)}...` : l;
+}
+
+export function renderMessage(msg: ChatMessage, opts: { filename?: string } = {}): Rendered {
+  const full = renderText(msg);
+  const view = msg.view;
+  const text = esc(firstLine(msg.text || full));
+  const filename =
+    opts.filename ??
+    (view?.type === 'alert' ? `attempt-${view.attemptId}-crash.txt` : view ? 'glm-message.txt' : 'glm-output.txt');
+  const overflow = { filename, title: firstLine(full), content: full };
+  const lineCount = full.split('\n').length;
+  if (!view && lineCount > LIMITS.inlineLines) {
+    // Tables and logs: a one-line summary here, the whole thing as a file.
+    return {
+      text,
+      blocks: [section(`${esc(firstLine(full))}\n_${lineCount} lines: see the file ${esc(filename)}_`)],
+      overflow,
+    };
+  }
+  const blocks =
+    view?.type === 'attempt' ? attemptBlocks(view) : view?.type === 'alert' ? alertBlocks(view) : textBlocks(full);
+  // Keep the blocks that fit, in order; when some do not, the complete text goes as a file beside them.
+  const kept: Block[] = [];
+  let total = 0;
+  for (const b of blocks) {
+    const n = size(b);
+    if (kept.length >= LIMITS.blocks - 1 || total + n > LIMITS.totalChars) {
+      kept.push(context(`_more than a message holds: everything is in the file ${esc(filename)}_`));
+      return { text, blocks: kept, overflow };
+    }
+    kept.push(b);
+    total += n;
+  }
+  return { text, blocks: kept };
+}

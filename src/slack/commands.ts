@@ -1,0 +1,96 @@
+// `/glm <command> [args]`: the terminal's commands and syntax. The ack goes back at once (Slack allows 3 s) with a
+// "working on it" line; authorisation, SSH and everything slow happen after it, and the answer replaces that line.
+import type { SlackCommandMiddlewareArgs } from '@slack/bolt';
+import type { Identity } from '../commands/define.ts';
+import { parseArgs, tokenize, validateArgs } from '../commands/parse.ts';
+import { authorize } from '../commands/registry.ts';
+import { resolveHostName } from '../hosts/from-config.ts';
+import { auditClick, commandDef, type FaceDeps, reply, slackContext } from './face-deps.ts';
+import { esc, normalizeCommandText } from './mrkdwn.ts';
+import { replaceBlocks } from './views.ts';
+
+export function ackText(text: string, channel: string): string {
+  const name = text.split(/\s+/)[0] || 'help';
+  const where = name === 'launch' && !/--dry-run/.test(text) ? `: progress in <#${channel}>` : '';
+  return `:hourglass_flowing_sand: \`/glm ${esc(text || 'help')}\`${where}`;
+}
+
+export function onSlashCommand(deps: FaceDeps) {
+  return async ({ command, ack }: SlackCommandMiddlewareArgs): Promise<void> => {
+    const text = normalizeCommandText(command.text ?? '');
+    await ack({ response_type: 'ephemeral', text: ackText(text, deps.channel) });
+    const identity: Identity = {
+      user: command.user_id,
+      team: command.team_id,
+      channel: command.channel_id,
+      via: 'command',
+    };
+    deps.track(runCommand(deps, identity, text, command.response_url));
+  };
+}
+
+export async function runCommand(deps: FaceDeps, identity: Identity, text: string, responseUrl?: string) {
+  let tokens: string[] = [];
+  try {
+    tokens = tokenize(text);
+  } catch {
+    // the registry reports the bad quoting, audited
+  }
+  if (tokens[0] === 'logs' && tokens.includes('--follow')) {
+    auditClick(deps, identity, 'logs', { follow: true }, 'allow', 'error: --follow is terminal-only');
+    reply(
+      deps,
+      identity,
+      responseUrl,
+      {
+        text: 'error: logs --follow streams without end, which a Slack message cannot\n  use logs --lines N, or the Logs button on the attempt message (it uploads the tail as a file)',
+      },
+      true,
+    );
+    return;
+  }
+  if (tokens[0] === 'launch' && (await askToReplace(deps, identity, tokens, text, responseUrl))) return;
+  const out = await deps.glm.dispatch.run(text || 'help', slackContext(deps, identity));
+  reply(deps, identity, responseUrl, { text: out.text, filename: `glm-${tokens[0] ?? 'help'}.txt` }, true);
+}
+
+/**
+ * A launch on a host that already runs a server: instead of refusing, name what would be replaced and ask. Only for
+ * someone allowed to launch (everyone else goes on to the registry, which refuses and audits).
+ */
+async function askToReplace(
+  deps: FaceDeps,
+  identity: Identity,
+  tokens: string[],
+  text: string,
+  responseUrl: string | undefined,
+): Promise<boolean> {
+  const def = commandDef(deps, 'launch');
+  let args: Record<string, unknown>;
+  let host: string;
+  try {
+    args = validateArgs(def, parseArgs(def, tokens.slice(1)));
+    host = resolveHostName(deps.glm.engine.loaded, args.host as string | undefined);
+  } catch {
+    return false; // the registry explains the mistake
+  }
+  if (args.dryRun) return false;
+  const running = deps.glm.engine.attempts.activeOn(host);
+  if (!running) return false;
+  const ctx = slackContext(deps, identity);
+  if (!(await authorize(def, ctx)).allow) return false;
+  const id = deps.pending.add({ text, identity, responseUrl, host, replaces: running.id });
+  const now = deps.glm.engine.clock.now();
+  reply(
+    deps,
+    identity,
+    responseUrl,
+    {
+      text: `${host} already runs attempt #${running.id} (${running.profile}), launched by ${running.actor}: replace it?`,
+      blocks: replaceBlocks(running, String(args.profile), id, now),
+    },
+    true,
+  );
+  auditClick(deps, identity, 'launch', args, 'allow', `asked to confirm replacing attempt #${running.id}`);
+  return true;
+}

@@ -1,0 +1,229 @@
+// A local stand-in for Slack's Web API (node:http on 127.0.0.1, ephemeral port) that records every call: the
+// methods the bot uses, the file upload sink and response_url endpoints. Switches make it rate-limit (429 with
+// Retry-After), fail (500) or go away (connection refused) so delivery can be tested against a misbehaving Slack.
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface Call {
+  /** Web API method (`chat.postMessage`), `upload` (the file sink) or `respond` (a response_url). */
+  method: string;
+  body: Record<string, unknown>;
+  /** Raw request body as received (for secret checks). */
+  raw: string;
+  auth?: string;
+  at: number;
+}
+
+export interface Message {
+  channel: string;
+  ts: string;
+  thread_ts?: string;
+  text: string;
+  blocks: unknown[];
+  reply_broadcast?: boolean;
+  /** Every version the message had, oldest first (posted, then each chat.update). */
+  versions: Array<{ text: string; blocks: unknown[] }>;
+}
+
+export interface FakeSlack {
+  url: string;
+  apiUrl: string;
+  port: number;
+  /** Every accepted call, in order (refused ones are not recorded). */
+  calls: Call[];
+  /** Calls answered with a fault, for assertions about retries. */
+  faults: Array<{ method: string; fault: string }>;
+  messages: Message[];
+  files: Array<{ id: string; filename: string; title?: string; content: string; channel?: string; thread_ts?: string }>;
+  responses: Array<{ id: string; body: Record<string, unknown> }>;
+  groups: Record<string, string[]>;
+  /** The next N Web API calls get these answers: '429' (Retry-After: retryAfterS), '500'. */
+  failNext(...faults: Array<'429' | '500'>): void;
+  retryAfterS: number;
+  /** Connection refused until up(). */
+  down(): Promise<void>;
+  up(): Promise<void>;
+  responseUrl(id: string): string;
+  /** Makes response_url `id` answer 404 (expired/used) from now on. */
+  expire(id: string): void;
+  named(method: string): Call[];
+  close(): Promise<void>;
+}
+
+async function readBuffer(req: IncomingMessage): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const c of req) chunks.push(c as Buffer);
+  return Buffer.concat(chunks);
+}
+
+/** The file sink gets what the Web API client sends: multipart form data with the bytes in a `body` field. */
+async function uploadedContent(buf: Buffer, type: string | undefined): Promise<string> {
+  if (!type?.includes('multipart/form-data')) return buf.toString('utf8');
+  const form = await new Response(new Uint8Array(buf), { headers: { 'content-type': type } }).formData();
+  const part = form.get('body') ?? form.get('file');
+  return typeof part === 'string' ? part : part ? await part.text() : '';
+}
+
+function parseBody(raw: string, type: string | undefined): Record<string, unknown> {
+  if (type?.includes('application/json')) return raw ? (JSON.parse(raw) as Record<string, unknown>) : {};
+  const out: Record<string, unknown> = Object.fromEntries(new URLSearchParams(raw));
+  for (const k of ['blocks', 'view', 'attachments']) {
+    if (typeof out[k] === 'string') out[k] = JSON.parse(out[k] as string);
+  }
+  return out;
+}
+
+export async function startFakeSlack(): Promise<FakeSlack> {
+  let seq = 0;
+  let fileSeq = 0;
+  const pendingFiles = new Map<string, { filename: string; content?: string }>();
+  const queue: Array<'429' | '500'> = [];
+  const expired = new Set<string>();
+  let server: Server;
+  let port = 0;
+
+  const fake: FakeSlack = {
+    url: '',
+    apiUrl: '',
+    port: 0,
+    calls: [],
+    faults: [],
+    messages: [],
+    files: [],
+    responses: [],
+    groups: {},
+    retryAfterS: 1,
+    failNext: (...f) => void queue.push(...f),
+    async down() {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+    },
+    async up() {
+      server = createServer(handler);
+      await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', () => resolve()));
+    },
+    responseUrl: (id) => `${fake.url}/respond/${id}`,
+    expire: (id) => void expired.add(id),
+    named: (m) => fake.calls.filter((c) => c.method === m),
+    close: () => fake.down(),
+  };
+
+  const json = (res: import('node:http').ServerResponse, body: unknown, status = 200) => {
+    res.writeHead(status, { 'content-type': 'application/json' });
+    res.end(JSON.stringify(body));
+  };
+
+  function api(method: string, body: Record<string, unknown>): unknown {
+    switch (method) {
+      case 'auth.test':
+        return { ok: true, user: 'glm-ops', user_id: 'U0BOT', bot_id: 'B0BOT', team: 'Test', team_id: 'T1' };
+      case 'chat.postMessage': {
+        seq += 1;
+        const ts = `1700000000.${String(seq).padStart(6, '0')}`;
+        const text = String(body.text ?? '');
+        const blocks = (body.blocks as unknown[]) ?? [];
+        fake.messages.push({
+          channel: String(body.channel),
+          ts,
+          thread_ts: body.thread_ts as string | undefined,
+          text,
+          blocks,
+          reply_broadcast: body.reply_broadcast === 'true' || body.reply_broadcast === true,
+          versions: [{ text, blocks }],
+        });
+        return { ok: true, channel: body.channel, ts, message: { text } };
+      }
+      case 'chat.update': {
+        const m = fake.messages.find((x) => x.ts === body.ts && x.channel === body.channel);
+        if (!m) return { ok: false, error: 'message_not_found' };
+        m.text = String(body.text ?? '');
+        m.blocks = (body.blocks as unknown[]) ?? [];
+        m.versions.push({ text: m.text, blocks: m.blocks });
+        return { ok: true, channel: m.channel, ts: m.ts };
+      }
+      case 'chat.postEphemeral':
+        seq += 1;
+        return { ok: true, message_ts: `1700000000.${String(seq).padStart(6, '0')}` };
+      case 'views.open':
+        return { ok: true, view: { id: `V${++seq}` } };
+      case 'usergroups.users.list':
+        return { ok: true, users: fake.groups[String(body.usergroup)] ?? [] };
+      case 'files.getUploadURLExternal': {
+        const id = `F${++fileSeq}`;
+        pendingFiles.set(id, { filename: String(body.filename) });
+        return { ok: true, upload_url: `${fake.url}/upload/${id}`, file_id: id };
+      }
+      case 'files.completeUploadExternal': {
+        const files = JSON.parse(String(body.files)) as Array<{ id: string; title?: string }>;
+        for (const f of files) {
+          const p = pendingFiles.get(f.id);
+          if (!p || p.content === undefined) return { ok: false, error: 'file_not_uploaded' };
+          fake.files.push({
+            id: f.id,
+            filename: p.filename,
+            title: f.title,
+            content: p.content,
+            channel: body.channel_id as string | undefined,
+            thread_ts: body.thread_ts as string | undefined,
+          });
+        }
+        return { ok: true, files: files.map((f) => ({ id: f.id, title: f.title })) };
+      }
+      default:
+        return { ok: false, error: 'unknown_method' };
+    }
+  }
+
+  const handler = async (req: IncomingMessage, res: import('node:http').ServerResponse) => {
+    const buf = await readBuffer(req);
+    const raw = buf.toString('utf8');
+    const url = new URL(req.url ?? '/', 'http://x');
+    const at = Date.now();
+    if (url.pathname.startsWith('/upload/')) {
+      const id = url.pathname.slice('/upload/'.length);
+      const p = pendingFiles.get(id);
+      const content = await uploadedContent(buf, req.headers['content-type']);
+      fake.calls.push({ method: 'upload', body: { id, content }, raw, at });
+      if (p) p.content = content;
+      res.writeHead(p ? 200 : 404).end('OK');
+      return;
+    }
+    if (url.pathname.startsWith('/respond/')) {
+      const id = url.pathname.slice('/respond/'.length);
+      if (expired.has(id)) {
+        res.writeHead(404).end('expired_url');
+        return;
+      }
+      const body = parseBody(raw, req.headers['content-type']);
+      fake.calls.push({ method: 'respond', body: { id, ...body }, raw, at });
+      fake.responses.push({ id, body });
+      res.writeHead(200).end('ok');
+      return;
+    }
+    if (!url.pathname.startsWith('/api/')) {
+      res.writeHead(404).end();
+      return;
+    }
+    const method = url.pathname.slice('/api/'.length);
+    const fault = queue.shift();
+    if (fault) {
+      fake.faults.push({ method, fault });
+      if (fault === '429') res.writeHead(429, { 'retry-after': String(fake.retryAfterS) }).end();
+      else res.writeHead(500).end('internal error');
+      return;
+    }
+    const body = parseBody(raw, req.headers['content-type']);
+    fake.calls.push({ method, body, raw, auth: req.headers.authorization, at });
+    json(res, api(method, body));
+  };
+
+  server = createServer(handler);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  port = (server.address() as AddressInfo).port;
+  fake.port = port;
+  fake.url = `http://127.0.0.1:${port}`;
+  fake.apiUrl = `${fake.url}/api/`;
+  return fake;
+}
