@@ -2,6 +2,7 @@
 import type { CommandDef } from '../src/commands/define.ts';
 import attempts from './attempts.ts';
 import check from './check.ts';
+import classify from './classify.ts';
 import diff from './diff.ts';
 import findings from './findings.ts';
 import help from './help.ts';
@@ -25,5 +26,6 @@ export const COMMANDS = [
   profile,
   diff,
   findings,
+  classify,
   check,
 ] as unknown as CommandDef[];

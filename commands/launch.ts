@@ -52,6 +52,13 @@ export default defineCommand({
         data,
       };
     }
+    if (r.outcome === 'hang') {
+      return {
+        text: `hung: attempt #${a.id} (${a.profile}) on ${hostName}: ${r.diagnosis?.summary}; the server is left running for inspection: stop it with: stop --host ${hostName}`,
+        data,
+        exitCode: 1,
+      };
+    }
     if (r.outcome === 'timeout')
       return {
         text: `not ready after ${ctx.engine.loaded.config.timeouts.ready_s} s: attempt #${a.id} left running; stop it with: stop --host ${hostName}`,

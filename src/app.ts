@@ -15,8 +15,8 @@ import { openDb } from './ledger/db.ts';
 import { createOutbox, type Outbox } from './ledger/outbox.ts';
 import { createLogger, type Logger } from './logger.ts';
 import { loadProfiles } from './profiles/index.ts';
-import type { Diagnosis } from './server/diagnosis.ts';
-import { basicDiagnoser, type DiagnoserFactory } from './server/diagnosis.ts';
+import { catalogDiagnoser, catalogFromConfig, nextStepsFrom } from './server/classifier.ts';
+import type { DiagnoserFactory, Diagnosis } from './server/diagnosis.ts';
 import type { Engine } from './server/engine.ts';
 import { stopMonitors } from './server/monitor.ts';
 
@@ -71,6 +71,11 @@ export function createApp(opts: AppOptions = {}): App {
   );
   const excerptsFor =
     opts.excerptsFor ?? ((d: Diagnosis, flags: Record<string, string>) => engine.findings!.excerptsFor(d, flags));
+  const catalog = catalogFromConfig(loaded.config.signatures);
+  const stall = loaded.config.timeouts.stall_s;
+  const diagnoser =
+    opts.diagnoser ?? catalogDiagnoser(catalog, engine.clock, stall === undefined ? undefined : stall * 1000);
+  const nextSteps = opts.nextSteps ?? nextStepsFrom(catalog);
   const outbox = createOutbox(db);
   let delivery: Delivery | undefined;
   if (opts.chat) {
@@ -89,7 +94,7 @@ export function createApp(opts: AppOptions = {}): App {
         outbox,
         delivery,
         clock: engine.clock,
-        sources: { attempts: engine.attempts, excerptsFor, nextSteps: opts.nextSteps },
+        sources: { attempts: engine.attempts, excerptsFor, nextSteps },
       },
       {
         channel: chat.channel,
@@ -103,7 +108,7 @@ export function createApp(opts: AppOptions = {}): App {
   return {
     engine,
     dispatch: createDispatch(COMMANDS),
-    diagnoser: opts.diagnoser ?? basicDiagnoser,
+    diagnoser,
     outbox,
     delivery,
     async close() {

@@ -120,7 +120,11 @@ export function createNotifier(
       } else if (e.kind === 'ready') {
         updateParent(e.attempt, 'ready', `in ${Math.round(e.seconds)} s`);
       } else if (e.kind === 'failed') {
-        updateParent(e.attempt, e.outcome === 'exited' ? 'exited' : 'crashed', e.diagnosis.category);
+        updateParent(
+          e.attempt,
+          e.outcome === 'exited' ? 'exited' : e.outcome === 'hang' ? 'hung' : 'crashed',
+          e.diagnosis.category,
+        );
         if (e.outcome !== 'exited') await alert(e.attempt, e);
       }
       delivery.poke();

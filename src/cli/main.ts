@@ -44,7 +44,7 @@ async function main(): Promise<number> {
   if (args.length > 0) {
     // Arguments arrive already split by the user's shell; re-join them quoted so the command tokenizer sees the
     // same words.
-    const out = await app.dispatch.run(shArgv(args), context(app, false));
+    const out = await app.dispatch.run(shArgv(args), { ...context(app, false), stdin: process.stdin });
     write(out.text);
     await app.close();
     return out.exitCode ?? 0;

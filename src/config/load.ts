@@ -90,7 +90,7 @@ export function validate(raw: unknown, source: string): Config {
 function configKeys(path: PropertyKey[]): string[] {
   const p = path.map(String);
   if (p.length === 0) return Object.keys(ConfigSchema.shape);
-  if (p[0] === 'timeouts') return ['connect_s', 'command_s', 'keepalive_s', 'ready_s', 'stop_grace_s'];
+  if (p[0] === 'timeouts') return ['connect_s', 'command_s', 'keepalive_s', 'ready_s', 'stop_grace_s', 'stall_s'];
   if (p[0] === 'hosts' && p.length === 2) return Object.keys(HostSchema.shape);
   if (p[0] === 'hosts' && p[2] === 'ssh') return Object.keys(SshSchema.shape);
   return [];

@@ -113,6 +113,11 @@ export const ConfigSchema = z
         keepalive_s: z.number().positive().default(15),
         ready_s: z.number().positive().default(1800).describe('give up waiting for a launch after this long'),
         stop_grace_s: z.number().nonnegative().default(30).describe('SIGTERM, then SIGKILL after this long'),
+        stall_s: z
+          .number()
+          .positive()
+          .optional()
+          .describe('report a hang after this long without progress in a startup phase; default: per phase, 10-20 min'),
       })
       .strict()
       .default({ connect_s: 10, command_s: 30, keepalive_s: 15, ready_s: 1800, stop_grace_s: 30 }),

@@ -15,6 +15,8 @@ export interface Diagnoser {
   /** True as soon as the log shows the server failing. */
   crashed(): boolean;
   result(): Diagnosis;
+  /** A hang: no progress for too long in a startup phase; null while all is well. */
+  stalled?(nowMs: number): Diagnosis | null;
 }
 
 export type DiagnoserFactory = () => Diagnoser;

@@ -33,7 +33,7 @@ export type LaunchEvent =
   | { kind: 'failed'; attempt: Attempt; outcome: string; diagnosis: Diagnosis; exitCode: number | null };
 
 export interface LaunchResult {
-  outcome: 'dry-run' | 'ready' | 'crashed' | 'exited' | 'timeout';
+  outcome: 'dry-run' | 'ready' | 'crashed' | 'exited' | 'timeout' | 'hang';
   commandLine: string;
   attempt?: Attempt;
   diagnosis?: Diagnosis;
@@ -201,6 +201,15 @@ export async function follow(
     outcome = 'timeout';
     abort.abort();
   }, timeoutMs);
+  // A hang prints nothing, so it is noticed by the clock, not by a line.
+  let hang: Diagnosis | null = null;
+  const stallTimer = setInterval(() => {
+    hang = diag.stalled?.(engine.clock.now()) ?? null;
+    if (hang && !outcome) {
+      outcome = 'hang';
+      abort.abort();
+    }
+  }, 250);
   let checking: Promise<void> | undefined;
 
   await watchAttempt(
@@ -239,6 +248,7 @@ export async function follow(
     abort.signal,
   );
   clearTimeout(timer);
+  clearInterval(stallTimer);
   await checking;
 
   if (outcome === 'ready' && !diag.crashed()) {
@@ -248,6 +258,15 @@ export async function follow(
     const a = engine.attempts.get(attempt.id)!;
     publish(engine, emit, { kind: 'ready', attempt: a, seconds: (now - attempt.startedAt) / 1000 });
     return { outcome: 'ready', commandLine: attempt.commandLine, attempt: a };
+  }
+  if (outcome === 'hang' && hang) {
+    // The server still runs (someone may want a py-spy dump): report, keep the attempt live, leave stopping to people.
+    const d: Diagnosis = hang;
+    engine.attempts.update(attempt.id, { classification: d });
+    engine.attempts.event(attempt.id, engine.clock.now(), 'hang', { summary: d.summary });
+    const a = engine.attempts.get(attempt.id)!;
+    publish(engine, emit, { kind: 'failed', attempt: a, outcome: 'hang', diagnosis: d, exitCode: null });
+    return { outcome: 'hang', commandLine: attempt.commandLine, attempt: a, diagnosis: d };
   }
   if (outcome === 'timeout') {
     const d = diag.result();

@@ -28,7 +28,7 @@ export function eventText(e: LaunchEvent, simulated: boolean): string {
       return `attempt #${e.attempt.id}: READY in ${duration(e.seconds * 1000)} on ${e.attempt.host}:${e.attempt.port}${sim}`;
     case 'failed':
       return [
-        `attempt #${e.attempt.id}: ${e.outcome === 'exited' ? 'EXITED' : 'CRASHED'} (${e.outcome}${e.exitCode !== null ? `, exit ${e.exitCode}` : ''}) on ${e.attempt.host}${sim}`,
+        `attempt #${e.attempt.id}: ${e.outcome === 'exited' ? 'EXITED' : e.outcome === 'hang' ? 'HUNG (still running)' : 'CRASHED'} (${e.outcome}${e.exitCode !== null ? `, exit ${e.exitCode}` : ''}) on ${e.attempt.host}${sim}`,
         ...crashText(e.diagnosis),
       ].join('\n');
   }

@@ -106,21 +106,33 @@ describe('launch', () => {
 });
 
 describe('crashes', () => {
-  const cases: Array<[string, RegExp]> = [
-    ['glm5-attempt1', /out of memory/i],
-    ['glm5-attempt3', /AssertionError/],
-    ['glm5-nvfp4', /(nan|device-side assert)/i],
+  // The seeds' attempts, as the stand-in fails them: class and phase come from the catalog-driven classifier.
+  const cases: Array<[string, string, string, RegExp]> = [
+    ['glm5-attempt1', 'cuda_oom', 'cuda_graph_capture', /out of memory/i],
+    ['glm5-attempt3', 'backend_assertion', 'cuda_graph_capture', /nsa_kv_cache_store_fp8|AssertionError/],
+    ['glm5-nvfp4', 'nan_in_sampling', 'decode', /probability tensor contains either/],
   ];
-  for (const [profile, root] of cases) {
-    it(`${profile}: the crash is reported with its root line and recorded`, async () => {
+  for (const [profile, category, phase, root] of cases) {
+    it(`${profile}: ${category} during ${phase}, with its root line, recorded`, async () => {
       const b = bot();
       const r = await b.run(`launch ${profile} --port ${await freePort()}`);
       expect(r.exitCode, b.said.join('\n')).toBe(1);
-      expect(r.text).toMatch(root);
+      expect(r.text).toContain(`${category} during ${phase}`);
       const a = b.app.engine.attempts.list()[0]!;
       expect(a.status).toBe('crashed');
       expect(a.active).toBe(false);
       expect(a.exitCode).not.toBe(0);
+      const d = a.classification as {
+        category: string;
+        phase: string;
+        evidence: Array<{ line: number; text: string }>;
+      };
+      expect(d).toMatchObject({ category, phase });
+      expect(d.evidence.some((e) => root.test(e.text))).toBe(true);
+      // The root line is really at that line of the log on the host.
+      const log = readFileSync(a.logPath!, 'utf8').split('\n');
+      const first = d.evidence[0]!;
+      expect(log[first.line - 1]?.replace(/\r/g, '')).toContain(first.text.slice(0, 40));
     });
   }
 });
@@ -164,7 +176,10 @@ describe('restarts and failures', () => {
   it('sshd killed mid-launch: a clear error, nothing launched twice, the ledger consistent', async () => {
     const b = bot({ STANDIN_TIME_SCALE: '0.05' });
     const pending = b.run(`launch small --no-check --port ${await freePort()}`);
-    await new Promise((r) => setTimeout(r, 700));
+    // Kill sshd once the server is loading: the launch is past the point of no return.
+    for (let i = 0; i < 200 && b.app.engine.attempts.activeOn('gpu')?.status !== 'loading'; i++) {
+      await new Promise((r) => setTimeout(r, 10));
+    }
     await sshd.stop();
     await new Promise((r) => setTimeout(r, 300));
     await sshd.start();

@@ -1,0 +1,42 @@
+import { z } from 'zod';
+import { defineCommand } from '../src/commands/define.ts';
+import { UserError } from '../src/errors.ts';
+import { diagnoseFile, diagnoseStream, renderDiagnosis } from '../src/logs/classify/index.ts';
+import { catalogFromConfig } from '../src/server/classifier.ts';
+
+export default defineCommand({
+  name: 'classify',
+  summary: 'name the crash in an SGLang log from anywhere: class, phase, root lines (terminal only)',
+  usage: 'classify FILE|- [--json]',
+  examples: ['classify ~/sglang-glm5.log', 'classify server.log --json', 'classify -'],
+  positionals: ['file'],
+  switches: ['json'],
+  args: z.object({ file: z.string(), json: z.boolean().optional() }),
+  effect: 'read',
+  async run(ctx, { file, json }) {
+    // It reads files of the machine the bot runs on: fine for the person at the terminal, not for a chat.
+    if (ctx.origin !== 'terminal')
+      throw new UserError(
+        'classify reads files on the bot machine, so it is terminal-only',
+        "use logs to see an attempt's log",
+      );
+    const catalog = catalogFromConfig(ctx.engine.loaded.config.signatures);
+    let d: Awaited<ReturnType<typeof diagnoseFile>>;
+    if (file === '-') {
+      if (!ctx.stdin)
+        throw new UserError('no standard input to read', 'pipe a log in: cat server.log | glm classify -');
+      d = await diagnoseStream(ctx.stdin, { catalog });
+    } else {
+      try {
+        d = await diagnoseFile(file, { catalog });
+      } catch (e) {
+        const code = (e as NodeJS.ErrnoException).code;
+        if (code === 'ENOENT' || code === 'EACCES' || code === 'EISDIR')
+          throw new UserError(`cannot read ${file}: ${code}`, 'give the path of a log file');
+        throw e;
+      }
+    }
+    if (json) return { text: JSON.stringify(d.classification, null, 2), data: d.classification };
+    return { text: renderDiagnosis(d), data: d.classification, exitCode: 0 };
+  },
+});

@@ -1,0 +1,41 @@
+// The catalog-driven classifier (src/logs/classify) as the lifecycle's Diagnoser, plus the catalog's advice for an
+// alert. The catalog is loaded once, with the config's own signatures merged in.
+
+import type { Clock } from '../clock.ts';
+import { type Catalog, createClassifier, loadCatalog } from '../logs/classify/index.ts';
+import type { DiagnoserFactory, Diagnosis } from './diagnosis.ts';
+
+export function catalogFromConfig(signatures: readonly unknown[]): Catalog {
+  return loadCatalog(signatures, { extraPath: 'signatures' });
+}
+
+export function catalogDiagnoser(catalog: Catalog, clock: Clock, stallMs?: number): DiagnoserFactory {
+  return () => {
+    const stall =
+      stallMs === undefined
+        ? undefined
+        : {
+            startup: stallMs,
+            weight_load: stallMs,
+            kv_alloc: stallMs,
+            cuda_graph_capture: stallMs,
+            warmup: stallMs,
+            unknown: stallMs,
+          };
+    const c = createClassifier({ catalog, clock: () => clock.now(), stallMs: stall });
+    return {
+      push: (line, lineNo) => c.push(line, lineNo),
+      crashed: () => c.crashed(),
+      result: () => c.result(),
+      stalled: (now) => c.checkStall(now),
+    };
+  };
+}
+
+/** The catalog entry behind a classification (its id is the dedup key's middle part). */
+export function nextStepsFrom(catalog: Catalog) {
+  return (d: Diagnosis): string[] => {
+    const id = d.dedupKey.split('/')[1];
+    return (id && catalog.byId.get(id)?.nextSteps) || [];
+  };
+}
