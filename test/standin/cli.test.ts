@@ -1,7 +1,7 @@
 // The stand-in's command line: argparse-exact launch_server errors, python --version / -c, check_env.
 
 import { describe, expect, it } from 'vitest';
-import { baseEnv, PYTHON, run } from './helpers.ts';
+import { baseEnv, PYTHON, ROOT, run } from './helpers.ts';
 
 const launch = (args: string[], extra: Record<string, string> = {}) =>
   run(PYTHON, ['-m', 'sglang.launch_server', ...args], baseEnv(extra));
@@ -12,7 +12,7 @@ function argparseError(stderr: string): { usage: string; error: string } {
   return { usage: lines[0] ?? '', error: lines[lines.length - 1] ?? '' };
 }
 
-describe('launch_server argument errors (argparse, exit 2)', () => {
+describe.concurrent('launch_server argument errors (argparse, exit 2)', () => {
   it('rejects unknown flags with the usage line first', async () => {
     const r = await launch(['--model-path', 'm', '--foo']);
     expect(r.code).toBe(2);
@@ -43,35 +43,55 @@ describe('launch_server argument errors (argparse, exit 2)', () => {
     );
   });
 
-  it('reports bad ints through the abbreviation, under the full option names', async () => {
-    const r = await launch(['--model-path', 'm', '--tp', 'x']);
-    expect(argparseError(r.stderr).error).toBe(
+  it('reports bad values, ambiguous prefixes and explicit store_true values like argparse', async () => {
+    // Many argv cases through the same parser in one process (spawning one per case is slow on small machines).
+    const cases: Record<string, string[]> = {
+      badInt: ['--model-path', 'm', '--tp', 'x'],
+      badFloat: ['--model-path', 'm', '--mem-fraction-static=abc'],
+      ambiguous: ['--model-path', 'm', '--disable-cuda'],
+      explicit: ['--model-path', 'm', '--trust-remote-code=1'],
+      missingValue: ['--model-path', 'm', '--port'],
+      missingList: ['--model-path', 'm', '--cuda-graph-bs'],
+      dsa: ['--model-path', 'm', '--dsa-decode-backend', 'tilelang'],
+      negative: ['--model-path', 'm', '--chunked-prefill-size', '-1', '--cuda-graph-bs', '1', '2', '--foo'],
+      ok: ['--model', 'm', '--tp=8', '--nsa-decode', 'flashmla_sparse', '--ep', '8', '--disable-cuda-graph'],
+    };
+    const script = `
+      import { buildParser } from ${JSON.stringify(`${ROOT}/standin/flags.mjs`)};
+      const out = {};
+      for (const [k, argv] of Object.entries(${JSON.stringify(cases)})) {
+        const { parser } = buildParser('f', () => {});
+        try { const r = parser.parse(argv); out[k] = { values: r.values, seen: r.seen }; }
+        catch (e) { out[k] = { error: parser.formatError(e.message).trimEnd().split(String.fromCharCode(10)).pop() }; }
+      }
+      process.stdout.write(JSON.stringify(out));`;
+    const r = await run(process.execPath, ['--input-type=module', '-e', script], baseEnv());
+    const res = JSON.parse(r.stdout);
+    const err = (k: string) => res[k].error;
+    expect(err('badInt')).toBe(
       "launch_server.py: error: argument --tensor-parallel-size/--tp-size: invalid int value: 'x'",
     );
-    const f = await launch(['--model-path', 'm', '--mem-fraction-static=abc']);
-    expect(argparseError(f.stderr).error).toBe(
-      "launch_server.py: error: argument --mem-fraction-static: invalid float value: 'abc'",
-    );
-  });
-
-  it('rejects ambiguous prefixes and explicit values on store_true flags', async () => {
-    const a = await launch(['--model-path', 'm', '--disable-cuda']);
-    expect(argparseError(a.stderr).error).toBe(
+    expect(err('badFloat')).toBe("launch_server.py: error: argument --mem-fraction-static: invalid float value: 'abc'");
+    expect(err('ambiguous')).toBe(
       'launch_server.py: error: ambiguous option: --disable-cuda could match --disable-cuda-graph, --disable-cuda-graph-padding',
     );
-    const b = await launch(['--model-path', 'm', '--trust-remote-code=1']);
-    expect(argparseError(b.stderr).error).toBe(
+    expect(err('explicit')).toBe(
       "launch_server.py: error: argument --trust-remote-code: ignored explicit argument '1'",
     );
-    const c = await launch(['--model-path', 'm', '--port']);
-    expect(argparseError(c.stderr).error).toBe('launch_server.py: error: argument --port: expected one argument');
-  });
-
-  it('rejects the [J] --dsa-* names in the default (v0.5.8) flavour', async () => {
-    const r = await launch(['--model-path', 'm', '--dsa-decode-backend', 'tilelang']);
-    expect(argparseError(r.stderr).error).toBe(
-      'launch_server.py: error: unrecognized arguments: --dsa-decode-backend tilelang',
+    expect(err('missingValue')).toBe('launch_server.py: error: argument --port: expected one argument');
+    expect(err('missingList')).toBe(
+      'launch_server.py: error: argument --cuda-graph-bs: expected at least one argument',
     );
+    expect(err('dsa')).toBe('launch_server.py: error: unrecognized arguments: --dsa-decode-backend tilelang');
+    expect(err('negative')).toBe('launch_server.py: error: unrecognized arguments: --foo');
+    expect(res.ok.values).toMatchObject({
+      model_path: 'm',
+      tensor_parallel_size: 8,
+      nsa_decode_backend: 'flashmla_sparse',
+      expert_parallel_size: 8,
+      disable_cuda_graph: true,
+    });
+    expect(res.ok.seen.tensor_parallel_size).toBe('--tp-size');
   });
 
   it('wraps the usage at $COLUMNS like argparse', async () => {
@@ -98,7 +118,7 @@ describe('launch_server argument errors (argparse, exit 2)', () => {
   });
 });
 
-describe('python entry points', () => {
+describe.concurrent('python entry points', () => {
   it('answers --version and -V', async () => {
     expect((await run(PYTHON, ['--version'], baseEnv())).stdout).toBe('Python 3.12.3\n');
     expect((await run(PYTHON, ['-V'], baseEnv())).stdout).toBe('Python 3.12.3\n');

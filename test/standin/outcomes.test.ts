@@ -60,15 +60,6 @@ describe.concurrent('flag-derived outcomes', () => {
     expect(pids.filter(alive)).toEqual([]);
   });
 
-  it('a capture batch size of 256 or less captures fine', async (ctx) => {
-    const { p, port } = await start(ctx, [...GLM, '--cuda-graph-max-bs', '256']);
-    await p.waitFor(/fired up/);
-    expect((await http(port, '/health')).status).toBe(200);
-    expect(p.out).toMatch(
-      /Capture cuda graph end\. Time elapsed: [\d.]+ s\. mem usage=[\d.]+ GB\. avail mem=[\d.]+ GB\./,
-    );
-  });
-
   it('attempt 3: triton attention with fp8 KV asserts in set_kv_buffer during capture (bare AssertionError)', async (ctx) => {
     const { p } = await start(ctx, [...GLM, '--attention-backend', 'triton', '--kv-cache-dtype', 'fp8_e4m3']);
     const e = await p.waitExit();
@@ -206,6 +197,9 @@ describe.concurrent('flag-derived outcomes', () => {
     ]);
     await p.waitFor(/The server is fired up and ready to roll!/);
     expect((await http(port, '/health')).status).toBe(200);
+    // a one-token request passes: the NaN is in decode, not in the prefill's sampling
+    const one = await http(port, '/generate', { body: { text: 'Hi', sampling_params: { max_new_tokens: 1 } } });
+    expect(one.status).toBe(200);
     const pids = groupPids(p.pid);
     const res = await http(port, '/v1/chat/completions', {
       body: { model: 'glm-5', messages: [{ role: 'user', content: 'Write a haiku about GPUs.' }] },
@@ -248,14 +242,6 @@ describe.concurrent('flag-derived outcomes', () => {
     );
     await p.waitExit();
     expect(p.out).toContain('probability tensor contains either `inf`, `nan` or element < 0');
-  });
-
-  it('a one-token request (like /health) passes: the NaN is in decode, not prefill', async (ctx) => {
-    const { p, port } = await start(ctx, [...GLM, '--max-running-requests', '64']);
-    await p.waitFor(/fired up/);
-    const r = await http(port, '/generate', { body: { text: 'Hi', sampling_params: { max_new_tokens: 1 } } });
-    expect(r.status).toBe(200);
-    expect(p.running).toBe(true);
   });
 
   it('rejects a KV dtype DSA does not support, in the main process (exit 1)', async (ctx) => {

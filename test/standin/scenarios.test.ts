@@ -111,14 +111,14 @@ describe.concurrent('forced scenarios (STANDIN_SCENARIO)', () => {
   });
 
   it('watchdog_timeout: the request hangs, /health turns 503, then the watchdog kills the server', async (ctx) => {
-    const { p, port } = await start(ctx, SMALL, { STANDIN_SCENARIO: 'watchdog_timeout', STANDIN_TIME_SCALE: '0.002' });
+    const { p, port } = await start(ctx, SMALL, { STANDIN_SCENARIO: 'watchdog_timeout', STANDIN_TIME_SCALE: '0.01' });
     await p.waitFor(/fired up/);
     const req = http(port, '/generate', { body: { text: 'hello', sampling_params: { max_new_tokens: 16 } } }).catch(
       () => 'dropped',
     );
     await p.waitFor(/#new-token: 2,/);
     let health = 200;
-    for (let i = 0; i < 50 && health === 200; i++) {
+    for (let i = 0; i < 100 && health === 200; i++) {
       await sleep(10);
       health = (await http(port, '/health')).status;
     }
@@ -259,8 +259,13 @@ describe.concurrent('STANDIN_CONTROL changes a running server', () => {
       body: JSON.stringify({ text: 'hi', sampling_params: { max_new_tokens: 8 } }),
       signal: ac.signal,
     }).catch(() => 'aborted');
-    await sleep(50);
-    expect((await http(port, '/health')).status).toBe(503);
+    await p.waitFor(/#new-token: 2,/);
+    let health = 200;
+    for (let i = 0; i < 100 && health === 200; i++) {
+      await sleep(10);
+      health = (await http(port, '/health')).status;
+    }
+    expect(health).toBe(503);
     ac.abort();
     expect(await pending).toBe('aborted');
     expect(p.running).toBe(true);
