@@ -28,6 +28,8 @@ export default defineCommand({
     const simulated = (ctx.engine.loaded.config.hosts[hostName]?.python ?? '').includes('standin');
     const emit = (e: Parameters<typeof eventText>[0]) => {
       if (e.kind === 'milestone') ctx.say(`  ${e.text}`);
+      // With a notifier the crash arrives as an alert (class, root lines, findings); don't tell it twice.
+      else if (e.kind === 'failed' && ctx.engine.notifier && e.outcome !== 'exited') return;
       else if (!(dryRun && e.kind === 'command')) ctx.say(eventText(e, simulated));
     };
     const r = await launch(

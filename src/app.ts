@@ -112,6 +112,7 @@ export function createApp(opts: AppOptions = {}): App {
     outbox,
     delivery,
     async close() {
+      await engine.notifier?.idle();
       await delivery?.flush(5000);
       await delivery?.stop();
       stopMonitors();

@@ -103,31 +103,17 @@ export function createNotifier(
     });
   }
 
+  // Alerts are built asynchronously (findings lookups); idle() lets a closing bot wait for them to be queued.
+  const inflight = new Set<Promise<void>>();
+
   return {
-    async onEvent(e: LaunchEvent): Promise<void> {
-      const now = clock.now();
-      if (e.kind === 'started' && opts.parentMessages) {
-        outbox.enqueue({
-          key: parentKey(e.attempt.id),
-          kind: 'post',
-          channel: opts.channel,
-          refKey: parentKey(e.attempt.id),
-          payload: attemptView(e.attempt, 'starting', ''),
-          at: now,
-        });
-      } else if (e.kind === 'milestone') {
-        // milestones carry no attempt; the parent update happens through progress() below
-      } else if (e.kind === 'ready') {
-        updateParent(e.attempt, 'ready', `in ${Math.round(e.seconds)} s`);
-      } else if (e.kind === 'failed') {
-        updateParent(
-          e.attempt,
-          e.outcome === 'exited' ? 'exited' : e.outcome === 'hang' ? 'hung' : 'crashed',
-          e.diagnosis.category,
-        );
-        if (e.outcome !== 'exited') await alert(e.attempt, e);
-      }
-      delivery.poke();
+    onEvent(e: LaunchEvent): Promise<void> {
+      const p = handle(e).finally(() => inflight.delete(p));
+      inflight.add(p);
+      return p;
+    },
+    async idle(): Promise<void> {
+      while (inflight.size > 0) await Promise.allSettled([...inflight]);
     },
     progress(a: Attempt, text: string): void {
       updateParent(a, 'loading', text);
@@ -145,6 +131,32 @@ export function createNotifier(
       delivery.poke();
     },
   };
+
+  async function handle(e: LaunchEvent): Promise<void> {
+    const now = clock.now();
+    if (e.kind === 'started' && opts.parentMessages) {
+      outbox.enqueue({
+        key: parentKey(e.attempt.id),
+        kind: 'post',
+        channel: opts.channel,
+        refKey: parentKey(e.attempt.id),
+        payload: attemptView(e.attempt, 'starting', ''),
+        at: now,
+      });
+    } else if (e.kind === 'milestone') {
+      // milestones reach the notifier through progress(), which knows the attempt
+    } else if (e.kind === 'ready') {
+      updateParent(e.attempt, 'ready', `in ${Math.round(e.seconds)} s`);
+    } else if (e.kind === 'failed') {
+      updateParent(
+        e.attempt,
+        e.outcome === 'exited' ? 'exited' : e.outcome === 'hang' ? 'hung' : 'crashed',
+        e.diagnosis.category,
+      );
+      if (e.outcome !== 'exited') await alert(e.attempt, e);
+    }
+    delivery.poke();
+  }
 }
 
 export type Notifier = ReturnType<typeof createNotifier>;

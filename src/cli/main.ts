@@ -5,11 +5,14 @@ import { hostname, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { type App, createApp } from '../app.ts';
+import { createConsoleAdapter } from '../chat/console.ts';
 import type { CommandContext } from '../commands/define.ts';
 import { loadConfig } from '../config/load.ts';
 import { describeError } from '../errors-render.ts';
 import { shArgv } from '../hosts/quote.ts';
 import { createLogger } from '../logger.ts';
+import { eventText } from '../server/render-events.ts';
+import { resumeWatches } from '../server/resume.ts';
 
 function write(s: string): void {
   process.stdout.write(s.endsWith('\n') ? s : `${s}\n`);
@@ -35,7 +38,17 @@ async function main(): Promise<number> {
     mkdirSync(loaded.dataDir, { recursive: true });
     // The terminal is for people: the bot's own log goes to a file in the data directory.
     process.env.GLM_LOG_FILE ??= join(loaded.dataDir, 'glm.log');
-    app = createApp({ loaded, log: createLogger() });
+    // Crash alerts reach the terminal the way they reach Slack: through the outbox and a chat adapter.
+    app = createApp({
+      loaded,
+      log: createLogger(),
+      chat: {
+        adapter: createConsoleAdapter(write),
+        channel: 'terminal',
+        parentMessages: false,
+        milestonesInThread: false,
+      },
+    });
   } catch (e) {
     process.stderr.write(`${describeError(e)}\n`);
     return 2;
@@ -65,6 +78,9 @@ async function repl(app: App): Promise<number> {
     }
     write('type help for the commands, exit to leave');
   }
+  // Follow again whatever a previous run of the bot left loading or serving.
+  const resumed = await resumeWatches(app.engine, (e) => write(eventText(e, false)), app.diagnoser).catch(() => 0);
+  if (interactive && resumed > 0) write(`following ${resumed} server(s) started earlier`);
   const rl = createInterface({ input: process.stdin, output: process.stdout, prompt: 'glm> ', terminal: interactive });
   const ctx = context(app, true);
   const running = new Set<Promise<void>>();

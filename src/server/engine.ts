@@ -25,6 +25,7 @@ export interface Engine {
   /** Where attempt events go besides the command that caused them: chat messages and alerts (src/alerts). */
   notifier?: {
     onEvent(e: LaunchEvent): Promise<void>;
+    idle(): Promise<void>;
     progress(a: Attempt, text: string): void;
   };
 }

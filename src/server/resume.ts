@@ -1,0 +1,31 @@
+// A long-lived bot (interactive terminal, Slack) picks up where its previous run stopped: live attempts are checked
+// against their hosts, and the ones still running are followed again from the last byte handled.
+import type { DiagnoserFactory } from './diagnosis.ts';
+import type { Engine } from './engine.ts';
+import { follow, type LaunchEvent } from './launch.ts';
+import { monitorAttempt } from './monitor.ts';
+import { reconcile } from './reconcile.ts';
+
+export async function resumeWatches(
+  engine: Engine,
+  emit: (e: LaunchEvent) => void,
+  diagnoser: DiagnoserFactory,
+): Promise<number> {
+  const checked = await reconcile(engine);
+  let resumed = 0;
+  for (const c of checked) {
+    if (c.state !== 'running') continue;
+    resumed += 1;
+    const a = c.attempt;
+    if (a.status === 'ready') {
+      monitorAttempt(engine, a, emit, diagnoser);
+    } else {
+      void follow(engine, a, false, emit, diagnoser)
+        .then((r) => {
+          if (r.outcome === 'ready' && r.attempt) monitorAttempt(engine, r.attempt, emit, diagnoser);
+        })
+        .catch((e: Error) => engine.log.error({ err: e.message, attempt: a.id }, 'resumed follow failed'));
+    }
+  }
+  return resumed;
+}
