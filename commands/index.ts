@@ -1,6 +1,7 @@
 // Every chat command, one file each. test/commands/registry.test.ts checks this list matches the folder.
 import type { CommandDef } from '../src/commands/define.ts';
 import attempts from './attempts.ts';
+import audit from './audit.ts';
 import check from './check.ts';
 import classify from './classify.ts';
 import diff from './diff.ts';
@@ -28,4 +29,5 @@ export const COMMANDS = [
   findings,
   classify,
   check,
+  audit,
 ] as unknown as CommandDef[];

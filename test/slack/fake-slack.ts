@@ -32,7 +32,7 @@ export interface FakeSlack {
   /** Every accepted call, in order (refused ones are not recorded). */
   calls: Call[];
   /** Calls answered with a fault, for assertions about retries. */
-  faults: Array<{ method: string; fault: string }>;
+  faults: Array<{ method: string; fault: string; at: number }>;
   messages: Message[];
   files: Array<{ id: string; filename: string; title?: string; content: string; channel?: string; thread_ts?: string }>;
   responses: Array<{ id: string; body: Record<string, unknown> }>;
@@ -209,7 +209,7 @@ export async function startFakeSlack(): Promise<FakeSlack> {
     const method = url.pathname.slice('/api/'.length);
     const fault = queue.shift();
     if (fault) {
-      fake.faults.push({ method, fault });
+      fake.faults.push({ method, fault, at });
       if (fault === '429') res.writeHead(429, { 'retry-after': String(fake.retryAfterS) }).end();
       else res.writeHead(500).end('internal error');
       return;

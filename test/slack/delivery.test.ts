@@ -1,0 +1,127 @@
+// Delivery through a misbehaving Slack: the stand-in answers 429 with Retry-After, then 500s, then is down (connection
+// refused), and the bot is restarted in the middle. Every message arrives once, in order, in the right thread.
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { LaunchEvent } from '../../src/server/launch.ts';
+import { type FakeSlack, startFakeSlack } from './fake-slack.ts';
+import { blockText, localConfig, startFace, waitFor } from './helpers.ts';
+
+type Face = Awaited<ReturnType<typeof startFace>>;
+const faces: Face[] = [];
+let fake: FakeSlack | undefined;
+
+afterAll(async () => {
+  for (const f of faces) await f.stop().catch(() => {});
+  await fake?.close();
+});
+
+/** One attempt's life as the lifecycle tells it to the notifier: started, progress, then a crash with `key`. */
+async function crashOne(face: Face, n: number, key: string): Promise<void> {
+  const e = face.glm.engine;
+  const now = e.clock.now();
+  const a = e.attempts.open({
+    host: 'gpu',
+    profile: `p${n}`,
+    profileJson: '{}',
+    flags: { tp: String(n) },
+    argv: [],
+    env: {},
+    commandLine: '',
+    port: 30000 + n,
+    actor: 'UOPER',
+    origin: 'slack',
+    startedAt: now,
+  });
+  await e.notifier!.onEvent({ kind: 'started', attempt: a });
+  e.notifier!.progress(a, `loading weights ${n}/83 shards`);
+  e.attempts.finish(a.id, { status: 'crashed', outcome: 'oom', detail: 'x', exitCode: 1, at: now });
+  const failed: LaunchEvent = {
+    kind: 'failed',
+    attempt: e.attempts.get(a.id)!,
+    outcome: 'oom',
+    exitCode: 1,
+    diagnosis: {
+      category: 'oom',
+      phase: 'weight_loading',
+      summary: `alert ${n}`,
+      evidence: [{ line: 10 + n, text: `torch.OutOfMemoryError: CUDA out of memory (alert ${n})` }],
+      rank: 0,
+      dedupKey: key,
+      confidence: 0.9,
+    },
+  };
+  await e.notifier!.onEvent(failed);
+}
+
+const alertsIn = (f: FakeSlack) =>
+  f.messages.filter((m) => blockText(m.blocks).includes(':rotating_light: *crash:')).map((m) => m);
+
+describe('delivery when Slack misbehaves', () => {
+  it('429, 500s and an outage with a restart in the middle: every message once, in order, threads intact', async () => {
+    fake = await startFakeSlack();
+    const dataDir = mkdtempSync(join(tmpdir(), 'glm-data-'));
+    const loaded = localConfig(dataDir);
+    const first = await startFace(fake, loaded);
+    faces.push(first);
+
+    // Rate limited first (Retry-After: 1 s), then two server errors.
+    fake.failNext('429', '500', '500');
+    await crashOne(first, 1, 'k1');
+    await crashOne(first, 2, 'k2');
+    await waitFor('the first alert through', () => alertsIn(fake!).length >= 1, 10_000);
+    expect(fake.faults.map((f) => f.fault)).toEqual(['429', '500', '500']);
+
+    // Slack goes away; more crashes happen meanwhile, including the same crash as #1 again.
+    await fake.down();
+    await crashOne(first, 3, 'k3');
+    await crashOne(first, 4, 'k1');
+    await new Promise((r) => setTimeout(r, 600));
+    // The bot dies without flushing (its loop stops; nothing is drained on the way out) and a new one starts on the
+    // same ledger while Slack is still down.
+    await first.glm.delivery!.stop();
+    const second = await startFace(fake, loaded);
+    faces.push(second);
+    await new Promise((r) => setTimeout(r, 500));
+    await fake.up();
+
+    await waitFor('everything delivered', () => second.glm.outbox.counts().pending === undefined, 20_000);
+    const counts = second.glm.outbox.counts();
+    expect(counts.failed).toBeUndefined();
+
+    // Each attempt's parent once, each alert once and in order, each in its attempt's thread.
+    const parents = fake.messages.filter((m) => !m.thread_ts);
+    expect(parents.map((p) => blockText(p.blocks).match(/attempt #(\d+)/)?.[1])).toEqual(['1', '2', '3', '4']);
+    const alerts = alertsIn(fake);
+    // (identified by what each alert said when first posted: an update re-renders it with the latest crash)
+    expect(alerts.map((a) => blockText(a.versions[0]!.blocks).match(/alert (\d+)/)?.[1])).toEqual(['1', '2', '3']);
+    alerts.forEach((a, i) => {
+      expect(a.thread_ts).toBe(parents[i]!.ts);
+      expect(a.reply_broadcast).toBe(true);
+      expect(blockText(a.blocks)).toContain('<@UOPER>');
+    });
+    // The repeat of crash k1 bumped the first alert's count instead of posting a new alert.
+    expect(blockText(alerts[0]!.blocks)).toContain('seen 2 times');
+    expect(fake.messages.some((m) => m.thread_ts === parents[3]!.ts && /same crash as attempt #1/.test(m.text))).toBe(
+      true,
+    );
+    // Nothing twice: every posted message is distinct (thread + text).
+    const keys = fake.messages.map((m) => `${m.thread_ts ?? '-'} ${m.text}`);
+    expect(new Set(keys).size).toBe(keys.length);
+    // Milestones stayed in their threads, in order with their alert.
+    for (const [i, p] of parents.entries()) {
+      const inThread = fake.messages.filter((m) => m.thread_ts === p.ts).map((m) => m.text);
+      expect(inThread[0]).toBe(`loading weights ${i + 1}/83 shards`);
+    }
+    // While Slack was down, both bots tried and were refused, and said they would retry.
+    const retries = [...first.logLines, ...second.logLines].filter((l) => l.includes('chat delivery will retry'));
+    expect(retries.some((l) => l.includes('fetch failed') || l.includes('ECONNREFUSED'))).toBe(true);
+    // The outbox did the retrying (one client call per try), and waited out Retry-After before trying again.
+    const posts = fake.calls.filter((c) => c.method === 'chat.postMessage');
+    expect(posts.length).toBe(fake.messages.length);
+    const limited = fake.faults.find((f) => f.fault === '429')!;
+    const nextTry = fake.faults.find((f) => f.at > limited.at)?.at ?? posts[0]!.at;
+    expect(nextTry - limited.at).toBeGreaterThanOrEqual(950);
+  }, 45_000);
+});
