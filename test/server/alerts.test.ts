@@ -1,0 +1,155 @@
+// Crash diagnosis end to end over a real sshd: the stand-in crashes, the follower classifies the crash, and one alert
+// with the team's findings reaches the chat abstraction through the persistent outbox.
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import pino from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApp } from '../../src/app.ts';
+import { createConsoleAdapter } from '../../src/chat/console.ts';
+import type { CommandContext } from '../../src/commands/define.ts';
+import { freshDirs, testConfig } from '../helpers/app.ts';
+import { freePort, type Sshd, startSshd, userDir } from '../helpers/sshd.ts';
+
+let sshd: Sshd;
+const closers: Array<() => Promise<void>> = [];
+
+beforeAll(async () => {
+  sshd = await startSshd();
+});
+afterAll(async () => {
+  for (const c of closers) await c();
+  await sshd.stop();
+});
+
+function chatBot(env: Record<string, string>, dirs = freshDirs(), timeouts: Record<string, number> = {}) {
+  const printed: string[] = [];
+  const loaded = testConfig(sshd, { ...dirs, env });
+  Object.assign(loaded.config.timeouts, timeouts);
+  const app = createApp({
+    loaded,
+    log: pino({ level: 'silent' }),
+    chat: {
+      adapter: createConsoleAdapter((s) => printed.push(s)),
+      channel: 'C-ops',
+      parentMessages: true,
+      milestonesInThread: true,
+    },
+  });
+  const said: string[] = [];
+  const ctx: CommandContext = {
+    engine: app.engine,
+    actor: 'U-tester',
+    origin: 'terminal',
+    log: app.engine.log,
+    say: (t) => said.push(t),
+    diagnoser: app.diagnoser,
+    longLived: true,
+    commands: app.dispatch.commands,
+  };
+  closers.push(async () => {
+    await app.dispatch.run('stop', ctx).catch(() => {});
+    await app.close();
+  });
+  return { app, ctx, printed, said, run: (t: string) => app.dispatch.run(t, ctx) };
+}
+
+async function until(what: () => boolean, ms: number): Promise<void> {
+  const end = Date.now() + ms;
+  while (!what()) {
+    if (Date.now() > end) throw new Error('timed out waiting');
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+const alertsIn = (printed: string[]) => printed.filter((p) => p.includes('CRASH '));
+
+describe('crash alerts', () => {
+  it('a crash mid-decode on a ready server: one alert with class, root lines and findings', async () => {
+    const control = join(userDir('glm-ctl-'), 'control');
+    writeFileSync(control, '', { mode: 0o666 });
+    const b = chatBot({ STANDIN_CONTROL: control });
+    const port = await freePort();
+    const r = await b.run(`launch small --port ${port}`);
+    expect(r.exitCode ?? 0, b.said.join('\n')).toBe(0);
+    // The server serves; now the next request NaNs in decode, as the seeds' GLM-5 did.
+    writeFileSync(control, 'nan_decode\n');
+    const a = b.app.engine.attempts.activeOn('gpu')!;
+    await b.app.engine.pool
+      .get('gpu')
+      .http(port, {
+        method: 'POST',
+        path: '/generate',
+        body: '{"text":"hi","sampling_params":{"max_new_tokens":4}}',
+        headers: { 'content-type': 'application/json' },
+      })
+      .catch(() => undefined);
+    await until(() => alertsIn(b.printed).length > 0, 20_000);
+    await b.app.delivery!.flush(5000);
+    const alerts = alertsIn(b.printed);
+    expect(alerts).toHaveLength(1);
+    const alert = alerts[0]!;
+    expect(alert).toMatch(/CRASH nan_in_sampling during decode: attempt #1 small on gpu \(launched by U-tester\)/);
+    expect(alert).toMatch(/root lines:/);
+    expect(alert).toMatch(/probability tensor contains either/);
+    expect(alert).toMatch(/findings: .*FINDINGS\.md:\d+-\d+ {2}.*NaN in decode/);
+    expect(b.app.engine.attempts.get(a.id)).toMatchObject({ status: 'crashed', active: false });
+    // The parent message was updated to say so, and the alert went into its thread.
+    expect(b.printed.some((p) => /attempt #1 small on gpu by U-tester: crashed \(nan_in_sampling\)/.test(p))).toBe(
+      true,
+    );
+    expect(alert.startsWith('  | ')).toBe(true);
+  });
+
+  it('sshd killed and restarted during a launch: the crash written meanwhile is alerted exactly once', async () => {
+    // glm5-attempt1 runs out of memory in CUDA graph capture; slow enough to take sshd away while it loads.
+    const b = chatBot({ STANDIN_TIME_SCALE: '0.02' });
+    const pending = b.run(`launch glm5-attempt1 --port ${await freePort()}`);
+    await until(() => b.app.engine.attempts.activeOn('gpu')?.status === 'loading', 20_000);
+    await sshd.stop();
+    // The server runs on; it crashes while nobody can read its log.
+    const a = b.app.engine.attempts.activeOn('gpu')!;
+    await until(() => {
+      try {
+        process.kill(a.pgid!, 0);
+        return false;
+      } catch {
+        return true;
+      }
+    }, 30_000).catch(() => {});
+    await sshd.start();
+    const r = await pending;
+    expect(r.exitCode).toBe(1);
+    await b.app.engine.notifier!.idle();
+    await b.app.delivery!.flush(5000);
+    const alerts = alertsIn(b.printed);
+    expect(alerts).toHaveLength(1);
+    expect(alerts[0]).toMatch(/CRASH cuda_oom during cuda_graph_capture: attempt #1 glm5-attempt1/);
+    expect(b.app.outbox.counts().failed ?? 0).toBe(0);
+  });
+
+  it('the same crash again bumps the count on the first alert instead of posting a new one', async () => {
+    const b = chatBot({});
+    for (let i = 0; i < 2; i++) {
+      const r = await b.run(`launch glm5-attempt3 --port ${await freePort()}`);
+      expect(r.exitCode).toBe(1);
+    }
+    await b.app.engine.notifier!.idle();
+    await b.app.delivery!.flush(5000);
+    const alerts = alertsIn(b.printed);
+    // One alert post, then the same alert re-rendered with its count, plus a pointer in the second attempt's thread.
+    expect(alerts.filter((x) => !/seen \d+ times/.test(x))).toHaveLength(1);
+    expect(alerts.some((x) => /seen 2 times/.test(x))).toBe(true);
+    expect(b.printed.some((p) => /same crash as attempt #1 \(backend_assertion/.test(p))).toBe(true);
+  });
+
+  it('a stall in CUDA graph capture is reported as a hang and the server is left running', async () => {
+    const b = chatBot({ STANDIN_SCENARIO: 'stall:cuda_graph_capture' }, freshDirs(), { stall_s: 1 });
+    const r = await b.run(`launch small --port ${await freePort()}`);
+    expect(r.exitCode).toBe(1);
+    expect(r.text).toMatch(/^hung: attempt #1 \(small\) on gpu: no progress for .* during cuda_graph_capture/);
+    expect(b.app.engine.attempts.activeOn('gpu')?.id).toBe(1);
+    await b.app.engine.notifier!.idle();
+    await b.app.delivery!.flush(5000);
+    expect(alertsIn(b.printed)[0]).toMatch(/CRASH watchdog_timeout during cuda_graph_capture/);
+  });
+});
