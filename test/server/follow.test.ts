@@ -1,0 +1,63 @@
+// The log follower over a real sshd: lines appended, a truncation in the middle, a resume from the saved offset.
+import { appendFileSync, truncateSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { watchAttempt } from '../../src/server/watch.ts';
+import { freshDirs, makeBot, type TestBot, testConfig } from '../helpers/app.ts';
+import { freePort, type Sshd, startSshd } from '../helpers/sshd.ts';
+
+let sshd: Sshd;
+let bot: TestBot;
+
+beforeAll(async () => {
+  sshd = await startSshd();
+  const dirs = freshDirs();
+  bot = makeBot(testConfig(sshd, dirs), dirs);
+});
+afterAll(async () => {
+  await bot.run('stop').catch(() => {});
+  await bot.app.close();
+  await sshd.stop();
+});
+
+const wait = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('following a log', () => {
+  it('sees every appended line once, through a truncation, and resumes from the saved offset without repeats', async () => {
+    const r = await bot.run(`launch small --no-check --port ${await freePort()}`);
+    expect(r.exitCode ?? 0).toBe(0);
+    const a = bot.app.engine.attempts.activeOn('gpu')!;
+    const seen: string[] = [];
+    const abort = new AbortController();
+    const first = watchAttempt(bot.app.engine, a, {
+      onLine: (l) => {
+        if (l.text.startsWith('MARK ')) seen.push(l.text);
+        return undefined;
+      },
+    }, abort.signal);
+    await wait(400);
+    for (const m of ['A1', 'A2', 'A3']) appendFileSync(a.logPath!, `MARK ${m}\n`);
+    await wait(600);
+    truncateSync(a.logPath!, 0);
+    await wait(1500); // tail -F notices truncation on its next check
+    for (const m of ['B1', 'B2']) appendFileSync(a.logPath!, `MARK ${m}\n`);
+    await wait(800);
+    abort.abort();
+    expect(await first).toBe('aborted');
+    expect(seen).toEqual(['MARK A1', 'MARK A2', 'MARK A3', 'MARK B1', 'MARK B2']);
+
+    // A restarted follower starts at the saved offset: old lines are not handled again, new ones are.
+    appendFileSync(a.logPath!, 'MARK C1\n');
+    const again: string[] = [];
+    const resumed = bot.app.engine.attempts.get(a.id)!;
+    const second = watchAttempt(bot.app.engine, resumed, {
+      onLine: (l) => {
+        if (l.text.startsWith('MARK ')) again.push(l.text);
+        return l.text === 'MARK C2' ? 'stop' : undefined;
+      },
+    });
+    await wait(400);
+    appendFileSync(a.logPath!, 'MARK C2\n');
+    expect(await second).toBe('stopped-by-handler');
+    expect(again).toEqual(['MARK C1', 'MARK C2']);
+  });
+});
