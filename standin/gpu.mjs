@@ -2,7 +2,6 @@
 // which running stand-in servers tell the nvidia-smi stand-in how much memory they hold.
 
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 
 export const GPU_NAME = 'NVIDIA RTX PRO 6000 Blackwell Server Edition';
@@ -36,7 +35,7 @@ export const IDLE_MIB = 3;
 
 export function stateDir() {
   const uid = typeof process.getuid === 'function' ? process.getuid() : 0;
-  return process.env.STANDIN_STATE_DIR || path.join(os.tmpdir(), `sglang-standin-${uid}`);
+  return process.env.STANDIN_STATE_DIR || `/tmp/sglang-standin-${uid}`;
 }
 
 /** Is this pid alive and not a zombie? Reads /proc/PID/stat. */

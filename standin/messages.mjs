@@ -1017,3 +1017,40 @@ export function weightsOom(totalGb) {
       'Management  (https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)\n',
   };
 }
+
+/** More TP ranks on a node than it has GPUs: torch.cuda.set_device fails in every extra rank. */
+export function invalidDeviceOrdinal(visible) {
+  const frames = [
+    fr('srt/managers/scheduler.py', 3141, 'run_scheduler_process', 'scheduler = Scheduler(', 'Scheduler('),
+    fr('srt/managers/scheduler.py', 368, '__init__', 'self.init_model_worker()'),
+    fr('srt/managers/scheduler.py', 553, 'init_model_worker', 'self.init_tp_model_worker()'),
+    fr(
+      'srt/managers/scheduler.py',
+      517,
+      'init_tp_model_worker',
+      'self.tp_worker = TpModelWorker(**worker_kwargs)',
+      'TpModelWorker(**worker_kwargs)',
+    ),
+    fr('srt/managers/tp_worker.py', 248, '__init__', 'self._init_model_runner()'),
+    fr('srt/managers/tp_worker.py', 331, '_init_model_runner', 'self._model_runner = ModelRunner(', 'ModelRunner('),
+    fr('srt/model_executor/model_runner.py', 371, '__init__', 'self.initialize(min_per_gpu_memory)'),
+    fr(
+      'srt/model_executor/model_runner.py',
+      509,
+      'initialize',
+      'min_per_gpu_memory = self.init_torch_distributed()',
+      'self.init_torch_distributed()',
+    ),
+    fr(
+      'srt/model_executor/model_runner.py',
+      741,
+      'init_torch_distributed',
+      'torch.get_device_module(self.device).set_device(self.gpu_id)',
+    ),
+    fr(site('torch/cuda/__init__.py'), 567, 'set_device', 'torch._C._cuda_setDevice(device)'),
+  ];
+  return {
+    rankText: (rank) =>
+      rank < visible ? '' : `${traceback(frames)}${cudaErrorTail('invalid device ordinal', 'cudaErrorInvalidDevice')}`,
+  };
+}

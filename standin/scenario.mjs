@@ -3,6 +3,7 @@
 // before every request, overrides both while the server runs.
 
 import fs from 'node:fs';
+import { gpuCount } from './gpu.mjs';
 
 /** Startup phases in order, then 'request' for anything after the server is up. */
 export const PHASES = ['startup', 'dist_init', 'weight_load', 'kv_alloc', 'cuda_graph_capture', 'warmup', 'request'];
@@ -69,6 +70,9 @@ export function readControl() {
 /** Events the flags lead to, in the order they would fire. @returns {Event[]} */
 export function flagEvents(cfg) {
   const ev = [];
+  const vis = process.env.CUDA_VISIBLE_DEVICES;
+  const visible = vis !== undefined && vis.trim() !== '' ? vis.split(',').length : gpuCount();
+  if (cfg.tp / Math.max(1, cfg.nnodes) > visible) ev.push({ phase: 'dist_init', kind: 'invalid_device' });
   const fits = cfg.mem.weightsGb < cfg.mem.totalGb - cfg.mem.ctxGb - 0.5;
   if (!fits) ev.push({ phase: 'weight_load', kind: 'weights_oom' });
   else if (cfg.mem.kvGb <= 0 || cfg.mem.tokens <= 0) ev.push({ phase: 'kv_alloc', kind: 'not_enough_memory' });

@@ -5,7 +5,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import { ParseError } from './argparse.mjs';
 import { buildParser } from './flags.mjs';
-import { physicalGpu, StateFile } from './gpu.mjs';
+import { gpuCount, physicalGpu, StateFile } from './gpu.mjs';
 import { startHttp } from './http.mjs';
 import { defaultBar, Logger, shardBar, writeErr, writeOut } from './log.mjs';
 import * as M from './messages.mjs';
@@ -169,6 +169,11 @@ export class Server {
     });
   }
 
+  visibleGpus() {
+    const vis = process.env.CUDA_VISIBLE_DEVICES;
+    return vis !== undefined && vis.trim() !== '' ? vis.split(',').length : gpuCount();
+  }
+
   cleanup() {
     for (const t of this.timers) clearTimeout(t);
     this.killChildren();
@@ -188,7 +193,10 @@ export class Server {
     this.dead = true;
     const ranks = Array.from({ length: this.tpPerNode }, (_, i) => this.rankBase + i);
     if (c.stdout) for (const r of ranks) writeOut(c.stdout(r));
-    for (const r of ranks) this.log.line(`Scheduler hit an exception: ${c.rankText(r)}`, r);
+    for (const r of ranks) {
+      const text = c.rankText(r);
+      if (text) this.log.line(`Scheduler hit an exception: ${text}`, r);
+    }
     this.die();
   }
 
@@ -234,6 +242,8 @@ export class Server {
         return M.modelLoadError();
       case 'nccl_error':
         return M.ncclError();
+      case 'invalid_device':
+        return M.invalidDeviceOrdinal(this.rankBase + this.visibleGpus());
       case 'weights_oom':
         return M.weightsOom(this.cfg.mem.totalGb);
       case 'not_enough_memory':

@@ -285,6 +285,15 @@ describe.concurrent('flag-derived outcomes', () => {
     expect((await http(port, '/health')).status).toBe(200);
   });
 
+  it('more TP ranks than GPUs: invalid device ordinal in the extra ranks', async (ctx) => {
+    const { p } = await start(ctx, ['--model-path', QWEN, '--tp', '16']);
+    expect((await p.waitExit()).signal).toBe('SIGKILL');
+    expect([...p.out.matchAll(/ TP(\d+)\] Scheduler hit an exception/g)].map((m) => Number(m[1]))).toEqual([
+      8, 9, 10, 11, 12, 13, 14, 15,
+    ]);
+    expect(p.out).toContain('RuntimeError: CUDA error: invalid device ordinal\n');
+  });
+
   it('a small model at tp 1 serves, without rank prefixes', async (ctx) => {
     const { p, port } = await start(ctx, ['--model-path', QWEN]);
     await p.waitFor(/fired up/);
