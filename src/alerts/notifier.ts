@@ -62,6 +62,9 @@ export function createNotifier(
       | { attempt_id: number; count: number; ref_key: string }
       | undefined;
     if (prior && prior.attempt_id !== a.id) {
+      // This attempt was already counted (its crash is told early and again at exit).
+      const pointerKey = `alert:${a.id}:same-as:${prior.attempt_id}`;
+      if (outbox.has(pointerKey)) return;
       const count = prior.count + 1;
       db.prepare('UPDATE alerts SET count = ?, last_at = ? WHERE dedup_key = ?').run(count, now, d.dedupKey);
       const first = deps.sources.attempts.get(prior.attempt_id);
@@ -75,7 +78,7 @@ export function createNotifier(
         at: now,
       });
       outbox.enqueue({
-        key: `alert:${a.id}:same-as:${prior.attempt_id}`,
+        key: pointerKey,
         kind: 'post',
         channel: opts.channel,
         parentKey: opts.parentMessages ? parentKey(a.id) : undefined,

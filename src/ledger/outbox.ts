@@ -65,6 +65,9 @@ export function createOutbox(db: Db) {
          VALUES (?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?)`,
       ).run(item.key, item.kind, item.channel, item.refKey ?? null, item.parentKey ?? null, payload, item.at, item.at);
     },
+    has(key: string): boolean {
+      return db.prepare('SELECT 1 FROM outbox WHERE key = ?').get(key) !== undefined;
+    },
     /** Pending items in the order they were queued (per-thread order is global order). */
     pending(limit = 100): OutboxItem[] {
       return (db.prepare("SELECT * FROM outbox WHERE status = 'pending' ORDER BY id LIMIT ?").all(limit) as Row[]).map(

@@ -6,6 +6,7 @@ import { parseMilestone } from '../logs/milestones.ts';
 import { commandLine, dialectForVersion, flagView, type ResolvedProfile, renderLaunch } from '../profiles/index.ts';
 import { redactArgv, redactEnv, redactText } from '../redact.ts';
 import type { DiagnoserFactory, Diagnosis } from './diagnosis.ts';
+import { createEarlyAlert } from './early-alert.ts';
 import { type Engine, hostOf, publish } from './engine.ts';
 import { readVersions } from './host-info.ts';
 import { advance, initialProgress, type Progress } from './progress.ts';
@@ -211,6 +212,7 @@ export async function follow(
     }
   }, 250);
   let checking: Promise<void> | undefined;
+  const early = createEarlyAlert(engine, attempt, diag, emit);
 
   await watchAttempt(
     engine,
@@ -218,6 +220,7 @@ export async function follow(
     {
       onLine: (line) => {
         diag.push(line.text, line.lineNo);
+        early.check();
         if (diag.crashed()) return undefined; // keep reading until the server is gone: later lines may matter
         const m = parseMilestone(line.text);
         if (!m) return undefined;
@@ -249,6 +252,7 @@ export async function follow(
   );
   clearTimeout(timer);
   clearInterval(stallTimer);
+  early.cancel();
   await checking;
 
   if (outcome === 'ready' && !diag.crashed()) {

@@ -2,6 +2,7 @@
 // seeds' NaN) or hours later is still seen, classified and recorded.
 import type { Attempt } from '../ledger/attempts.ts';
 import type { DiagnoserFactory } from './diagnosis.ts';
+import { createEarlyAlert } from './early-alert.ts';
 import type { Engine } from './engine.ts';
 import { type LaunchEvent, recordExit } from './launch.ts';
 import { watchAttempt } from './watch.ts';
@@ -18,12 +19,14 @@ export function monitorAttempt(
   const abort = new AbortController();
   watching.set(attempt.id, abort);
   const diag = diagnoser();
+  const early = createEarlyAlert(engine, attempt, diag, emit);
   void watchAttempt(
     engine,
     attempt,
     {
       onLine: (l) => {
         diag.push(l.text, l.lineNo);
+        early.check();
         return undefined;
       },
     },
@@ -33,7 +36,10 @@ export function monitorAttempt(
       if (end === 'server-exited') await recordExit(engine, attempt, diag.result(), emit);
     })
     .catch((e: Error) => engine.log.error({ err: e.message, attempt: attempt.id }, 'monitor failed'))
-    .finally(() => watching.delete(attempt.id));
+    .finally(() => {
+      early.cancel();
+      watching.delete(attempt.id);
+    });
 }
 
 export function stopMonitors(): void {

@@ -1,0 +1,33 @@
+// A crash is told as soon as its root line has been read, not when the server finally exits (eight TP ranks can take
+// a while to die). A short settle time lets the rest of the traceback arrive first. The alert is keyed by attempt,
+// so the report at exit does not post it again.
+import type { Attempt } from '../ledger/attempts.ts';
+import type { Diagnoser } from './diagnosis.ts';
+import { type Engine, publish } from './engine.ts';
+import type { LaunchEvent } from './launch.ts';
+
+export const SETTLE_MS = 300;
+
+export function createEarlyAlert(engine: Engine, attempt: Attempt, diag: Diagnoser, emit: (e: LaunchEvent) => void) {
+  let timer: NodeJS.Timeout | undefined;
+  let fired = false;
+  return {
+    /** Call after every line. */
+    check(): void {
+      if (fired || timer || !diag.crashed()) return;
+      timer = setTimeout(() => {
+        fired = true;
+        const d = diag.result();
+        if (d.category === 'none') return;
+        engine.attempts.update(attempt.id, { classification: d });
+        engine.attempts.event(attempt.id, engine.clock.now(), 'crash_seen', { category: d.category });
+        const a = engine.attempts.get(attempt.id) ?? attempt;
+        // Only the notifier hears this one: the command's own output reports the outcome at exit.
+        publish(engine, () => {}, { kind: 'failed', attempt: a, outcome: d.category, diagnosis: d, exitCode: null });
+      }, SETTLE_MS);
+    },
+    cancel(): void {
+      clearTimeout(timer);
+    },
+  };
+}
