@@ -131,6 +131,35 @@ function textBlocks(text: string): Block[] {
 
 const size = (b: Block): number => JSON.stringify(b).length;
 
+/** The complete alert as plain text, for the file when it does not fit a message (the terminal text abridges). */
+function alertFile(v: Extract<View, { type: 'alert' }>): string {
+  const d = v.diagnosis;
+  const out = [
+    `crash: ${d.category} during ${d.phase}: attempt #${v.attemptId} ${v.profile} on ${v.host}, launched by ${v.actor}${v.count > 1 ? ` (seen ${v.count} times)` : ''}`,
+    d.summary,
+    '',
+    'root lines:',
+    ...d.evidence.map((e) => `${String(e.line).padStart(6)}: ${e.text}`),
+  ];
+  if (v.flagChanges.length) {
+    out.push('', `changed from ${v.comparedWith ?? 'the previous attempt'}:`);
+    for (const c of v.flagChanges) out.push(`  ${c.flag}: ${c.from} -> ${c.to}`);
+  }
+  if (v.alreadyTried.length) {
+    out.push('', `already tried for ${d.category}:`);
+    for (const t of v.alreadyTried) out.push(`  #${t.attemptId} ${t.profile} (${t.outcome})`);
+  }
+  if (v.nextSteps.length) out.push('', 'usual next steps:', ...v.nextSteps.map((x) => `  - ${x}`));
+  for (const x of v.excerpts) {
+    out.push(
+      '',
+      `findings: ${x.file}:${x.startLine}-${x.endLine}  ${x.headingPath.join(' > ')}${x.url ? `  ${x.url}` : ''}`,
+    );
+    for (const l of x.lines) out.push(`  > ${l}`);
+  }
+  return `${out.join('\n')}\n`;
+}
+
 function firstLine(s: string): string {
   const l = s.split('\n').find((x) => x.trim()) ?? '';
   return l.length > 300 ? `${l.slice(0, 297)}...` : l;
@@ -143,7 +172,7 @@ export function renderMessage(msg: ChatMessage, opts: { filename?: string } = {}
   const filename =
     opts.filename ??
     (view?.type === 'alert' ? `attempt-${view.attemptId}-crash.txt` : view ? 'glm-message.txt' : 'glm-output.txt');
-  const overflow = { filename, title: firstLine(full), content: full };
+  const overflow = { filename, title: firstLine(full), content: view?.type === 'alert' ? alertFile(view) : full };
   const lineCount = full.split('\n').length;
   if (!view && lineCount > LIMITS.inlineLines) {
     // Tables and logs: a one-line summary here, the whole thing as a file.

@@ -124,4 +124,54 @@ describe('delivery when Slack misbehaves', () => {
     const nextTry = fake.faults.find((f) => f.at > limited.at)?.at ?? posts[0]!.at;
     expect(nextTry - limited.at).toBeGreaterThanOrEqual(950);
   }, 45_000);
+
+  it('an alert too big for a message: the message and a file with everything, once each, though the upload failed first', async () => {
+    fake ??= await startFakeSlack();
+    const face = await startFace(fake, localConfig(mkdtempSync(join(tmpdir(), 'glm-data-'))));
+    faces.push(face);
+    const before = fake.messages.length;
+    const e = face.glm.engine;
+    const a = e.attempts.open({
+      host: 'gpu',
+      profile: 'big',
+      profileJson: '{}',
+      flags: {},
+      argv: [],
+      env: {},
+      commandLine: '',
+      port: 30100,
+      actor: 'UOPER',
+      origin: 'slack',
+      startedAt: e.clock.now(),
+    });
+    await e.notifier!.onEvent({ kind: 'started', attempt: a });
+    e.attempts.finish(a.id, { status: 'crashed', outcome: 'oom', exitCode: 1, at: e.clock.now() });
+    fake.failMethod('files.getUploadURLExternal', '500');
+    const evidence = Array.from({ length: 300 }, (_, i) => ({ line: i, text: `frame ${i} ${'y'.repeat(120)}` }));
+    await e.notifier!.onEvent({
+      kind: 'failed',
+      attempt: e.attempts.get(a.id)!,
+      outcome: 'oom',
+      exitCode: 1,
+      diagnosis: {
+        category: 'oom',
+        phase: 'serving',
+        summary: 'big',
+        evidence,
+        rank: 0,
+        dedupKey: 'big',
+        confidence: 1,
+      },
+    });
+    const file = await waitFor('file', () => fake!.files.find((f) => f.filename === `attempt-${a.id}-crash.txt`));
+    const mine = fake.messages.slice(before);
+    const parent = mine.find((m) => !m.thread_ts)!;
+    const alerts = mine.filter((m) => blockText(m.blocks).includes('*crash:'));
+    expect(alerts).toHaveLength(1);
+    expect(alerts[0]!.thread_ts).toBe(parent.ts);
+    expect(file.thread_ts).toBe(parent.ts);
+    expect(file.content).toContain('frame 299');
+    expect(fake.files.filter((f) => f.filename === file.filename)).toHaveLength(1);
+    expect(fake.faults.some((f) => f.method === 'files.getUploadURLExternal')).toBe(true);
+  });
 });

@@ -1,8 +1,9 @@
 // A local stand-in for Slack's Web API (node:http on 127.0.0.1, ephemeral port) that records every call: the
 // methods the bot uses, the file upload sink and response_url endpoints. Switches make it rate-limit (429 with
 // Retry-After), fail (500) or go away (connection refused) so delivery can be tested against a misbehaving Slack.
+import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 
 export interface Call {
   /** Web API method (`chat.postMessage`), `upload` (the file sink) or `respond` (a response_url). */
@@ -39,6 +40,8 @@ export interface FakeSlack {
   groups: Record<string, string[]>;
   /** The next N Web API calls get these answers: '429' (Retry-After: retryAfterS), '500'. */
   failNext(...faults: Array<'429' | '500'>): void;
+  /** The next call of one method gets this answer. */
+  failMethod(method: string, fault: '429' | '500'): void;
   retryAfterS: number;
   /** Connection refused until up(). */
   down(): Promise<void>;
@@ -47,6 +50,11 @@ export interface FakeSlack {
   /** Makes response_url `id` answer 404 (expired/used) from now on. */
   expire(id: string): void;
   named(method: string): Call[];
+  /** Socket Mode: envelopes the bot acknowledged over the WebSocket (apps.connections.open hands out its URL). */
+  socketAcks: Array<{ envelope_id: string; payload?: unknown }>;
+  /** Sends an envelope to every connected Socket Mode client. */
+  sendEnvelope(type: string, payload: unknown): string;
+  socketClients(): number;
   close(): Promise<void>;
 }
 
@@ -73,14 +81,76 @@ function parseBody(raw: string, type: string | undefined): Record<string, unknow
   return out;
 }
 
+// A minimal WebSocket server (RFC 6455 text frames, ping/pong, close), enough to play Slack's Socket Mode.
+function wsFrame(opcode: number, data: Buffer): Buffer {
+  const len = data.length;
+  const head =
+    len < 126
+      ? Buffer.from([0x80 | opcode, len])
+      : len < 65536
+        ? Buffer.from([0x80 | opcode, 126, len >> 8, len & 0xff])
+        : Buffer.concat([
+            Buffer.from([0x80 | opcode, 127]),
+            (() => {
+              const b = Buffer.alloc(8);
+              b.writeBigUInt64BE(BigInt(len));
+              return b;
+            })(),
+          ]);
+  return Buffer.concat([head, data]);
+}
+
+function wsAccept(socket: Socket, key: string, onText: (t: string) => void): void {
+  const accept = createHash('sha1').update(`${key}258EAFA5-E914-47DA-95CA-C5AB0DC85B11`).digest('base64');
+  socket.write(
+    `HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ${accept}\r\n\r\n`,
+  );
+  let buf = Buffer.alloc(0);
+  socket.on('data', (chunk: Buffer) => {
+    buf = Buffer.concat([buf, chunk]);
+    for (;;) {
+      if (buf.length < 2) return;
+      const opcode = buf[0]! & 0x0f;
+      const masked = (buf[1]! & 0x80) !== 0;
+      let len = buf[1]! & 0x7f;
+      let off = 2;
+      if (len === 126) {
+        if (buf.length < 4) return;
+        len = buf.readUInt16BE(2);
+        off = 4;
+      } else if (len === 127) {
+        if (buf.length < 10) return;
+        len = Number(buf.readBigUInt64BE(2));
+        off = 10;
+      }
+      const maskAt = off;
+      if (masked) off += 4;
+      if (buf.length < off + len) return;
+      const data = Buffer.from(buf.subarray(off, off + len));
+      if (masked) for (let i = 0; i < len; i++) data[i]! ^= buf[maskAt + (i % 4)]!;
+      buf = buf.subarray(off + len);
+      if (opcode === 0x1) onText(data.toString('utf8'));
+      else if (opcode === 0x9) socket.write(wsFrame(0xa, data));
+      else if (opcode === 0x8) {
+        socket.end(wsFrame(0x8, Buffer.alloc(0)));
+        return;
+      }
+    }
+  });
+  socket.on('error', () => {});
+}
+
 export async function startFakeSlack(): Promise<FakeSlack> {
   let seq = 0;
   let fileSeq = 0;
   const pendingFiles = new Map<string, { filename: string; content?: string }>();
   const queue: Array<'429' | '500'> = [];
+  const byMethod = new Map<string, Array<'429' | '500'>>();
   const expired = new Set<string>();
   let server: Server;
   let port = 0;
+  const sockets = new Set<Socket>();
+  let envelopeSeq = 0;
 
   const fake: FakeSlack = {
     url: '',
@@ -94,19 +164,33 @@ export async function startFakeSlack(): Promise<FakeSlack> {
     groups: {},
     retryAfterS: 1,
     failNext: (...f) => void queue.push(...f),
+    failMethod: (m, f) => void byMethod.set(m, [...(byMethod.get(m) ?? []), f]),
     async down() {
+      for (const s of sockets) s.destroy();
+      sockets.clear();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();
       });
     },
     async up() {
-      server = createServer(handler);
+      server = listen();
       await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', () => resolve()));
     },
     responseUrl: (id) => `${fake.url}/respond/${id}`,
     expire: (id) => void expired.add(id),
     named: (m) => fake.calls.filter((c) => c.method === m),
+    socketAcks: [],
+    sendEnvelope(type, payload) {
+      const envelope_id = `env-${++envelopeSeq}`;
+      const frame = wsFrame(
+        0x1,
+        Buffer.from(JSON.stringify({ envelope_id, type, payload, accepts_response_payload: true })),
+      );
+      for (const s of sockets) s.write(frame);
+      return envelope_id;
+    },
+    socketClients: () => sockets.size,
     close: () => fake.down(),
   };
 
@@ -148,6 +232,8 @@ export async function startFakeSlack(): Promise<FakeSlack> {
         return { ok: true, message_ts: `1700000000.${String(seq).padStart(6, '0')}` };
       case 'views.open':
         return { ok: true, view: { id: `V${++seq}` } };
+      case 'apps.connections.open':
+        return { ok: true, url: `ws://127.0.0.1:${port}/socket` };
       case 'usergroups.users.list':
         return { ok: true, users: fake.groups[String(body.usergroup)] ?? [] };
       case 'files.getUploadURLExternal': {
@@ -207,7 +293,7 @@ export async function startFakeSlack(): Promise<FakeSlack> {
       return;
     }
     const method = url.pathname.slice('/api/'.length);
-    const fault = queue.shift();
+    const fault = byMethod.get(method)?.shift() ?? queue.shift();
     if (fault) {
       fake.faults.push({ method, fault, at });
       if (fault === '429') res.writeHead(429, { 'retry-after': String(fake.retryAfterS) }).end();
@@ -219,7 +305,26 @@ export async function startFakeSlack(): Promise<FakeSlack> {
     json(res, api(method, body));
   };
 
-  server = createServer(handler);
+  function listen(): Server {
+    const srv = createServer(handler);
+    srv.on('upgrade', (req, socket: Socket) => {
+      if (!req.url?.startsWith('/socket')) return socket.destroy();
+      sockets.add(socket);
+      socket.on('close', () => sockets.delete(socket));
+      wsAccept(socket, String(req.headers['sec-websocket-key']), (text) => {
+        const msg = JSON.parse(text) as { envelope_id: string; payload?: unknown };
+        fake.socketAcks.push(msg);
+      });
+      socket.write(
+        wsFrame(
+          0x1,
+          Buffer.from(JSON.stringify({ type: 'hello', num_connections: 1, connection_info: { app_id: 'A1' } })),
+        ),
+      );
+    });
+    return srv;
+  }
+  server = listen();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
   port = (server.address() as AddressInfo).port;
   fake.port = port;
