@@ -32,6 +32,8 @@ function context(app: App, longLived: boolean): CommandContext {
 }
 
 async function main(): Promise<number> {
+  // `glm slack`: the Slack face (src/slack/main.ts) runs instead of the terminal.
+  if (process.argv[2] === 'slack') return (await import('../slack/main.ts')).runSlack();
   let app: App;
   try {
     const loaded = loadConfig();
