@@ -2,6 +2,8 @@
 // JSON Schema editors use (schema/config.schema.json).
 import { z } from 'zod';
 import { FindingsSourceSchema } from '../findings/defaults.ts';
+import { ScheduleSchema } from '../schedule/config.ts';
+import { SmokeConfigSchema } from '../smoke/settings.ts';
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const safeText = z
@@ -101,11 +103,40 @@ export const SlackSchema = z
   })
   .strict();
 
+/** Upstream issue drafts: where new-issue links point and, with a token, where duplicates are searched. */
+export const GithubSchema = z
+  .object({
+    repo: z
+      .string()
+      .regex(/^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/, 'owner/name, like sgl-project/sglang')
+      .default('sgl-project/sglang')
+      .describe('the upstream repository issue drafts are written for'),
+    token_env: z
+      .string()
+      .regex(ENV_NAME)
+      .optional()
+      .describe(
+        'name of the environment variable holding a GitHub token (never the token itself); set it to search upstream issues',
+      ),
+    api_url: z.url().default('https://api.github.com').describe('GitHub REST API base (GitHub Enterprise: .../api/v3)'),
+    web_url: z.url().default('https://github.com').describe('where new-issue links point'),
+    max_url_length: z
+      .number()
+      .int()
+      .min(500)
+      .default(8000)
+      .describe('longest prefilled new-issue link offered; a longer draft is given as a file only'),
+  })
+  .strict();
+
 export const ConfigSchema = z
   .object({
     default_host: safeText.optional().describe('host used when a command names none; default: the only host'),
     data_dir: safeText.optional().describe('where the ledger lives; default: $XDG_DATA_HOME/glm-ops'),
     profiles_dir: safeText.optional().describe("launch profiles; default: the package's profiles/"),
+    templates_dir: safeText
+      .optional()
+      .describe("issue-draft templates (issue-title.txt, issue-body.md); default: the package's templates/"),
     timeouts: z
       .object({
         connect_s: z.number().positive().default(10),
@@ -132,6 +163,11 @@ export const ConfigSchema = z
       .describe('extra crash signatures for the classifier (same shape as catalog/signatures.yaml entries)'),
     slack: SlackSchema.optional().describe('the Slack face; tokens come from the environment, never from this file'),
     access: AccessSchema.optional().describe('Slack roles and channels; without it nobody may use /glm'),
+    github: GithubSchema.optional().describe('upstream issue drafts: repository, links, and the token for searching'),
+    smoke: SmokeConfigSchema.optional().describe(
+      'smoke checks: regression threshold, launch-mode time budget, prompts added to the default set',
+    ),
+    schedule: ScheduleSchema.optional().describe('scheduled commands (nightly smoke, benchmarks) and their catch-up'),
   })
   .strict();
 
@@ -140,4 +176,5 @@ export type HostConfig = z.infer<typeof HostSchema>;
 export type SshConfig = z.infer<typeof SshSchema>;
 export type SlackConfig = z.infer<typeof SlackSchema>;
 export type AccessConfig = z.infer<typeof AccessSchema>;
+export type GithubConfig = z.infer<typeof GithubSchema>;
 export type Role = z.infer<typeof RoleSchema>;

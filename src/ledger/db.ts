@@ -85,6 +85,53 @@ const MIGRATIONS: string[] = [
      last_at INTEGER NOT NULL,
      ref_key TEXT NOT NULL
    )`,
+  // Smoke checks (src/smoke): one row per run, with the figures a later run is compared with.
+  `CREATE TABLE smoke_runs (
+     id INTEGER PRIMARY KEY AUTOINCREMENT,
+     at INTEGER NOT NULL,
+     host TEXT NOT NULL,
+     profile TEXT NOT NULL,
+     attempt_id INTEGER,
+     mode TEXT NOT NULL,
+     actor TEXT NOT NULL,
+     origin TEXT NOT NULL,
+     verdict TEXT NOT NULL,
+     passed INTEGER NOT NULL,
+     total INTEGER NOT NULL,
+     ttft_ms REAL,
+     tok_s REAL,
+     baseline_id INTEGER,
+     crash_category TEXT,
+     summary TEXT NOT NULL,
+     result_json TEXT NOT NULL,
+     duration_ms INTEGER NOT NULL
+   )`,
+  `CREATE INDEX smoke_runs_by_target ON smoke_runs(host, profile, verdict, id)`,
+  // Load benchmarks (src/bench-load): one row per sweep, per attempt.
+  `CREATE TABLE bench_runs (
+     id INTEGER PRIMARY KEY AUTOINCREMENT,
+     at INTEGER NOT NULL,
+     host TEXT NOT NULL,
+     profile TEXT NOT NULL,
+     attempt_id INTEGER,
+     actor TEXT NOT NULL,
+     origin TEXT NOT NULL,
+     params_json TEXT NOT NULL,
+     results_json TEXT NOT NULL,
+     chart_path TEXT,
+     duration_ms INTEGER NOT NULL
+   )`,
+  // Scheduled jobs (src/schedule): when each was first seen and last due/run, so a run missed while the bot was
+  // down can be caught up at start-up.
+  `CREATE TABLE schedule_state (
+     job TEXT PRIMARY KEY,
+     first_seen_at INTEGER NOT NULL,
+     last_due_at INTEGER,
+     last_started_at INTEGER,
+     last_finished_at INTEGER,
+     last_result TEXT,
+     last_catch_up INTEGER NOT NULL DEFAULT 0
+   )`,
 ];
 
 export function openDb(path: string): Db {
