@@ -78,6 +78,12 @@ export function run(cmd: string, args: string[], env: NodeJS.ProcessEnv, timeout
   });
 }
 
+/** Every server a test started; killed (by process group) when the test worker exits, whatever happened. */
+const live = new Set<Proc>();
+process.on('exit', () => {
+  for (const p of live) p.killGroup();
+});
+
 /** A running stand-in server: combined output (as the bot's `> log 2>&1` would see it), waits, stop. */
 export class Proc {
   readonly proc: ChildProcess;
@@ -92,6 +98,7 @@ export class Proc {
     };
     this.proc.stdout?.on('data', add);
     this.proc.stderr?.on('data', add);
+    live.add(this);
     this.exited = new Promise((resolve) => {
       this.proc.on('close', (code, signal) => {
         this.done = true;

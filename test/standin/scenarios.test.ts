@@ -194,12 +194,13 @@ describe.concurrent('forced scenarios (STANDIN_SCENARIO)', () => {
 
   it.for([
     ['weight_load', /Loading safetensors checkpoint shards: {2}45% Completed \| 37\/83/, 'weights_end'],
-    ['cuda_graph_capture', /Capture cuda graph begin/, 'graph_end'],
+    ['cuda_graph_capture', /Capturing batches \(bs=64 avail_mem=[\d.]+ GB\): {3}0%/, 'graph_end'],
   ] as Array<[string, RegExp, string]>)(
     'stall:%s stops writing and hangs in that phase',
     async ([phase, last, never], ctx) => {
       const { p } = await start(ctx, GLM, { STANDIN_SCENARIO: `stall:${phase}` });
       await p.waitFor(last);
+      await sleep(100); // let the pipes drain what was written with it
       const len = p.out.length;
       await sleep(150);
       expect(p.running).toBe(true);
