@@ -90,11 +90,14 @@ export class Proc {
   out = '';
   readonly exited: Promise<Exit>;
   private done = false;
+  private readonly listeners = new Set<() => void>();
+  private readonly exitListeners = new Set<() => void>();
 
   constructor(args: string[], env: NodeJS.ProcessEnv) {
     this.proc = spawn(PYTHON, args, { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     const add = (d: Buffer) => {
       this.out += d.toString('utf8');
+      for (const l of [...this.listeners]) l();
     };
     this.proc.stdout?.on('data', add);
     this.proc.stderr?.on('data', add);
@@ -102,6 +105,7 @@ export class Proc {
     this.exited = new Promise((resolve) => {
       this.proc.on('close', (code, signal) => {
         this.done = true;
+        for (const l of [...this.exitListeners]) l();
         resolve({ code, signal });
       });
     });
@@ -120,15 +124,47 @@ export class Proc {
     return this.out.split('\n').map(cleanLine);
   }
 
-  async waitFor(re: RegExp, timeoutMs = 8000): Promise<string> {
-    const start = Date.now();
-    for (;;) {
-      const m = this.out.match(re);
-      if (m) return m[0];
-      if (this.done) throw new Error(`process exited before ${re}:\n${this.out.slice(-3000)}`);
-      if (Date.now() - start > timeoutMs) throw new Error(`timeout waiting for ${re}:\n${this.out.slice(-3000)}`);
-      await sleep(10);
-    }
+  /** Resolve with the first match of `re` in the output; checked as output arrives (only the new tail). */
+  waitFor(re: RegExp, timeoutMs = 8000): Promise<string> {
+    const flags = re.flags.replace('g', '');
+    const rx = new RegExp(re.source, flags);
+    let from = 0;
+    const check = (): string | null => {
+      // Re-scan a little of the old text so a match spanning two chunks is not missed.
+      const start = Math.max(0, from - 16_384);
+      const m = this.out.slice(start).match(rx);
+      from = this.out.length;
+      return m ? m[0] : null;
+    };
+    const now = check();
+    if (now !== null) return Promise.resolve(now);
+    return new Promise((resolve, reject) => {
+      const onData = () => {
+        const m = check();
+        if (m !== null) {
+          done();
+          resolve(m);
+        }
+      };
+      const onExit = () => {
+        const m = check();
+        done();
+        if (m !== null) resolve(m);
+        else reject(new Error(`process exited before ${re}:\n${this.out.slice(-3000)}`));
+      };
+      const timer = setTimeout(() => {
+        done();
+        reject(new Error(`timeout waiting for ${re}:\n${this.out.slice(-3000)}`));
+      }, timeoutMs);
+      const done = () => {
+        clearTimeout(timer);
+        this.listeners.delete(onData);
+        this.exitListeners.delete(onExit);
+      };
+      this.listeners.add(onData);
+      this.exitListeners.add(onExit);
+      if (this.done) onExit();
+    });
   }
 
   async waitExit(timeoutMs = 8000): Promise<Exit> {
