@@ -2,6 +2,7 @@
 import type { CommandDef } from '../src/commands/define.ts';
 import attempts from './attempts.ts';
 import audit from './audit.ts';
+import bench from './bench.ts';
 import check from './check.ts';
 import classify from './classify.ts';
 import diff from './diff.ts';
@@ -12,6 +13,8 @@ import logs from './logs.ts';
 import probe from './probe.ts';
 import profile from './profile.ts';
 import profiles from './profiles.ts';
+import schedule from './schedule.ts';
+import smoke from './smoke.ts';
 import status from './status.ts';
 import stop from './stop.ts';
 
@@ -30,4 +33,7 @@ export const COMMANDS = [
   classify,
   check,
   audit,
+  smoke,
+  bench,
+  schedule,
 ] as unknown as CommandDef[];

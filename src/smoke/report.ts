@@ -22,7 +22,7 @@ export function smokeText(r: SmokeResult): string {
   lines.push(
     `  time to first token ${ms(row.ttftMs)}${vs(c?.ttftMs ?? null, ms)}, decode ${tps(row.tokS)}${vs(c?.tokS ?? null, tps)}`,
   );
-  if (c) {
+  if (c && (row.verdict === 'pass' || row.verdict === 'regression')) {
     lines.push(
       c.regressions.length
         ? `  REGRESSION against smoke run #${c.baselineId} (${iso(c.baselineAt)} UTC): ${c.regressions.join(', ')} (threshold ${c.thresholdPct}%)`
@@ -40,7 +40,8 @@ export function smokeText(r: SmokeResult): string {
           p.name,
           p.endpoint,
           ms(p.ttftMs),
-          tps(p.decodeTokS),
+          // A few tokens' pace is mostly network jitter: shown only for longer answers.
+          p.tokens >= 16 ? tps(p.decodeTokS) : '-',
           p.ok
             ? JSON.stringify(p.answer.slice(0, 60))
             : `${p.problems.join('; ')}${p.answer ? ` (got ${JSON.stringify(p.answer.slice(0, 40))})` : ''}`,

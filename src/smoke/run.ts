@@ -138,10 +138,13 @@ export async function runSmoke(engine: Engine, req: SmokeRequest, hooks: Hooks):
     }
   }
 
-  // Figures: median time to first token; decode speed over all answers together (steadier than a median of a few).
+  // Figures: median time to first token; decode speed over the longer answers together (a short answer's few
+  // gaps are mostly network jitter).
   const answered = prompts.filter((p) => p.ttftMs !== null);
   const ttftMs = answered.length ? median(answered.map((p) => p.ttftMs!)) : null;
-  const decoding = prompts.filter((p) => p.decodeTokS !== null && p.tokens >= 2);
+  const timed = prompts.filter((p) => p.decodeTokS !== null && p.tokens >= 2);
+  const long = timed.filter((p) => p.tokens >= MIN_DECODE_TOKENS);
+  const decoding = long.length > 0 ? long : timed;
   const decodeMs = decoding.reduce((s, p) => s + ((p.tokens - 1) * 1000) / p.decodeTokS!, 0);
   const decodeTokens = decoding.reduce((s, p) => s + p.tokens - 1, 0);
   const tokS = decodeMs > 0 ? (decodeTokens * 1000) / decodeMs : null;
@@ -187,6 +190,12 @@ export async function runSmoke(engine: Engine, req: SmokeRequest, hooks: Hooks):
     notes,
   };
 }
+
+/** A TTFT change smaller than this is network jitter whatever its percentage (loopback TTFTs are tens of ms). */
+const TTFT_NOISE_MS = 10;
+
+/** Answers at least this long set the decode speed, when there are any. */
+const MIN_DECODE_TOKENS = 16;
 
 const settingsCount = (s: EffectiveSmoke) => s.prompts.reduce((n, p) => n + p.endpoints.length, 0);
 
@@ -319,7 +328,8 @@ export function compare(base: SmokeRow, ttftMs: number | null, tokS: number | nu
   const t = change(ttftMs, base.ttftMs);
   const s = change(tokS, base.tokS);
   const regressions: string[] = [];
-  if (t && t.pct > pct) regressions.push(`time to first token ${t.pct.toFixed(0)}% slower`);
+  if (t && t.pct > pct && t.now - t.then > TTFT_NOISE_MS)
+    regressions.push(`time to first token ${t.pct.toFixed(0)}% slower`);
   if (s && -s.pct > pct) regressions.push(`decode ${(-s.pct).toFixed(0)}% fewer tokens/s`);
   return { baselineId: base.id, baselineAt: base.at, ttftMs: t, tokS: s, regressions, thresholdPct: pct };
 }

@@ -1,0 +1,57 @@
+import { z } from 'zod';
+import { defineCommand } from '../src/commands/define.ts';
+import { resolveHostName } from '../src/hosts/from-config.ts';
+import { eventText } from '../src/server/render-events.ts';
+import { ledgerDb } from '../src/smoke/ledger.ts';
+import { historyText, smokeText } from '../src/smoke/report.ts';
+import { runSmoke } from '../src/smoke/run.ts';
+import { createSmokeStore } from '../src/smoke/store.ts';
+
+export default defineCommand({
+  name: 'smoke',
+  summary: 'prompts with expected answers against a server (or a fresh launch): right answers, TTFT, tokens/s',
+  usage: 'smoke [--host H] [--profile P] [--launch] [--budget S] [--history] [--limit N] [--json]',
+  examples: [
+    'smoke',
+    'smoke --host gpu1',
+    'smoke --profile small --launch',
+    'smoke --history',
+    'smoke --history --profile glm5-nvfp4',
+  ],
+  positionals: [],
+  switches: ['launch', 'history', 'json'],
+  args: z.object({
+    host: z.string().optional(),
+    profile: z.string().optional().describe('smoke this profile; launched (and stopped after) if it is not running'),
+    launch: z.boolean().optional().describe('always launch the profile fresh, smoke it, stop it'),
+    budget: z.coerce.number().positive().optional().describe('seconds for launch + smoke + stop'),
+    history: z.boolean().optional().describe('earlier smoke runs from the ledger'),
+    limit: z.coerce.number().int().min(1).max(1000).default(20),
+    json: z.boolean().optional(),
+  }),
+  effect: 'write',
+  async run(ctx, { host, profile, launch, budget, history, limit, json }) {
+    if (history) {
+      const rows = createSmokeStore(ledgerDb(ctx.engine)).list({ host, profile, limit });
+      return json ? { text: JSON.stringify(rows, null, 2), data: rows } : { text: historyText(rows), data: rows };
+    }
+    const hostName = resolveHostName(ctx.engine.loaded, host);
+    const simulated = (ctx.engine.loaded.config.hosts[hostName]?.python ?? '').includes('standin');
+    const r = await runSmoke(
+      ctx.engine,
+      { hostName, profile, launch, budgetS: budget, actor: ctx.actor, origin: ctx.origin },
+      {
+        say: (t) => ctx.say(t),
+        diagnoser: ctx.diagnoser,
+        onLaunchEvent: (e) => {
+          if (e.kind === 'milestone') ctx.say(`  ${e.text}`);
+          else if (e.kind !== 'command') ctx.say(eventText(e, simulated));
+        },
+      },
+    );
+    const exitCode = r.row.verdict === 'pass' ? 0 : 1;
+    const data = { ...r.row, result: undefined, prompts: r.prompts, comparison: r.comparison, log: r.log };
+    if (json) return { text: JSON.stringify(data, null, 2), data, exitCode };
+    return { text: smokeText(r), data, exitCode };
+  },
+});

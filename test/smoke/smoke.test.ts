@@ -1,0 +1,186 @@
+// Smoke checks over a real sshd against the SGLang stand-in: a pass, a NaN crash mid-request caught and classified,
+// wrong answers, a tokens/s regression against the last pass, launch mode, history.
+import { writeFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort, type Sshd, startSshd } from '../helpers/sshd.ts';
+import { profilesWith, type SmokeBot, smokeBot } from './helpers.ts';
+
+let sshd: Sshd;
+const bots: SmokeBot[] = [];
+function bot(opts: Parameters<typeof smokeBot>[1] = {}): SmokeBot {
+  const b = smokeBot(sshd, opts);
+  bots.push(b);
+  return b;
+}
+
+beforeAll(async () => {
+  sshd = await startSshd();
+});
+afterAll(async () => {
+  for (const b of bots) {
+    writeFileSync(b.control, '');
+    await b.run('stop').catch(() => {});
+    await b.app.close();
+  }
+  await sshd.stop();
+});
+
+interface SmokeData {
+  verdict: string;
+  passed: number;
+  total: number;
+  ttftMs: number;
+  tokS: number;
+  prompts: Array<{ name: string; endpoint: string; ok: boolean; problems: string[] }>;
+  comparison: { regressions: string[]; baselineId: number } | null;
+  log: { crashed: boolean; diagnosis: { category: string; phase: string; evidence: Array<{ text: string }> } | null };
+}
+
+describe('smoke against the running server', () => {
+  it('passes on a working server, measures TTFT and tokens/s, and a NaN mid-request fails it with its class', async () => {
+    const b = bot();
+    const l = await b.run(`launch small --port ${await freePort()}`);
+    expect(l.exitCode, b.said.join('\n')).toBe(0);
+
+    const ok = await b.run('smoke');
+    const d = ok.data as SmokeData;
+    expect(ok.exitCode, ok.text).toBe(0);
+    expect(d.verdict).toBe('pass');
+    expect(d.passed).toBe(d.total);
+    expect(d.prompts.map((p) => `${p.name}/${p.endpoint}`)).toEqual([
+      'capital/chat',
+      'capital/generate',
+      'arithmetic/chat',
+      'arithmetic/generate',
+      'echo/chat',
+      'count/chat',
+      'count/generate',
+    ]);
+    // STANDIN_TTFT_MS=20, STANDIN_TPOT_MS=4: 250 tokens/s of decode.
+    expect(d.ttftMs).toBeGreaterThanOrEqual(19);
+    expect(d.ttftMs).toBeLessThan(80);
+    expect(d.tokS).toBeGreaterThan(170);
+    expect(d.tokS, ok.text).toBeLessThan(270);
+    expect(ok.text).toMatch(/smoke PASS: attempt #1 \(small\) on gpu, 7\/7 answers right/);
+    expect(ok.text).toMatch(/no crash in the \d+ bytes written during the smoke/);
+
+    // The running server turns bad: the first decode step after the switch NaNs and the server dies.
+    writeFileSync(b.control, 'nan_decode\n');
+    const bad = await b.run('smoke');
+    const f = bad.data as SmokeData;
+    expect(bad.exitCode).toBe(1);
+    expect(f.verdict).toBe('fail');
+    expect(f.prompts[0]!.ok).toBe(false);
+    expect(f.prompts[0]!.problems.join(' ')).toMatch(/request failed/);
+    expect(f.log.crashed).toBe(true);
+    expect(f.log.diagnosis).toMatchObject({ category: 'nan_in_sampling' });
+    expect(f.log.diagnosis!.evidence.some((e) => /probability tensor contains either/.test(e.text))).toBe(true);
+    expect(bad.text).toMatch(/CRASH nan_in_sampling/);
+    expect(bad.text).toMatch(/health after: no answer/);
+    // The attempt is closed as crashed, as a crash seen by the log follower would be.
+    expect(b.app.engine.attempts.get(1)).toMatchObject({ status: 'crashed', active: false });
+
+    const h = await b.run('smoke --history');
+    if (process.env.SHOW) process.stderr.write(`${ok.text}\n${bad.text}\n${h.text}\n`);
+    expect(h.text).toMatch(/pass/);
+    expect(h.text).toMatch(/fail .*nan_in_sampling/);
+  });
+});
+
+describe('wrong answers and bad settings', () => {
+  // The stand-in answers the default prompts right; a profile whose smoke asks what it cannot answer stands in
+  // for a model that answers wrong (see the note on a wrong-answer knob for the stand-in).
+  const profiles = profilesWith({
+    'small-quiz': [
+      'extends: small',
+      'smoke:',
+      '  defaults: false',
+      '  prompts:',
+      '    - name: germany',
+      "      prompt: 'What is the capital of Germany? Answer with one word.'",
+      "      generate_prompt: 'The capital city of Germany is'",
+      '      expect: { contains: Berlin }',
+      '    - name: paris',
+      "      prompt: 'What is the capital of France?'",
+      '      endpoints: [chat]',
+      "      expect: { regex: '\\bParis\\b' }",
+      '',
+    ].join('\n'),
+    'small-badsmoke': [
+      'extends: small',
+      'smoke:',
+      '  prompts:',
+      '    - name: x',
+      '      prompt: hi',
+      "      expect: { regex: '(' }",
+      '    - prompt: hi',
+      '      expect: {}',
+      '  budget_s: -1',
+      '',
+    ].join('\n'),
+  });
+
+  it('fails a model that answers wrong, naming the prompt and what was expected', async () => {
+    const b = bot({ profilesDir: profiles });
+    const r = await b.run('smoke --profile small-quiz --launch');
+    const d = r.data as SmokeData;
+    expect(r.exitCode, r.text).toBe(1);
+    expect(d.verdict).toBe('fail');
+    expect(d.prompts.map((p) => [p.name, p.endpoint, p.ok])).toEqual([
+      ['germany', 'chat', false],
+      ['germany', 'generate', false],
+      ['paris', 'chat', true],
+    ]);
+    expect(r.text).toMatch(/FAIL\s+germany\s+chat .*expected it to contain 'Berlin' \(got "/);
+    expect(r.text).toMatch(/no crash in the \d+ bytes/);
+    // Launch mode stops what it launched.
+    expect(r.text).toMatch(/stopped attempt #1 after the smoke/);
+    expect(b.app.engine.attempts.get(1)).toMatchObject({ status: 'stopped', active: false });
+  });
+
+  it("reports every problem of a profile's smoke: section as path: message", async () => {
+    const b = bot({ profilesDir: profiles });
+    const r = await b.run('smoke --profile small-badsmoke --launch');
+    expect(r.exitCode).toBe(2);
+    expect(r.text).toContain('smoke.prompts.0.expect.regex: is not a valid regular expression');
+    expect(r.text).toContain('smoke.prompts.1.name:');
+    expect(r.text).toContain('smoke.prompts.1.expect: needs contains or regex');
+    expect(r.text).toContain('smoke.budget_s:');
+    expect(b.app.engine.attempts.list()).toHaveLength(0);
+  });
+});
+
+describe('launch mode and regressions', () => {
+  it('flags a tokens/s regression against the last passing run of the same profile and host', async () => {
+    const first = bot({ env: { STANDIN_TPOT_MS: '4' } });
+    const a = await first.run('smoke --profile small --launch');
+    expect(a.exitCode, a.text).toBe(0);
+    expect((a.data as SmokeData).verdict).toBe('pass');
+    await first.app.close();
+    // Same ledger, a slower build: every decode step takes three times as long.
+    const second = bot({ env: { STANDIN_TPOT_MS: '12' }, dirs: first.dirs, control: first.control });
+    const r = await second.run('smoke --profile small');
+    const d = r.data as SmokeData;
+    expect(r.exitCode, r.text).toBe(1);
+    expect(d.verdict).toBe('regression');
+    expect(d.passed).toBe(d.total);
+    expect(d.comparison!.baselineId).toBe((a.data as { id: number }).id);
+    expect(d.comparison!.regressions.join()).toMatch(/decode (6\d|7\d)% fewer tokens\/s/);
+    expect(r.text).toMatch(/REGRESSION against smoke run #1 .*decode \d+% fewer tokens\/s \(threshold 20%\)/);
+    expect(r.text).toMatch(/attempt #2 \(small\)/);
+    // A regressed run is no baseline: the next comparison is still with run #1.
+    const h = await second.run('smoke --history --json');
+    expect((h.data as Array<{ verdict: string }>).map((x) => x.verdict)).toEqual(['pass', 'regression']);
+  });
+
+  it('launches glm5-nvfp4 for the smoke; its first real request NaNs, which the smoke reports and classifies', async () => {
+    const b = bot();
+    const r = await b.run('smoke --profile glm5-nvfp4');
+    const d = r.data as SmokeData;
+    expect(r.exitCode, b.said.join('\n')).toBe(1);
+    expect(d.verdict).toBe('fail');
+    expect(d.log.diagnosis).toMatchObject({ category: 'nan_in_sampling', phase: 'decode' });
+    expect(r.text).toMatch(/smoke FAIL: attempt #1 \(glm5-nvfp4\) on gpu, 0\/7 answers right, fresh launch/);
+    expect(b.app.engine.attempts.get(1)).toMatchObject({ status: 'crashed', outcome: 'nan_in_sampling' });
+  });
+});
