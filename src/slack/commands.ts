@@ -15,6 +15,8 @@ export function ackText(text: string, channel: string): string {
   return `:hourglass_flowing_sand: \`/glm ${esc(text || 'help')}\`${where}`;
 }
 
+const afterIo = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 export function onSlashCommand(deps: FaceDeps) {
   return async ({ command, ack }: SlackCommandMiddlewareArgs): Promise<void> => {
     const text = normalizeCommandText(command.text ?? '');
@@ -25,7 +27,9 @@ export function onSlashCommand(deps: FaceDeps) {
       channel: command.channel_id,
       via: 'command',
     };
-    deps.track(runCommand(deps, identity, text, command.response_url));
+    // After the ack, and after any other requests that arrived with this one have been acked too (setImmediate runs
+    // once the pending I/O is handled): under a burst, acks first, work second.
+    deps.track(afterIo().then(() => runCommand(deps, identity, text, command.response_url)));
   };
 }
 

@@ -131,6 +131,8 @@ export async function startSlackFace(opts: SlackFaceOptions): Promise<SlackFace>
         });
   const bolt = new BoltApp({
     receiver,
+    // No conversation store: the bot keeps no per-conversation state, and it costs every request a lookup.
+    convoStore: false,
     logger: boltLogger,
     clientOptions: clientOptions({ apiUrl: settings.apiUrl, timeoutMs, log }),
     authorize: async () => {

@@ -9,7 +9,8 @@ export function slackLogger(log: Logger, name = 'slack'): SlackLogger {
   const join = (msg: unknown[]) =>
     msg.map((m) => (typeof m === 'string' ? m : m instanceof Error ? m.message : JSON.stringify(m))).join(' ');
   return {
-    debug: (...m: unknown[]) => child.debug(join(m)),
+    // Bolt and the Web API client log a lot at debug: build the line only when it will be written.
+    debug: (...m: unknown[]) => child.isLevelEnabled('debug') && child.debug(join(m)),
     info: (...m: unknown[]) => child.info(join(m)),
     warn: (...m: unknown[]) => child.warn(join(m)),
     error: (...m: unknown[]) => child.error(join(m)),

@@ -159,13 +159,13 @@ export function localConfig(dataDir: string, extra: Record<string, unknown> = {}
 export async function startFace(
   fake: FakeSlack,
   loaded: LoadedConfig,
-  opts: { updateIntervalMs?: number; maxBackoffMs?: number } = {},
+  opts: { updateIntervalMs?: number; maxBackoffMs?: number; logLevel?: string } = {},
 ): Promise<SlackFace & { logLines: string[] }> {
   const sink = logSink();
   const face = await startSlackFace({
     loaded,
     settings: { botToken: 'xoxb-test-token', transport: 'http', signingSecret: SECRET, apiUrl: fake.apiUrl },
-    log: pino({ level: 'debug' }, sink.stream),
+    log: pino({ level: opts.logLevel ?? 'debug' }, sink.stream),
     listenHost: '127.0.0.1',
     port: 0,
     updateIntervalMs: opts.updateIntervalMs ?? 150,
