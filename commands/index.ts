@@ -6,10 +6,12 @@ import bench from './bench.ts';
 import check from './check.ts';
 import classify from './classify.ts';
 import diff from './diff.ts';
+import draftIssue from './draft-issue.ts';
 import findings from './findings.ts';
 import help from './help.ts';
 import launch from './launch.ts';
 import logs from './logs.ts';
+import next from './next.ts';
 import probe from './probe.ts';
 import profile from './profile.ts';
 import profiles from './profiles.ts';
@@ -31,6 +33,8 @@ export const COMMANDS = [
   diff,
   findings,
   classify,
+  next,
+  draftIssue,
   check,
   audit,
   smoke,

@@ -132,6 +132,35 @@ const MIGRATIONS: string[] = [
      last_result TEXT,
      last_catch_up INTEGER NOT NULL DEFAULT 0
    )`,
+  // Issue drafts (src/reports): the host environment an upstream report needs, captured once per host and SGLang
+  // version, and which capture each attempt ran under.
+  `CREATE TABLE environments (
+     id INTEGER PRIMARY KEY AUTOINCREMENT,
+     host TEXT NOT NULL,
+     sglang_version TEXT NOT NULL,
+     captured_at INTEGER NOT NULL,
+     source TEXT NOT NULL,
+     report_json TEXT NOT NULL
+   )`,
+  `CREATE INDEX environments_by_key ON environments(host, sglang_version, id)`,
+  `CREATE TABLE attempt_environments (
+     attempt_id INTEGER PRIMARY KEY REFERENCES attempts(id),
+     environment_id INTEGER NOT NULL REFERENCES environments(id)
+   )`,
+  // Next-step advice (src/advice): each `next` run's numbered suggestions, so `launch next:N` can name one.
+  `CREATE TABLE suggestions (
+     id INTEGER PRIMARY KEY AUTOINCREMENT,
+     batch INTEGER NOT NULL,
+     n INTEGER NOT NULL,
+     at INTEGER NOT NULL,
+     actor TEXT NOT NULL,
+     profile TEXT NOT NULL,
+     base TEXT NOT NULL,
+     overrides_json TEXT NOT NULL,
+     reason TEXT NOT NULL,
+     ref TEXT
+   )`,
+  `CREATE INDEX suggestions_by_batch ON suggestions(batch, n)`,
 ];
 
 export function openDb(path: string): Db {

@@ -8,6 +8,34 @@ const pattern = z.union([
   z.strictObject({ regex: z.string().min(1), ignore_case: z.boolean().default(false) }),
 ]);
 
+/**
+ * Next-step advice beside a signature (src/advice): a change to the launch profile, in profile field names, with the
+ * reason. `set` fixes values; `lower`/`raise` name candidate values tried in order, the first one below (above) the
+ * profile's current value that has not been tried yet being suggested. `when` narrows the rule to a GPU architecture,
+ * DSA models, crash phases, or current flag values (flagView keys; a value starting with ! means "not").
+ */
+export const adviceRuleSchema = z
+  .strictObject({
+    set: z.record(z.string(), z.unknown()).optional(),
+    lower: z.record(z.string(), z.array(z.number()).min(1)).optional(),
+    raise: z.record(z.string(), z.array(z.number()).min(1)).optional(),
+    reason: z.string().min(1),
+    ref: z.url().optional(),
+    when: z
+      .strictObject({
+        arch: z.array(z.string().min(1)).min(1).optional(),
+        dsa: z.boolean().optional(),
+        phase: z.array(z.enum(PHASES)).min(1).optional(),
+        flags: z.record(z.string(), z.union([z.string(), z.array(z.string()).min(1)])).optional(),
+      })
+      .optional(),
+  })
+  .refine((r) => r.set !== undefined || r.lower !== undefined || r.raise !== undefined, {
+    message: 'an advice rule needs set, lower or raise',
+  });
+
+export type AdviceRule = z.infer<typeof adviceRuleSchema>;
+
 export const signatureSchema = z
   .strictObject({
     id: z.string().regex(/^[a-z0-9][a-z0-9_.-]*$/, 'must be lowercase letters, digits, "-", "_" or "."'),
@@ -24,6 +52,7 @@ export const signatureSchema = z
       .array(z.strictObject({ url: z.url(), title: z.string().min(1), arch: z.string().min(1).optional() }))
       .default([]),
     source: z.url().optional(),
+    advice: z.array(adviceRuleSchema).default([]),
   })
   .superRefine((s, ctx) => {
     if (s.role === 'root' && (s.category === undefined || s.category === 'none')) {

@@ -1,0 +1,28 @@
+import { z } from 'zod';
+import { defineCommand } from '../src/commands/define.ts';
+import { draftIssue, draftText } from '../src/reports/issue.ts';
+
+export default defineCommand({
+  name: 'draft-issue',
+  summary: 'draft an upstream SGLang bug report from failing attempts, with known duplicates listed first',
+  usage: 'draft-issue [ATTEMPT...] [--primary N] [--no-search] [--json]',
+  examples: ['draft-issue', 'draft-issue 4 5 6', 'draft-issue 1 2 3 --primary 2', 'draft-issue --json'],
+  positionals: ['attempts'],
+  switches: ['noSearch', 'json'],
+  args: z.object({
+    attempts: z
+      .array(z.coerce.number().int().min(1))
+      .default([])
+      .describe('attempt numbers (default: the newest crash and its siblings)'),
+    primary: z.coerce.number().int().min(1).optional().describe('the attempt whose command and log the report quotes'),
+    noSearch: z.boolean().optional().describe('do not search the upstream tracker'),
+    json: z.boolean().optional(),
+  }),
+  // Reads the ledger and the host, and writes only a draft file: a person files the issue.
+  effect: 'read',
+  async run(ctx, { attempts, primary, noSearch, json }) {
+    const d = await draftIssue(ctx.engine, { ids: attempts, primary, ...(noSearch ? { search: null } : {}) });
+    if (json) return { text: JSON.stringify(d, null, 2), data: d };
+    return { text: draftText(d), data: d };
+  },
+});

@@ -1,0 +1,60 @@
+import { z } from 'zod';
+import { advise } from '../src/advice/advise.ts';
+import { saveVariant } from '../src/advice/profiles.ts';
+import { suggestionStore } from '../src/advice/store.ts';
+import { adviceText } from '../src/advice/text.ts';
+import { defineCommand } from '../src/commands/define.ts';
+
+export default defineCommand({
+  name: 'next',
+  summary: 'suggest the next configurations to try after a crash, never one already in the ledger',
+  usage: 'next [PROFILE] [--limit N] [--json]',
+  examples: ['next', 'next glm5-attempt5', 'next --limit 3 --json'],
+  positionals: ['profile'],
+  switches: ['json'],
+  args: z.object({
+    profile: z.string().optional().describe('the profile to vary (default: the one of the newest crash)'),
+    limit: z.coerce.number().int().min(1).max(20).default(5),
+    json: z.boolean().optional(),
+  }),
+  // Reads the ledger; writes only the numbered suggestions and their variant files, which launch next:N reads.
+  effect: 'read',
+  async run(ctx, { profile, limit, json }) {
+    const a = advise(ctx.engine, { profile, limit });
+    for (const s of a.suggestions) {
+      saveVariant(
+        ctx.engine,
+        s.base,
+        s.overrides,
+        `suggested after attempt #${a.crash.attemptId} (${a.crash.category}): ${s.reason}`,
+      );
+    }
+    suggestionStore(ctx.engine).save(
+      a.suggestions.map((s) => ({
+        profile: s.profile.name,
+        base: s.base,
+        overrides: s.overrides,
+        reason: s.reason,
+        ...(s.ref ? { ref: s.ref } : {}),
+      })),
+      ctx.engine.clock.now(),
+      ctx.actor,
+    );
+    const data = {
+      crash: a.crash,
+      arch: a.arch ?? null,
+      base: a.base.name,
+      suggestions: a.suggestions.map((s, i) => ({
+        id: `next:${i + 1}`,
+        profile: s.profile.name,
+        base: s.base,
+        overrides: s.overrides,
+        reason: s.reason,
+        ref: s.ref ?? null,
+      })),
+      skipped: a.skipped,
+    };
+    if (json) return { text: JSON.stringify(data, null, 2), data };
+    return { text: adviceText(a), data };
+  },
+});

@@ -1,0 +1,185 @@
+// `next`: from the last crash's class, the attempts already made and the profile's flags, the next configurations to
+// try. Each suggestion is a variant of the profile (a few changed fields) with the reason from the catalog rule that
+// produced it; a variant whose resolved flags equal an attempt in the ledger is never suggested.
+import { ConfigError, UserError } from '../errors.ts';
+import type { Attempt } from '../ledger/attempts.ts';
+import type { AdviceRule } from '../logs/classify/schema.ts';
+import { flagView, isDsaModel, type ResolvedProfile } from '../profiles/index.ts';
+import type { Overrides } from '../profiles/variant.ts';
+import { isFailing } from '../reports/draft.ts';
+import { environmentStore, ledgerDb } from '../reports/ledger.ts';
+import { crashKeyOf } from '../reports/upstream.ts';
+import type { Engine } from '../server/engine.ts';
+import { previewVariant, resolveProfileName } from './profiles.ts';
+import { loadRuleSets, rulesFor } from './rules.ts';
+
+export interface Suggestion {
+  /** The profile the variant extends. */
+  base: string;
+  overrides: Overrides;
+  /** The variant, resolved and checked like a profile file. */
+  profile: ResolvedProfile;
+  reason: string;
+  ref?: string;
+  signatureId: string;
+}
+
+export interface Skipped {
+  overrides: Overrides;
+  why: string;
+  signatureId: string;
+}
+
+export interface Advice {
+  base: ResolvedProfile;
+  crash: { attemptId: number; profile: string; category: string; phase: string; signatureId?: string };
+  /** `sm120`, from the environment captured for the crashed attempt; undefined when none was captured. */
+  arch?: string;
+  suggestions: Suggestion[];
+  skipped: Skipped[];
+}
+
+/** Two configurations are the same when every shown setting is; the port only says where it listened. */
+export function sameConfiguration(a: Record<string, string>, b: Record<string, string>): boolean {
+  const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
+  keys.delete('port');
+  for (const k of keys) if (a[k] !== b[k]) return false;
+  return true;
+}
+
+function phaseOf(a: Attempt): string {
+  return (a.classification as { phase?: string } | null)?.phase ?? 'unknown';
+}
+
+/** The crash the advice answers, and the profile it starts from. */
+function pickCrash(attempts: Attempt[], engine: Engine, profile?: string): { crash: Attempt; baseName: string } {
+  const failing = attempts.filter((a) => isFailing(a) && crashKeyOf(a.classification));
+  if (!profile) {
+    const crash = failing[failing.length - 1];
+    if (!crash)
+      throw new UserError('no crash in the ledger to advise on', 'launch a profile first; next works from its crash');
+    return { crash, baseName: crash.profile };
+  }
+  const own = [...failing].reverse().find((a) => a.profile === profile);
+  if (own) return { crash: own, baseName: profile };
+  // No crash of this profile yet: the newest crash of the same model says what goes wrong with it.
+  const model = resolveProfileName(engine, profile).model_path;
+  const sameModel = [...failing].reverse().find((a) => a.flags['model-path'] === model);
+  if (!sameModel) {
+    throw new UserError(`no crash recorded for ${profile} or its model`, `launch it first: launch ${profile}`);
+  }
+  return { crash: sameModel, baseName: profile };
+}
+
+function whenMatches(
+  rule: AdviceRule,
+  ctx: { arch?: string; dsa: boolean; phase: string; flags: Record<string, string> },
+): boolean {
+  const w = rule.when;
+  if (!w) return true;
+  // An unknown architecture does not rule a rule out: the reason names the architecture it is for.
+  if (w.arch && ctx.arch && !w.arch.map((a) => a.toLowerCase()).includes(ctx.arch.toLowerCase())) return false;
+  if (w.dsa !== undefined && w.dsa !== ctx.dsa) return false;
+  if (w.phase && !w.phase.includes(ctx.phase as (typeof w.phase)[number])) return false;
+  for (const [key, want] of Object.entries(w.flags ?? {})) {
+    const have = ctx.flags[key];
+    const wants = Array.isArray(want) ? want : [want];
+    const neg = wants.filter((v) => v.startsWith('!')).map((v) => v.slice(1));
+    const pos = wants.filter((v) => !v.startsWith('!'));
+    if (neg.length && have !== undefined && neg.includes(have)) return false;
+    if (pos.length && (have === undefined || !pos.includes(have))) return false;
+  }
+  return true;
+}
+
+/** Env values are text in a profile; a YAML rule may have written a number. */
+function normalise(set: Record<string, unknown>): Overrides {
+  const out: Overrides = { ...set };
+  if (out.env && typeof out.env === 'object') {
+    out.env = Object.fromEntries(Object.entries(out.env as Record<string, unknown>).map(([k, v]) => [k, String(v)]));
+  }
+  return out;
+}
+
+/** The changes a rule proposes, in the order to try them. */
+function candidates(rule: AdviceRule, base: ResolvedProfile): Overrides[] {
+  const fixed = normalise(rule.set ?? {});
+  const steps: Overrides[] = [];
+  for (const [dir, spec] of [
+    ['lower', rule.lower],
+    ['raise', rule.raise],
+  ] as const) {
+    for (const [field, values] of Object.entries(spec ?? {})) {
+      const cur = (base as unknown as Record<string, unknown>)[field];
+      for (const v of values) {
+        // Unset means SGLang picks: any candidate may be a change, and the ledger check sorts out the rest.
+        const ok = typeof cur !== 'number' || (dir === 'lower' ? v < cur : v > cur);
+        if (ok) steps.push({ ...fixed, [field]: v });
+      }
+    }
+  }
+  return steps.length ? steps : rule.set ? [fixed] : [];
+}
+
+export function advise(engine: Engine, opts: { profile?: string; limit?: number } = {}): Advice {
+  const attempts = engine.attempts.list({ limit: 100_000 });
+  const { crash, baseName } = pickCrash(attempts, engine, opts.profile);
+  const base = resolveProfileName(engine, baseName);
+  const key = crashKeyOf(crash.classification)!;
+  const env = environmentStore(ledgerDb(engine)).forAttempt(crash);
+  const arch = env?.facts.arch;
+  const baseFlags = flagView(base);
+  const ctx = { arch, dsa: isDsaModel(base.model_path), phase: phaseOf(crash), flags: baseFlags };
+  const sets = loadRuleSets(engine.loaded.config.signatures);
+  const limit = opts.limit ?? 5;
+  const suggestions: Suggestion[] = [];
+  const skipped: Skipped[] = [];
+  for (const { signatureId, rule } of rulesFor(sets, key)) {
+    if (suggestions.length >= limit) break;
+    if (!whenMatches(rule, ctx)) continue;
+    for (const overrides of candidates(rule, base)) {
+      let variant: ResolvedProfile;
+      try {
+        variant = previewVariant(engine, base.name, overrides, `advice rule of ${signatureId}`);
+      } catch (e) {
+        if (!(e instanceof ConfigError || e instanceof UserError)) throw e;
+        skipped.push({
+          overrides,
+          signatureId,
+          why: `not a valid profile change: ${e.message.split('\n').slice(1).join(' ').trim() || e.message}`,
+        });
+        break;
+      }
+      const flags = flagView(variant);
+      if (sameConfiguration(flags, baseFlags)) continue; // changes nothing here
+      const tried = attempts.find((a) => sameConfiguration(a.flags, flags));
+      if (tried) {
+        skipped.push({ overrides, signatureId, why: `already tried as attempt #${tried.id} (${tried.profile})` });
+        continue;
+      }
+      if (suggestions.some((s) => sameConfiguration(flagView(s.profile), flags))) continue;
+      suggestions.push({
+        base: base.name,
+        overrides,
+        profile: variant,
+        reason: rule.reason,
+        ...(rule.ref ? { ref: rule.ref } : {}),
+        signatureId,
+      });
+      break;
+    }
+  }
+  return {
+    base,
+    crash: {
+      attemptId: crash.id,
+      profile: crash.profile,
+      category: key.category,
+      phase: phaseOf(crash),
+      ...(key.signatureId ? { signatureId: key.signatureId } : {}),
+    },
+    ...(arch ? { arch } : {}),
+    suggestions,
+    skipped,
+  };
+}

@@ -1,0 +1,111 @@
+// `draft-issue`: failing attempts from the ledger + the host environment + the classification + upstream duplicates
+// -> a report in SGLang's bug-report shape, saved as a file, with a prefilled new-issue link when it fits in a URL.
+// The bot drafts; a person reads it and files it.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { catalogFromConfig } from '../server/classifier.ts';
+import type { Engine } from '../server/engine.ts';
+import { choosePrimary, type Draft, draftData, isFailing, newIssueUrl, renderDraft, selectAttempts } from './draft.ts';
+import { captureEnvironment, type EnvReport } from './env.ts';
+import { GITHUB_DEFAULTS, type IssueSearch, searchFromConfig } from './github.ts';
+import { environmentStore, ledgerDb } from './ledger.ts';
+import { createScrubber } from './scrub.ts';
+import { loadIssueTemplates, templatesDir } from './templates.ts';
+import { type CrashKey, crashKeyOf, type DuplicateCheck, findDuplicates } from './upstream.ts';
+
+export interface IssueDraftRequest {
+  /** Attempt ids; empty: the newest failing attempt and the other attempts of its model on its host. */
+  ids: number[];
+  primary?: number;
+  /** The tracker search; default: from the config (none without a token). `null` turns searching off. */
+  search?: IssueSearch | null;
+}
+
+export interface IssueDraft extends Draft {
+  attempts: number[];
+  primary: number;
+  file: string;
+  /** Prefilled new-issue link; absent when the draft is too long for one. */
+  url?: string;
+  newIssuePage: string;
+  duplicates: DuplicateCheck;
+  environment: EnvReport['source'] | 'none';
+}
+
+function configuredHostNames(engine: Engine): string[] {
+  return Object.values(engine.loaded.config.hosts).flatMap((h) => (h.ssh ? [h.ssh.host] : []));
+}
+
+export async function draftIssue(engine: Engine, req: IssueDraftRequest): Promise<IssueDraft> {
+  // Templates first: a broken template should fail before the host is asked anything.
+  const templates = loadIssueTemplates(templatesDir(engine.loaded));
+  const attempts = selectAttempts(engine.attempts.list({ limit: 100_000 }), req.ids);
+  const primary = choosePrimary(attempts, req.primary);
+  let env = environmentStore(ledgerDb(engine)).forAttempt(primary);
+  if (!env && engine.loaded.config.hosts[primary.host]) env = await captureEnvironment(engine, primary.host);
+  const catalog = catalogFromConfig(engine.loaded.config.signatures);
+  const crashes: CrashKey[] = [];
+  for (const a of [primary, ...[...attempts].reverse().filter(isFailing)]) {
+    const k = crashKeyOf(a.classification);
+    if (k && !crashes.some((c) => c.category === k.category && c.signatureId === k.signatureId)) crashes.push(k);
+  }
+  const github = engine.loaded.config.github ?? GITHUB_DEFAULTS;
+  const search = req.search === null ? undefined : (req.search ?? searchFromConfig(github));
+  const duplicates = await findDuplicates({
+    catalog,
+    crashes,
+    arch: env?.facts.arch,
+    model: (primary.flags['model-path'] ?? '').split('/').pop(),
+    search,
+  });
+  const scrub = createScrubber({ hostNames: configuredHostNames(engine) });
+  const data = draftData({ attempts, primary, env, catalog, duplicates, scrub, now: engine.clock.now() });
+  const draft = renderDraft(templates, data);
+  const dir = join(engine.loaded.dataDir, 'drafts');
+  mkdirSync(dir, { recursive: true });
+  const stamp = new Date(engine.clock.now()).toISOString().replace(/[:.]/g, '-');
+  const file = join(dir, `issue-${primary.id}-${stamp}.md`);
+  // The title rides along as an HTML comment: invisible when the whole file is pasted into GitHub.
+  writeFileSync(file, `<!-- title: ${draft.title.replace(/--/g, '- -')} -->\n${draft.body}`);
+  const url = newIssueUrl(github.web_url, github.repo, draft, github.max_url_length);
+  return {
+    ...draft,
+    attempts: attempts.map((a) => a.id),
+    primary: primary.id,
+    file,
+    ...(url ? { url } : {}),
+    newIssuePage: `${github.web_url.replace(/\/+$/, '')}/${github.repo}/issues/new`,
+    duplicates,
+    environment: env?.source ?? 'none',
+  };
+}
+
+/** Duplicates above the draft, then where the draft is and how to file it. */
+export function draftText(d: IssueDraft): string {
+  const lines: string[] = [];
+  if (d.duplicates.known.length || d.duplicates.found.length) {
+    lines.push('Read these first: they may already report this crash.');
+    for (const k of d.duplicates.known) lines.push(`  ${k.title}\n    ${k.url} (known: ${k.why})`);
+    for (const f of d.duplicates.found) lines.push(`  ${f.title}\n    ${f.url} (${f.state ?? 'found'}; ${f.why})`);
+  } else {
+    lines.push('No known upstream report matches this crash.');
+  }
+  lines.push(
+    d.duplicates.searched
+      ? 'The upstream tracker was searched too.'
+      : `The upstream tracker was not searched: ${d.duplicates.searchNote ?? 'no search configured'}.`,
+  );
+  lines.push('');
+  lines.push(
+    `Draft for attempt${d.attempts.length === 1 ? '' : 's'} #${d.attempts.join(', #')} (written around #${d.primary}):`,
+  );
+  lines.push(`  title: ${d.title}`);
+  lines.push(`  file:  ${d.file}`);
+  lines.push(
+    d.url
+      ? `  open a prefilled issue: ${d.url}`
+      : `  too long for a prefilled link: paste the file into ${d.newIssuePage}`,
+  );
+  lines.push('', '-----', d.body);
+  return lines.join('\n');
+}

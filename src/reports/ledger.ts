@@ -1,0 +1,69 @@
+// The ledger tables of issue drafts and advice (environments, attempt_environments, suggestions; see
+// src/ledger/db.ts). The Engine does not expose its SQLite handle, so these parts open their own connection to the
+// same file: WAL lets both connections read and write it, and the migrations run once whoever opens it first.
+import { join } from 'node:path';
+import { type Db, openDb } from '../ledger/db.ts';
+import type { Engine } from '../server/engine.ts';
+import type { EnvReport } from './env.ts';
+
+const connections = new WeakMap<Engine, Db>();
+
+export function ledgerDb(engine: Engine): Db {
+  let db = connections.get(engine);
+  if (!db?.open) {
+    db = openDb(join(engine.loaded.dataDir, 'ledger.sqlite'));
+    connections.set(engine, db);
+  }
+  return db;
+}
+
+/** Closes this part's connection (the app closes its own). */
+export function closeLedgerDb(engine: Engine): void {
+  connections.get(engine)?.close();
+  connections.delete(engine);
+}
+
+type Row = Record<string, unknown>;
+
+function fromRow(r: Row): EnvReport {
+  const report = JSON.parse(r.report_json as string) as EnvReport;
+  return { ...report, id: r.id as number };
+}
+
+export function environmentStore(db: Db) {
+  return {
+    /** The newest capture for this host and SGLang version. */
+    latest(host: string, sglangVersion: string): EnvReport | undefined {
+      const r = db
+        .prepare('SELECT * FROM environments WHERE host = ? AND sglang_version = ? ORDER BY id DESC LIMIT 1')
+        .get(host, sglangVersion) as Row | undefined;
+      return r ? fromRow(r) : undefined;
+    },
+    save(report: EnvReport): number {
+      const { id: _id, ...rest } = report;
+      const info = db
+        .prepare(
+          'INSERT INTO environments (host, sglang_version, captured_at, source, report_json) VALUES (?, ?, ?, ?, ?)',
+        )
+        .run(report.host, report.sglangVersion ?? '', report.capturedAt, report.source, JSON.stringify(rest));
+      return Number(info.lastInsertRowid);
+    },
+    link(attemptId: number, environmentId: number): void {
+      db.prepare(
+        'INSERT INTO attempt_environments (attempt_id, environment_id) VALUES (?, ?) ON CONFLICT(attempt_id) DO UPDATE SET environment_id = excluded.environment_id',
+      ).run(attemptId, environmentId);
+    },
+    /** The capture linked to an attempt, else the newest for its host and SGLang version. */
+    forAttempt(a: { id: number; host: string; sglangVersion: string | null }): EnvReport | undefined {
+      const linked = db
+        .prepare(
+          'SELECT e.* FROM attempt_environments l JOIN environments e ON e.id = l.environment_id WHERE l.attempt_id = ?',
+        )
+        .get(a.id) as Row | undefined;
+      if (linked) return fromRow(linked);
+      return a.sglangVersion ? this.latest(a.host, a.sglangVersion) : undefined;
+    },
+  };
+}
+
+export type EnvironmentStore = ReturnType<typeof environmentStore>;
