@@ -1,0 +1,54 @@
+# syntax=docker/dockerfile:1
+# glm-ops, the Slack bot: `docker build -t glm-ops .` and see "Slack app setup" in the README for `docker run`.
+# Node runs the TypeScript sources through tsx (a runtime dependency), so there is no build step to get wrong.
+
+# --- dependencies: production only; better-sqlite3's native addon is fetched prebuilt or compiled here ---
+FROM node:20-bookworm-slim AS deps
+WORKDIR /app
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends python3 make g++ \
+ && rm -rf /var/lib/apt/lists/*
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --no-audit --no-fund \
+ && node -e "require('better-sqlite3')" \
+ && npm cache clean --force
+
+# --- runtime: no compilers, no npm cache, not root ---
+FROM node:20-bookworm-slim
+# tini as PID 1: signals reach node (SIGTERM flushes the outbox) and children of a local host are reaped.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends tini ca-certificates \
+ && rm -rf /var/lib/apt/lists/*
+WORKDIR /app
+COPY --from=deps /app/node_modules ./node_modules
+COPY package.json ./
+COPY bin ./bin
+COPY src ./src
+COPY commands ./commands
+COPY profiles ./profiles
+COPY catalog ./catalog
+COPY templates ./templates
+COPY knowledge ./knowledge
+COPY standin ./standin
+COPY slack ./slack
+
+# The ledger (SQLite: attempts, outbox, audit) lives on a volume: a new container picks up where the last stopped.
+# Config: mount it read-only at /config/config.yaml. SSH: mount the bot's key and known_hosts read-only at
+# /home/node/.ssh (the config's key_file / known_hosts point there); host keys are pinned, never learned.
+ENV NODE_ENV=production \
+    XDG_DATA_HOME=/data \
+    GLM_CONFIG=/config/config.yaml \
+    GLM_HTTP_HOST=0.0.0.0
+RUN mkdir -p /data /config /home/node/.ssh \
+ && chown -R node:node /data /home/node/.ssh \
+ && chmod 700 /home/node/.ssh
+VOLUME ["/data"]
+USER node
+
+# HTTP mode receives Slack's requests here (/slack/events); both modes answer /healthz here (slack.port, default 3000).
+EXPOSE 3000
+HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.GLM_HEALTH_PORT||3000)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+
+ENTRYPOINT ["/usr/bin/tini", "--"]
+CMD ["node", "bin/glm.js", "slack"]
