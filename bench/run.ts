@@ -1,14 +1,40 @@
 // npm run bench: measured figures, each beside a reference measured in the same run.
+
+import { execFileSync } from 'node:child_process';
 import { startSshd } from '../test/helpers/sshd.ts';
+import { benchAlertLatency, benchThroughput } from './diagnosis.ts';
 import { benchEngine } from './engine.ts';
+import type { Row } from './stats.ts';
 import { printTable } from './stats.ts';
 
 const sshd = await startSshd();
+
+function followRssInChild(s: typeof sshd): Row[] {
+  const { port, dir, user, hostKeyPub, userKeyPath, knownHostsPath } = s;
+  const out = execFileSync(
+    process.execPath,
+    [
+      'bin/tsx-run.js',
+      'bench/follow-rss.ts',
+      JSON.stringify({ port, dir, user, hostKeyPub, userKeyPath, knownHostsPath }),
+    ],
+    {
+      encoding: 'utf8',
+      maxBuffer: 1 << 20,
+    },
+  );
+  return JSON.parse(out.trim().split('\n').pop() ?? '[]') as Row[];
+}
 try {
   printTable(
     'engine (issue 2): SSH pooling, probe latency, readiness delay; OpenSSH sshd on 127.0.0.1, SGLang stand-in',
     await benchEngine(sshd),
   );
+  printTable('diagnosis (issue 3): classifier throughput, alert latency, memory while following', [
+    ...(await benchThroughput()),
+    ...(await benchAlertLatency(sshd)),
+    ...followRssInChild(sshd),
+  ]);
 } finally {
   await sshd.stop();
 }

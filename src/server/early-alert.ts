@@ -6,7 +6,7 @@ import type { Diagnoser } from './diagnosis.ts';
 import { type Engine, publish } from './engine.ts';
 import type { LaunchEvent } from './launch.ts';
 
-export const SETTLE_MS = 300;
+export const SETTLE_MS = 150;
 
 export function createEarlyAlert(engine: Engine, attempt: Attempt, diag: Diagnoser, emit: (e: LaunchEvent) => void) {
   let timer: NodeJS.Timeout | undefined;

@@ -1,0 +1,192 @@
+// Issue 3's figures: classification throughput on a generated 500 MB log against `grep -E -c` with the catalog's
+// patterns in the same run; alert latency from a line appended on the host to the alert reaching the chat
+// abstraction over sshd; peak RSS while following 1 GB of log.
+import { execFileSync } from 'node:child_process';
+import { appendFileSync, closeSync, mkdtempSync, openSync, statSync, writeFileSync, writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pino from 'pino';
+import { createApp } from '../src/app.ts';
+import { createConsoleAdapter } from '../src/chat/console.ts';
+import type { CommandContext } from '../src/commands/define.ts';
+import { diagnoseFile, loadCatalog } from '../src/logs/classify/index.ts';
+import { SETTLE_MS } from '../src/server/early-alert.ts';
+import { watchAttempt } from '../src/server/watch.ts';
+import { freshDirs, testConfig } from '../test/helpers/app.ts';
+import { freePort, type Sshd } from '../test/helpers/sshd.ts';
+import { ms, pct, type Row, ratio } from './stats.ts';
+
+// Lines of a healthy server at work, with the red herrings a real log has.
+const HEALTHY = [
+  '[2026-02-19 00:31:02 TP0] Decode batch, #running-req: 12, #token: 20480, token usage: 0.05, cuda graph: True, gen throughput (token/s): 812.44, #queue-req: 0',
+  '[2026-02-19 00:31:02] INFO:     127.0.0.1:51234 - "POST /v1/chat/completions HTTP/1.1" 200 OK',
+  '[2026-02-19 00:31:03 TP0] Prefill batch, #new-seq: 1, #new-token: 734, #cached-token: 0, token usage: 0.05, #running-req: 11, #queue-req: 0, input throughput (token/s): 10234.11, ',
+  '[2026-02-19 00:31:03 TP3] DeepGemm is enabled but the scale_fmt of checkpoint is not ue8m0. This might cause accuracy degradation on Blackwell.',
+].join('\n');
+const CRASH = [
+  '/pytorch/aten/src/ATen/native/cuda/TensorCompare.cu:112: _assert_async_cuda_kernel: block: [0,0,0], thread: [0,0,0] Assertion `probability tensor contains either `inf`, `nan` or element < 0` failed.',
+  '[2026-02-19 00:32:10 TP0] Scheduler hit an exception: Traceback (most recent call last):',
+  'RuntimeError: CUDA error: device-side assert triggered',
+  '[2026-02-19 00:32:11] Received sigquit from a child process. It usually means the child failed.',
+].join('\n');
+
+function writeLog(path: string, bytes: number): void {
+  const block = Buffer.from(`${HEALTHY}\n`.repeat(Math.ceil((4 << 20) / (HEALTHY.length + 1))));
+  const fd = openSync(path, 'w');
+  for (let written = 0; written < bytes; written += block.length) writeSync(fd, block);
+  writeSync(fd, `${CRASH}\n`);
+  closeSync(fd);
+}
+
+export async function benchThroughput(): Promise<Row[]> {
+  const dir = mkdtempSync(join(tmpdir(), 'glm-bench-log-'));
+  const log = join(dir, 'big.log');
+  writeLog(log, 500 << 20);
+  const size = statSync(log).size;
+  const catalog = loadCatalog();
+  const patterns = join(dir, 'patterns.txt');
+  writeFileSync(patterns, `${catalog.signatures.flatMap((s) => s.regexes.map((r) => r.source)).join('\n')}\n`);
+  let t = performance.now();
+  const d = await diagnoseFile(log, { catalog });
+  const ours = performance.now() - t;
+  if (d.classification.category !== 'nan_in_sampling')
+    throw new Error(`bench log misclassified: ${d.classification.category}`);
+  t = performance.now();
+  // -i as the widest reading of the catalog (some patterns are case-insensitive).
+  execFileSync('sh', ['-c', 'grep -E -i -c -f "$1" "$2" || true', 'grep', patterns, log], { encoding: 'utf8' });
+  const grep = performance.now() - t;
+  const mbs = (msTaken: number) => `${(size / (1 << 20) / (msTaken / 1000)).toFixed(0)} MB/s`;
+  return [
+    {
+      metric: `classify a ${(size / (1 << 20)).toFixed(0)} MB log (file path)`,
+      value: `${(ours / 1000).toFixed(2)} s (${mbs(ours)})`,
+      reference: `${(grep / 1000).toFixed(2)} s (${mbs(grep)}, grep -E -i -c, ${catalog.signatures.length} signatures)`,
+      ratio: ratio(ours, grep),
+      target: '-',
+    },
+  ];
+}
+
+function chatApp(sshd: Sshd) {
+  const dirs = freshDirs();
+  const printed: Array<{ at: number; text: string }> = [];
+  const app = createApp({
+    loaded: testConfig(sshd, dirs),
+    log: pino({ level: 'silent' }),
+    chat: {
+      adapter: createConsoleAdapter((s) => printed.push({ at: performance.now(), text: s })),
+      channel: 'bench',
+      parentMessages: false,
+      milestonesInThread: false,
+    },
+  });
+  const ctx: CommandContext = {
+    engine: app.engine,
+    actor: 'bench',
+    origin: 'terminal',
+    log: app.engine.log,
+    say: () => {},
+    diagnoser: app.diagnoser,
+    longLived: true,
+    commands: app.dispatch.commands,
+  };
+  return { app, printed, run: (t: string) => app.dispatch.run(t, ctx) };
+}
+
+export async function benchAlertLatency(sshd: Sshd): Promise<Row[]> {
+  const b = chatApp(sshd);
+  const latencies: number[] = [];
+  for (let i = 0; i < 10; i++) {
+    const r = await b.run(`launch small --no-check --port ${await freePort()}`);
+    if (r.exitCode) throw new Error(r.text);
+    const a = b.app.engine.attempts.activeOn('gpu')!;
+    await new Promise((res) => setTimeout(res, 300)); // the monitor's stream is open
+    const before = b.printed.length;
+    const t = performance.now();
+    appendFileSync(a.logPath!, `${CRASH}\n`);
+    const end = Date.now() + 10_000;
+    while (!b.printed.slice(before).some((p) => p.text.includes('CRASH ')) && Date.now() < end) {
+      await new Promise((res) => setTimeout(res, 2));
+    }
+    const hit = b.printed.slice(before).find((p) => p.text.includes('CRASH '));
+    if (!hit) throw new Error('no alert');
+    latencies.push(hit.at - t);
+    await b.run('stop');
+  }
+  await b.app.close();
+  return [
+    {
+      metric: 'alert latency p50 (line appended -> chat)',
+      value: ms(pct(latencies, 50)),
+      reference: `${ms(SETTLE_MS)} (settle time, included)`,
+      ratio: ratio(pct(latencies, 50), SETTLE_MS),
+      target: '-',
+    },
+    {
+      metric: 'alert latency p95 (line appended -> chat)',
+      value: ms(pct(latencies, 95)),
+      reference: `${ms(SETTLE_MS)} (settle time, included)`,
+      ratio: ratio(pct(latencies, 95), SETTLE_MS),
+      target: '< 1000 ms',
+    },
+  ];
+}
+
+export async function benchFollowRss(sshd: Sshd): Promise<Row[]> {
+  const b = chatApp(sshd);
+  const r = await b.run(`launch small --no-check --port ${await freePort()}`);
+  if (r.exitCode) throw new Error(r.text);
+  const a = b.app.engine.attempts.activeOn('gpu')!;
+  global.gc?.();
+  const baseline = process.memoryUsage().rss;
+  let peak = baseline;
+  const sampler = setInterval(() => {
+    peak = Math.max(peak, process.memoryUsage().rss);
+  }, 20);
+  const total = 1 << 30;
+  let seenBytes = 0;
+  const diag = b.app.diagnoser();
+  const abort = new AbortController();
+  const startOffset = statSync(a.logPath!).size;
+  const watch = watchAttempt(
+    b.app.engine,
+    { ...a, logOffset: startOffset },
+    {
+      onLine: (l) => {
+        diag.push(l.text, l.lineNo);
+        seenBytes = l.endOffset - startOffset;
+        return seenBytes >= total ? 'stop' : undefined;
+      },
+    },
+    abort.signal,
+  );
+  const t = performance.now();
+  const block = Buffer.from(`${HEALTHY}\n`.repeat(Math.ceil((4 << 20) / (HEALTHY.length + 1))));
+  for (let written = 0; written < total; written += block.length) {
+    appendFileSync(a.logPath!, block);
+    // Let the follower keep up roughly, as a real log grows over minutes, not in one burst.
+    while (written - seenBytes > 256 << 20) await new Promise((res) => setTimeout(res, 5));
+  }
+  await watch;
+  const took = performance.now() - t;
+  clearInterval(sampler);
+  await b.run('stop');
+  await b.app.close();
+  const mb = (n: number) => `${(n / (1 << 20)).toFixed(0)} MB`;
+  return [
+    {
+      metric: 'peak RSS following 1 GB of log (sshd, classifier on)',
+      value: mb(peak),
+      reference: `${mb(baseline)} (same process before following)`,
+      ratio: ratio(peak, baseline),
+      target: '< 150 MB',
+    },
+    {
+      metric: 'follow + classify throughput over sshd',
+      value: `${(total / (1 << 20) / (took / 1000)).toFixed(0)} MB/s`,
+      reference: '-',
+      ratio: '-',
+      target: '-',
+    },
+  ];
+}
