@@ -127,6 +127,7 @@ export function onProbeClick(deps: FaceDeps) {
     const identity = clicker(body);
     const a = attemptOf(deps, action.value);
     if (!a) {
+      auditClick(deps, identity, 'probe', { attempt: action.value }, 'allow', 'error: no such attempt');
       reply(deps, identity, body.response_url, { text: 'error: that attempt is not in the ledger any more' });
       return;
     }

@@ -168,7 +168,11 @@ function firstLine(s: string): string {
 export function renderMessage(msg: ChatMessage, opts: { filename?: string } = {}): Rendered {
   const full = renderText(msg);
   const view = msg.view;
-  const text = esc(firstLine(msg.text || full));
+  // The fallback is what notifications show: for a crash, it mentions whoever launched the attempt.
+  const text =
+    view?.type === 'alert'
+      ? `crash: ${esc(view.diagnosis.category)} during ${esc(view.diagnosis.phase)}: attempt #${view.attemptId} ${esc(view.profile)} on ${esc(view.host)}, launched by ${who(view.actor)}`
+      : esc(firstLine(msg.text || full));
   const filename =
     opts.filename ??
     (view?.type === 'alert' ? `attempt-${view.attemptId}-crash.txt` : view ? 'glm-message.txt' : 'glm-output.txt');

@@ -49,6 +49,10 @@ describe('rendering', () => {
     expect(text).toContain('&lt;@U999&gt; &lt;https://evil|click&gt;');
     expect(text).toContain('launched by <@U123ABC>');
     expect(text).not.toContain('<!channel>');
+    // The notification text mentions the launcher too (it is what a phone shows).
+    expect(r.text).toBe(
+      'crash: backend_assertion during cuda_graph_capture: attempt #7 glm5-attempt3 on gpu, launched by <@U123ABC>',
+    );
     // Terminal users are not Slack IDs: shown as text.
     expect(blockText(renderMessage({ text: 'x', view: alert({ actor: 'root@box' }) }).blocks)).toContain('root@box');
   });

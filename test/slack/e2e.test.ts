@@ -115,6 +115,16 @@ describe('/glm', () => {
     expect(await answer(r2.rid)).toMatch(/dry run: would run on gpu/);
   });
 
+  it('an expired response_url: the answer still arrives, as an ephemeral message', async () => {
+    const { body, rid } = slashBody(fake, 'profiles', 'UVIEW');
+    fake.expire(rid);
+    expect((await postSigned(face.port, body)).status).toBe(200);
+    const eph = await waitFor('postEphemeral', () =>
+      fake.named('chat.postEphemeral').find((c) => blockText(c.body.blocks).includes('glm5-nvfp4')),
+    );
+    expect(eph.body).toMatchObject({ channel: OPS, user: 'UVIEW' });
+  });
+
   it('refuses outside the allowed channels and people without a role, and audits it', async () => {
     const r = await slash('status', 'UOPER', 'CRANDOM');
     expect(await answer(r.rid)).toMatch(/not allowed: \/glm is not enabled in this channel/);
@@ -287,7 +297,10 @@ describe('an attempt in Slack', () => {
     expect(await answer(r2.rid)).toMatch(/audit needs the admin role/);
   });
 
-  it('no recorded Slack call ever carried the secret', () => {
+  it('no recorded Slack call ever carried the secret', async () => {
+    // One more place it could surface: a profile shown with the host's environment.
+    const r = await slash('profile small', 'UVIEW');
+    expect(await answer(r.rid)).toContain('HF_TOKEN=[REDACTED]');
     expect(fake.calls.length).toBeGreaterThan(20);
     for (const c of fake.calls) {
       expect(c.raw).not.toContain(CANARY);
