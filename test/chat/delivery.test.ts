@@ -12,7 +12,10 @@ import { createOutbox } from '../../src/ledger/outbox.ts';
 
 function fakeClock(): Clock & { advance(ms: number): void } {
   let t = 1_000_000;
-  return { now: () => t, sleep: async (ms) => void (t += ms), advance: (ms) => void (t += ms) };
+  const advance = (ms: number) => {
+    t += ms;
+  };
+  return { now: () => t, sleep: async (ms) => advance(ms), advance };
 }
 
 /** A chat that records what it accepted and fails on a script: 'ok' | '429' | '500' | 'down'. */

@@ -28,12 +28,17 @@ describe('following a log', () => {
     const a = bot.app.engine.attempts.activeOn('gpu')!;
     const seen: string[] = [];
     const abort = new AbortController();
-    const first = watchAttempt(bot.app.engine, a, {
-      onLine: (l) => {
-        if (l.text.startsWith('MARK ')) seen.push(l.text);
-        return undefined;
+    const first = watchAttempt(
+      bot.app.engine,
+      a,
+      {
+        onLine: (l) => {
+          if (l.text.startsWith('MARK ')) seen.push(l.text);
+          return undefined;
+        },
       },
-    }, abort.signal);
+      abort.signal,
+    );
     await wait(400);
     for (const m of ['A1', 'A2', 'A3']) appendFileSync(a.logPath!, `MARK ${m}\n`);
     await wait(600);
