@@ -57,7 +57,7 @@ export function indexSection(
 export function hasTitle(sections: readonly Section[]): boolean {
   const headed = sections.filter((s) => s.headingPath.length > 0);
   const first = headed[0];
-  if (!first || first.headingPath.length !== 1 || headed.length < 2) return false;
+  if (first?.headingPath.length !== 1 || headed.length < 2) return false;
   return (
     headed.every((s) => s.headingPath[0] === first.headingPath[0]) &&
     headed.slice(1).every((s) => s.headingPath.length > 1)

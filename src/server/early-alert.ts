@@ -4,11 +4,10 @@
 import type { Attempt } from '../ledger/attempts.ts';
 import type { Diagnoser } from './diagnosis.ts';
 import { type Engine, publish } from './engine.ts';
-import type { LaunchEvent } from './launch.ts';
 
 export const SETTLE_MS = 150;
 
-export function createEarlyAlert(engine: Engine, attempt: Attempt, diag: Diagnoser, emit: (e: LaunchEvent) => void) {
+export function createEarlyAlert(engine: Engine, attempt: Attempt, diag: Diagnoser) {
   let timer: NodeJS.Timeout | undefined;
   let fired = false;
   return {

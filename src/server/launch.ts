@@ -212,7 +212,7 @@ export async function follow(
     }
   }, 250);
   let checking: Promise<void> | undefined;
-  const early = createEarlyAlert(engine, attempt, diag, emit);
+  const early = createEarlyAlert(engine, attempt, diag);
 
   await watchAttempt(
     engine,

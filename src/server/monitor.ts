@@ -19,7 +19,7 @@ export function monitorAttempt(
   const abort = new AbortController();
   watching.set(attempt.id, abort);
   const diag = diagnoser();
-  const early = createEarlyAlert(engine, attempt, diag, emit);
+  const early = createEarlyAlert(engine, attempt, diag);
   void watchAttempt(
     engine,
     attempt,
