@@ -30,6 +30,8 @@ export interface App {
 }
 
 export interface ChatWiring {
+  /** Which face's messages this bot sends (faces sharing a ledger never send each other's). Default terminal. */
+  face?: string;
   adapter: ChatAdapter;
   channel: string;
   parentMessages: boolean;
@@ -76,7 +78,7 @@ export function createApp(opts: AppOptions = {}): App {
   const diagnoser =
     opts.diagnoser ?? catalogDiagnoser(catalog, engine.clock, stall === undefined ? undefined : stall * 1000);
   const nextSteps = opts.nextSteps ?? nextStepsFrom(catalog);
-  const outbox = createOutbox(db);
+  const outbox = createOutbox(db, opts.chat?.face ?? 'terminal');
   let delivery: Delivery | undefined;
   if (opts.chat) {
     const chat = opts.chat;

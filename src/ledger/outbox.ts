@@ -33,8 +33,22 @@ const fromRow = (r: Row): OutboxItem => ({
   nextAt: r.next_at as number,
 });
 
-export function createOutbox(db: Db) {
+/**
+ * One face's view of the outbox. Several faces can share a ledger (the Slack bot, and a person running `glm status`
+ * on the same data directory): each only sees and sends its own messages, because every key is stored under the
+ * face's prefix.
+ */
+export function createOutbox(db: Db, face = 'terminal') {
+  const prefix = `${face}|`;
+  const pre = (k: string | undefined | null) => (k === undefined || k === null ? null : prefix + k);
+  const strip = (item: OutboxItem): OutboxItem => ({
+    ...item,
+    key: item.key.slice(prefix.length),
+    refKey: item.refKey?.slice(prefix.length) ?? null,
+    parentKey: item.parentKey?.slice(prefix.length) ?? null,
+  });
   return {
+    face,
     /**
      * Queues a message. Same key twice: the first wins, except for updates, which coalesce (only the newest state of
      * a message matters, so a burst of progress becomes one chat.update).
@@ -54,7 +68,7 @@ export function createOutbox(db: Db) {
           .prepare(
             "SELECT id FROM outbox WHERE kind = 'update' AND ref_key = ? AND status = 'pending' ORDER BY id DESC LIMIT 1",
           )
-          .get(item.refKey ?? null) as Row | undefined;
+          .get(pre(item.refKey)) as Row | undefined;
         if (pending) {
           db.prepare('UPDATE outbox SET payload_json = ? WHERE id = ?').run(payload, pending.id);
           return;
@@ -63,16 +77,20 @@ export function createOutbox(db: Db) {
       db.prepare(
         `INSERT OR IGNORE INTO outbox (key, kind, channel, ref_key, parent_key, payload_json, status, attempts, next_at, created_at)
          VALUES (?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?)`,
-      ).run(item.key, item.kind, item.channel, item.refKey ?? null, item.parentKey ?? null, payload, item.at, item.at);
+      ).run(pre(item.key), item.kind, item.channel, pre(item.refKey), pre(item.parentKey), payload, item.at, item.at);
     },
     has(key: string): boolean {
-      return db.prepare('SELECT 1 FROM outbox WHERE key = ?').get(key) !== undefined;
+      return db.prepare('SELECT 1 FROM outbox WHERE key = ?').get(prefix + key) !== undefined;
     },
     /** Pending items in the order they were queued (per-thread order is global order). */
     pending(limit = 100): OutboxItem[] {
-      return (db.prepare("SELECT * FROM outbox WHERE status = 'pending' ORDER BY id LIMIT ?").all(limit) as Row[]).map(
-        fromRow,
-      );
+      return (
+        db
+          .prepare("SELECT * FROM outbox WHERE status = 'pending' AND substr(key, 1, ?) = ? ORDER BY id LIMIT ?")
+          .all(prefix.length, prefix, limit) as Row[]
+      )
+        .map(fromRow)
+        .map(strip);
     },
     markSent(id: number, at: number): void {
       db.prepare("UPDATE outbox SET status = 'sent', sent_at = ? WHERE id = ?").run(at, id);
@@ -89,18 +107,20 @@ export function createOutbox(db: Db) {
     },
     saveRef(refKey: string, channel: string, ts: string): void {
       db.prepare('INSERT OR REPLACE INTO message_refs (ref_key, channel, ts) VALUES (?, ?, ?)').run(
-        refKey,
+        prefix + refKey,
         channel,
         ts,
       );
     },
     ref(refKey: string): { channel: string; ts: string } | undefined {
-      return db.prepare('SELECT channel, ts FROM message_refs WHERE ref_key = ?').get(refKey) as
+      return db.prepare('SELECT channel, ts FROM message_refs WHERE ref_key = ?').get(prefix + refKey) as
         | { channel: string; ts: string }
         | undefined;
     },
     counts(): Record<string, number> {
-      const rows = db.prepare('SELECT status, COUNT(*) AS n FROM outbox GROUP BY status').all() as Array<{
+      const rows = db
+        .prepare('SELECT status, COUNT(*) AS n FROM outbox WHERE substr(key, 1, ?) = ? GROUP BY status')
+        .all(prefix.length, prefix) as Array<{
         status: string;
         n: number;
       }>;

@@ -66,6 +66,7 @@ export async function startSlackFace(opts: SlackFaceOptions): Promise<SlackFace>
     loaded,
     log,
     chat: {
+      face: 'slack',
       adapter,
       channel: slack.channel,
       parentMessages: true,

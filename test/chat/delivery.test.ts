@@ -171,3 +171,34 @@ describe('outbox delivery', () => {
     expect(outbox.counts()).toEqual({ failed: 1, sent: 1 });
   });
 });
+
+describe('faces sharing a ledger', () => {
+  it('each face sends only its own messages, even with the same keys', async () => {
+    const db = openDb(':memory:');
+    const clock = fakeClock();
+    const slack = createOutbox(db, 'slack');
+    const terminal = createOutbox(db, 'terminal');
+    slack.enqueue({
+      key: 'alert:1',
+      kind: 'post',
+      channel: 'C1',
+      refKey: 'alert:1',
+      payload: { text: 'to slack' },
+      at: clock.now(),
+    });
+    terminal.enqueue({
+      key: 'alert:1',
+      kind: 'post',
+      channel: 'terminal',
+      refKey: 'alert:1',
+      payload: { text: 'to terminal' },
+      at: clock.now(),
+    });
+    const chat = scriptedChat([]);
+    await createDelivery({ outbox: terminal, adapter: chat.adapter, clock, log }).drain();
+    expect(chat.accepted.map((a) => a.text)).toEqual(['to terminal']);
+    expect(slack.pending()).toHaveLength(1);
+    expect(slack.ref('alert:1')).toBeUndefined();
+    expect(terminal.ref('alert:1')).toBeDefined();
+  });
+});
