@@ -4,6 +4,7 @@ import { execFileSync } from 'node:child_process';
 import { startSshd } from '../test/helpers/sshd.ts';
 import { benchAlertLatency, benchThroughput } from './diagnosis.ts';
 import { benchEngine } from './engine.ts';
+import { benchSlackAck } from './slack.ts';
 import type { Row } from './stats.ts';
 import { printTable } from './stats.ts';
 
@@ -35,6 +36,7 @@ try {
     ...(await benchAlertLatency(sshd)),
     ...followRssInChild(sshd),
   ]);
+  printTable('slack (issue 4): ack latency of 50 concurrent signed /glm commands', await benchSlackAck());
 } finally {
   await sshd.stop();
 }
