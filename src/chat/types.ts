@@ -7,15 +7,10 @@ export interface ChatRef {
   ts: string;
 }
 
-export interface Excerpt {
-  source: string;
-  file: string;
-  headingPath: string[];
-  startLine: number;
-  endLine: number;
-  lines: string[];
-  url?: string;
-}
+// Excerpts of the team's findings, as the findings index returns them.
+export type { Excerpt } from '../findings/excerpt.ts';
+
+import type { Excerpt } from '../findings/excerpt.ts';
 
 export type View =
   | {
