@@ -66,6 +66,7 @@ describe('rendering', () => {
       startLine: i,
       endLine: i + 3,
       lines: ['a finding line'],
+      score: 1,
     }));
     const r = renderMessage({
       text: 'crash',
