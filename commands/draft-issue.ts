@@ -2,6 +2,18 @@ import { z } from 'zod';
 import { defineCommand } from '../src/commands/define.ts';
 import { draftIssue, draftText } from '../src/reports/issue.ts';
 
+/**
+ * ATTEMPT... may be empty. The registry treats only a bare array schema as variadic (src/commands/parse.ts), and a
+ * bare array is required, so this one is marked optional the way zod's own .optional() marks a field (an absent key
+ * is allowed) while staying an array. If the parser learns to unwrap .optional(), use that instead.
+ */
+function optionalList<T extends z.ZodType>(item: T, description: string) {
+  // Last: .describe() and the like return a copy without the mark.
+  const list = z.array(item).describe(description);
+  Object.assign(list._zod, { optin: 'optional', optout: 'optional' });
+  return list;
+}
+
 export default defineCommand({
   name: 'draft-issue',
   summary: 'draft an upstream SGLang bug report from failing attempts, with known duplicates listed first',
@@ -10,10 +22,10 @@ export default defineCommand({
   positionals: ['attempts'],
   switches: ['noSearch', 'json'],
   args: z.object({
-    attempts: z
-      .array(z.coerce.number().int().min(1))
-      .default([])
-      .describe('attempt numbers (default: the newest crash and its siblings)'),
+    attempts: optionalList(
+      z.coerce.number().int().min(1),
+      'attempt numbers (default: the newest crash and the other attempts of its model on its host)',
+    ),
     primary: z.coerce.number().int().min(1).optional().describe('the attempt whose command and log the report quotes'),
     noSearch: z.boolean().optional().describe('do not search the upstream tracker'),
     json: z.boolean().optional(),
@@ -21,7 +33,11 @@ export default defineCommand({
   // Reads the ledger and the host, and writes only a draft file: a person files the issue.
   effect: 'read',
   async run(ctx, { attempts, primary, noSearch, json }) {
-    const d = await draftIssue(ctx.engine, { ids: attempts, primary, ...(noSearch ? { search: null } : {}) });
+    const d = await draftIssue(ctx.engine, {
+      ids: (attempts as number[] | undefined) ?? [],
+      primary,
+      ...(noSearch ? { search: null } : {}),
+    });
     if (json) return { text: JSON.stringify(d, null, 2), data: d };
     return { text: draftText(d), data: d };
   },

@@ -178,7 +178,7 @@ export function draftData(input: DraftInput): Record<string, unknown> {
   const same = failing.filter((a) => cls(a)?.category === category).length;
   const others = [...new Set(failing.map((a) => cls(a)?.category ?? 'crashed').filter((k) => k !== category))];
   const tp = primary.flags['tp-size'] ?? '1';
-  const milestone = primary.lastMilestone ? ` The last startup milestone before it: ${primary.lastMilestone}.` : '';
+  const milestone = primary.lastMilestone ? ` Startup progress before the crash: ${primary.lastMilestone}.` : '';
   const tally =
     attempts.length > 1
       ? ` ${same} of the ${attempts.length} configurations tried failed this way${others.length ? `; the others: ${others.join(', ')}` : ''}.`
@@ -186,7 +186,9 @@ export function draftData(input: DraftInput): Record<string, unknown> {
   const summary = scrub(
     `SGLang ${sglang} serving \`${modelPath}\` with tensor parallel size ${tp} on ${hardware} fails: ${c?.summary ?? primary.outcomeDetail ?? primary.outcome ?? 'crashed'}.${milestone}${tally}`,
   );
-  const related = [...input.duplicates.known, ...input.duplicates.found].map((r) => ({
+  // The body names what bears on the crash it reports; the chat message above the draft lists the rest too.
+  const relevant = input.duplicates.known.filter((k) => k.category === undefined || k.category === category);
+  const related = [...relevant, ...input.duplicates.found].map((r) => ({
     title: scrub(r.title),
     url: r.url,
     source: r.source,
@@ -213,7 +215,9 @@ export function draftData(input: DraftInput): Record<string, unknown> {
     root_lines: rootLines(c, scrub),
     checklist: {
       // Searched, and nothing matched: only then has the "found no solution" box been earned.
-      searched: x(input.duplicates.searched && related.length === 0),
+      searched: x(
+        input.duplicates.searched && input.duplicates.known.length === 0 && input.duplicates.found.length === 0,
+      ),
       // Needs a retest on the newest release, which the bot cannot vouch for.
       latest: x(false),
       env_and_repro: x(hasEnv && command !== ''),

@@ -169,7 +169,13 @@ export async function captureEnvironment(
     return unavailable(hostName, null, engine.clock.now(), (e as Error).message);
   }
   const link = (r: EnvReport) => {
-    if (opts.attemptId !== undefined && r.id !== undefined) store.link(opts.attemptId, r.id);
+    if (opts.attemptId === undefined || r.id === undefined) return r;
+    try {
+      store.link(opts.attemptId, r.id);
+    } catch (e) {
+      // An attempt id the ledger does not know: the report stands, unlinked.
+      engine.log.warn({ err: (e as Error).message, attempt: opts.attemptId }, 'environment not linked to attempt');
+    }
     return r;
   };
   if (sglang && !opts.fresh) {

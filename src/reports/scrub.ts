@@ -2,8 +2,10 @@
 // (src/redact.ts), home directories name people and private addresses map the network, so both are replaced.
 import { redactText } from '../redact.ts';
 
-export const PRIVATE_ADDRESS = '<private-ip>';
-export const PRIVATE_HOST = '<gpu-host>';
+// Shell-safe placeholders: the scrubbed command must still paste into a shell.
+export const PRIVATE_ADDRESS = 'PRIVATE_IP';
+export const PRIVATE_HOST = 'GPU_HOST';
+export const PRIVATE_EMAIL = 'EMAIL';
 
 // /home/alice/..., /Users/alice/..., /root/... -> ~/... (a user name is personal; the rest of the path is useful).
 // /home/NAME is hidden wherever it appears (/data/home/alice names alice too); /root only at the start of a path.
@@ -37,7 +39,7 @@ export function createScrubber(opts: ScrubOptions = {}): (text: string) => strin
     out = out.replace(HOME, '~');
     out = out.replace(IPV4_PRIVATE, PRIVATE_ADDRESS);
     out = out.replace(IPV6_PRIVATE, PRIVATE_ADDRESS);
-    out = out.replace(EMAIL, '<email>');
+    out = out.replace(EMAIL, PRIVATE_EMAIL);
     if (hostRe) out = out.replace(hostRe, PRIVATE_HOST);
     return out;
   };

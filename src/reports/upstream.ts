@@ -10,6 +10,8 @@ export interface UpstreamRef {
   source: 'catalog' | 'github';
   /** Why it is listed: `nan_in_sampling on sm120`, or the search query. */
   why: string;
+  /** The crash class a catalog entry was listed for. */
+  category?: string;
   state?: string;
 }
 
@@ -46,6 +48,7 @@ export function knownIssues(catalog: Catalog, crashes: readonly CrashKey[], arch
           title: u.title,
           source: 'catalog',
           why: `${crash.category}${u.arch ? ` on ${u.arch}` : ''}`,
+          category: crash.category,
         });
       }
     }
