@@ -21,7 +21,8 @@ export default defineCommand({
   effect: 'read',
   async run(ctx, { profile, limit, json }) {
     const a = advise(ctx.engine, { profile, limit });
-    for (const s of a.suggestions) {
+    // A suggestion that is an existing profile needs no generated file.
+    for (const s of a.suggestions.filter((x) => !x.existing)) {
       saveVariant(
         ctx.engine,
         s.base,
@@ -51,6 +52,7 @@ export default defineCommand({
         overrides: s.overrides,
         reason: s.reason,
         ref: s.ref ?? null,
+        existing: s.existing ?? null,
       })),
       skipped: a.skipped,
     };

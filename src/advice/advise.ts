@@ -22,6 +22,8 @@ export interface Suggestion {
   reason: string;
   ref?: string;
   signatureId: string;
+  /** A profile in profiles/ with exactly these settings: launch that instead of a generated variant. */
+  existing?: string;
 }
 
 export interface Skipped {
@@ -132,6 +134,7 @@ export function advise(engine: Engine, opts: { profile?: string; limit?: number 
   const ctx = { arch, dsa: isDsaModel(base.model_path), phase: phaseOf(crash), flags: baseFlags };
   const sets = loadRuleSets(engine.loaded.config.signatures);
   const limit = opts.limit ?? 5;
+  const shipped = engine.profiles.names().map((n) => ({ name: n, flags: flagView(engine.profiles.get(n)) }));
   const suggestions: Suggestion[] = [];
   const skipped: Skipped[] = [];
   for (const { signatureId, rule } of rulesFor(sets, key)) {
@@ -158,13 +161,15 @@ export function advise(engine: Engine, opts: { profile?: string; limit?: number 
         continue;
       }
       if (suggestions.some((s) => sameConfiguration(flagView(s.profile), flags))) continue;
+      const existing = shipped.find((p) => sameConfiguration(p.flags, flags))?.name;
       suggestions.push({
         base: base.name,
         overrides,
-        profile: variant,
+        profile: existing ? engine.profiles.get(existing) : variant,
         reason: rule.reason,
         ...(rule.ref ? { ref: rule.ref } : {}),
         signatureId,
+        ...(existing ? { existing } : {}),
       });
       break;
     }

@@ -13,7 +13,8 @@ export function adviceText(a: Advice): string {
     lines.push('  nothing new to suggest: every change the catalog knows for this crash was tried or does not apply');
   }
   a.suggestions.forEach((s, i) => {
-    lines.push(`  next:${i + 1}  ${s.base} --set ${describeOverrides(s.overrides)}`);
+    const variant = `${s.base} --set ${describeOverrides(s.overrides)}`;
+    lines.push(`  next:${i + 1}  ${s.existing ? `${s.existing} (the profile that is ${variant})` : variant}`);
     lines.push(`          ${s.reason}${s.ref ? ` (${s.ref})` : ''}`);
   });
   const tried = a.skipped.filter((s) => s.why.startsWith('already tried'));

@@ -303,6 +303,8 @@ describe('next over the seeds', () => {
       });
       expect(first.ref).toBe('https://github.com/sgl-project/sglang/issues/37105');
       expect(flagView(first.profile)).toMatchObject({ 'kv-cache-dtype': 'bfloat16', 'nsa-decode-backend': 'tilelang' });
+      // From attempts 2 and 4 that change lands exactly on the shipped profile: it is named instead of a variant.
+      expect(first.existing).toBe(p === 'glm5-attempt2' || p === 'glm5-attempt4' ? 'glm5-tilelang-bf16' : undefined);
       neverTried(a);
     }
     // Attempt 6 already ran without CUDA graphs: that is not offered for it.
