@@ -1,17 +1,85 @@
 import { z } from 'zod';
+import { benchHistoryText, benchText } from '../src/bench-load/report.ts';
+import { runBench } from '../src/bench-load/run.ts';
+import { createBenchStore } from '../src/bench-load/store.ts';
 import { defineCommand } from '../src/commands/define.ts';
+import { resolveHostName } from '../src/hosts/from-config.ts';
+import { ledgerDb, ledgerOutbox } from '../src/smoke/ledger.ts';
 
-// Work in progress (issue 5): filled in next.
+const list = z
+  .string()
+  .regex(/^\d+(,\d+)*$/, 'a comma-separated list of numbers, like 1,4,16,64')
+  .transform((s) => s.split(',').map(Number))
+  .refine((xs) => xs.every((x) => x >= 1 && x <= 1024), 'each between 1 and 1024');
+
 export default defineCommand({
   name: 'bench',
-  summary: 'bench (work in progress, issue 5)',
-  usage: 'bench',
-  examples: ['bench'],
+  summary: "load benchmark of a host's server: throughput, TTFT, TPOT, ITL, E2E over a concurrency sweep, with a chart",
+  usage:
+    'bench [--host H] [--concurrency 1,4,16,64] [--input-len N] [--output-len N] [--requests N] [--history] [--json]',
+  examples: [
+    'bench',
+    'bench --host gpu1 --concurrency 1,8,32',
+    'bench --input-len 512 --output-len 128 --requests 64',
+    'bench --history',
+  ],
   positionals: [],
-  switches: [],
-  args: z.object({}),
-  effect: 'read',
-  async run() {
-    return { text: 'not yet' };
+  switches: ['history', 'json'],
+  args: z.object({
+    host: z.string().optional(),
+    concurrency: list.default([1, 4, 16, 64]).describe('concurrency levels to sweep'),
+    inputLen: z.coerce.number().int().min(1).max(1_000_000).default(1024).describe('prompt tokens per request'),
+    outputLen: z.coerce.number().int().min(1).max(100_000).default(256).describe('generated tokens per request'),
+    requests: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(100_000)
+      .optional()
+      .describe('requests per level; default 2 x concurrency, at least 8'),
+    history: z.boolean().optional(),
+    json: z.boolean().optional(),
+  }),
+  effect: 'write',
+  async run(ctx, { host, concurrency, inputLen, outputLen, requests, history, json }) {
+    if (history) {
+      const rows = createBenchStore(ledgerDb(ctx.engine)).list({ host });
+      return json ? { text: JSON.stringify(rows, null, 2), data: rows } : { text: benchHistoryText(rows), data: rows };
+    }
+    const hostName = resolveHostName(ctx.engine.loaded, host);
+    const r = await runBench(
+      ctx.engine,
+      {
+        hostName,
+        concurrencies: concurrency,
+        inputLen,
+        outputLen,
+        requests: requests ?? null,
+        actor: ctx.actor,
+        origin: ctx.origin,
+      },
+      (t) => ctx.say(t),
+    );
+    const text = benchText(r.row, r.chartPath);
+    const file = {
+      filename: `bench-${r.row.id}.png`,
+      path: r.chartPath,
+      title: `bench run #${r.row.id}: ${r.row.profile} on ${hostName}`,
+    };
+    // From Slack the chart goes to the asker's channel through the outbox; the scheduler posts `files` itself.
+    if (ctx.origin === 'slack' && ctx.identity?.channel) {
+      ledgerOutbox(ctx.engine).enqueue({
+        key: `bench:${r.row.id}:chart`,
+        kind: 'upload',
+        channel: ctx.identity.channel,
+        payload: { filename: file.filename, title: file.title, content: r.png.toString('base64'), encoding: 'base64' },
+        at: ctx.engine.clock.now(),
+      });
+    }
+    const data = { ...r.row, files: [file] };
+    const failed = r.row.levels.some((l) => l.completed === 0);
+    return json
+      ? { text: JSON.stringify(data, null, 2), data, exitCode: failed ? 1 : 0 }
+      : { text, data, exitCode: failed ? 1 : 0 };
   },
 });

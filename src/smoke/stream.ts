@@ -15,7 +15,10 @@ export interface SseRequest {
 
 export interface SseResult {
   status: number;
-  /** performance.now() just before the connection was asked for. */
+  /**
+   * performance.now() just before the request was written, on an already open connection: the SSH channel's own
+   * set-up (a round trip through sshd, sometimes delayed by Nagle) is the tunnel's cost, not the server's TTFT.
+   */
   startedAt: number;
   /** performance.now() of the last byte (or of the failure). */
   endedAt: number;
@@ -50,14 +53,20 @@ function decorate(s: Duplex): Duplex {
 }
 
 /** POSTs JSON and calls onEvent(data, at) for each SSE `data:` payload except [DONE]. Never throws. */
-export function streamSse(
+export async function streamSse(
   host: RemoteHost,
   port: number,
   req: SseRequest,
   onEvent: (data: string, at: number) => void,
 ): Promise<SseResult> {
-  const open = opener(host, port);
   const payload = JSON.stringify(req.body);
+  let socket: Duplex;
+  try {
+    socket = decorate(await opener(host, port)());
+  } catch (e) {
+    const at = performance.now();
+    return { status: 0, startedAt: at, endedAt: at, done: false, error: `cannot connect: ${(e as Error).message}` };
+  }
   const startedAt = performance.now();
   return new Promise((resolve) => {
     let settled = false;
@@ -81,13 +90,7 @@ export function streamSse(
         'content-length': String(Buffer.byteLength(payload)),
         ...req.headers,
       },
-      createConnection: ((_o: unknown, cb: (err: Error | null, s?: Duplex) => void) => {
-        open().then(
-          (s) => cb(null, decorate(s)),
-          (e: Error) => cb(e),
-        );
-        return undefined;
-      }) as unknown as http.RequestOptions['createConnection'],
+      createConnection: (() => socket) as unknown as http.RequestOptions['createConnection'],
     };
     const r = http.request(options, (res) => {
       const status = res.statusCode ?? 0;

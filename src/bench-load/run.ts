@@ -1,0 +1,102 @@
+// A load benchmark of the server running on a host: a warm-up request, then a sweep over concurrency levels, each
+// measured like sglang.bench_serving; kept in the ledger with the attempt it ran on, and drawn as a PNG chart.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { UserError } from '../errors.ts';
+import type { Attempt } from '../ledger/attempts.ts';
+import { type Engine, hostOf } from '../server/engine.ts';
+import { ledgerDb } from '../smoke/ledger.ts';
+import { renderBenchChart } from './chart/chart.ts';
+import { runLevel } from './client.ts';
+import { type LevelMetrics, levelMetrics } from './metrics.ts';
+import { type BenchParams, type BenchRow, createBenchStore } from './store.ts';
+
+export interface BenchRequest extends BenchParams {
+  hostName: string;
+  actor: string;
+  origin: string;
+  timeoutMs?: number;
+}
+
+export interface BenchResult {
+  row: BenchRow;
+  attempt: Attempt;
+  png: Buffer;
+  chartPath: string;
+}
+
+/** Requests per level when none are given: two full waves, at least 8. */
+export const requestsFor = (concurrency: number, asked: number | null) => asked ?? Math.max(8, 2 * concurrency);
+
+export async function runBench(engine: Engine, req: BenchRequest, say: (t: string) => void): Promise<BenchResult> {
+  const attempt = engine.attempts.activeOn(req.hostName);
+  if (!attempt)
+    throw new UserError(
+      `nothing runs on ${req.hostName}`,
+      `launch a profile first: launch PROFILE --host ${req.hostName}`,
+    );
+  if (attempt.status !== 'ready')
+    throw new UserError(
+      `attempt #${attempt.id} on ${req.hostName} is still ${attempt.status}`,
+      'wait until it is ready',
+    );
+  const { host } = hostOf(engine, req.hostName);
+  const started = engine.clock.now();
+  const wall = Date.now();
+  // One request first, as bench_serving does: the first request after start-up pays for lazy initialisation.
+  const warm = await runLevel(host, attempt.port, {
+    concurrency: 1,
+    requests: 1,
+    inputLen: req.inputLen,
+    outputLen: Math.min(16, req.outputLen),
+    timeoutMs: req.timeoutMs,
+  });
+  if (!warm.records[0]?.ok)
+    throw new UserError(
+      `the warm-up request to attempt #${attempt.id} failed: ${warm.records[0]?.error ?? 'no answer'}`,
+      `check the server with: probe --host ${req.hostName}`,
+    );
+  const levels: LevelMetrics[] = [];
+  for (const c of req.concurrencies) {
+    const run = await runLevel(host, attempt.port, {
+      concurrency: c,
+      requests: requestsFor(c, req.requests),
+      inputLen: req.inputLen,
+      outputLen: req.outputLen,
+      timeoutMs: req.timeoutMs,
+    });
+    const m = levelMetrics(run);
+    levels.push(m);
+    say(
+      `  concurrency ${c}: ${m.completed}/${m.requests} ok, ${m.outputThroughput.toFixed(1)} output tok/s, TTFT p50 ${m.ttftMs.median.toFixed(1)} ms, ITL mean ${m.itlMs.mean.toFixed(1)} ms`,
+    );
+    if (m.completed === 0) break; // the server is gone: the next levels would only time out
+  }
+  const title = `${attempt.profile} on ${req.hostName}, attempt #${attempt.id}, in ${req.inputLen} / out ${req.outputLen}, ${new Date(started).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+  const png = renderBenchChart(levels, title);
+  const dir = join(engine.loaded.dataDir, 'charts');
+  mkdirSync(dir, { recursive: true });
+  const chartPath = join(
+    dir,
+    `bench-attempt${attempt.id}-${new Date(started).toISOString().replace(/[:.]/g, '-')}.png`,
+  );
+  writeFileSync(chartPath, png);
+  const row = createBenchStore(ledgerDb(engine)).add({
+    at: started,
+    host: req.hostName,
+    profile: attempt.profile,
+    attemptId: attempt.id,
+    actor: req.actor,
+    origin: req.origin,
+    params: {
+      concurrencies: req.concurrencies,
+      inputLen: req.inputLen,
+      outputLen: req.outputLen,
+      requests: req.requests,
+    },
+    levels,
+    chartPath,
+    durationMs: Date.now() - wall,
+  });
+  return { row, attempt, png, chartPath };
+}

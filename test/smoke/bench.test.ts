@@ -1,0 +1,130 @@
+// The load benchmark against the stand-in set to a known time to first token and per-token delay: the figures it
+// reports must match what the stand-in was told, at concurrency 1 and 64, over the SSH tunnel. Plus the chart.
+import { readFileSync } from 'node:fs';
+import { inflateSync } from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { renderBenchChart } from '../../src/bench-load/chart/chart.ts';
+import { pngSize } from '../../src/bench-load/chart/png.ts';
+import type { LevelMetrics } from '../../src/bench-load/metrics.ts';
+import { freePort, type Sshd, startSshd } from '../helpers/sshd.ts';
+import { type SmokeBot, smokeBot } from './helpers.ts';
+
+let sshd: Sshd;
+let b: SmokeBot;
+// Long enough that the stand-in's own admission of a 64-request burst (a few ms per request on a busy 2-core box)
+// stays small against it.
+const TTFT = 2000;
+const TPOT = 20;
+const OUT = 128;
+
+beforeAll(async () => {
+  sshd = await startSshd();
+  b = smokeBot(sshd, { env: { STANDIN_TTFT_MS: String(TTFT), STANDIN_TPOT_MS: String(TPOT) } });
+  const l = await b.run(`launch small --port ${await freePort()} --no-check`);
+  expect(l.exitCode, l.text).toBe(0);
+});
+afterAll(async () => {
+  await b.run('stop').catch(() => {});
+  await b.app.close();
+  await sshd.stop();
+});
+
+interface BenchData {
+  id: number;
+  attemptId: number;
+  levels: LevelMetrics[];
+  files: Array<{ path: string }>;
+}
+
+const within = (measured: number, expected: number, pct = 5) =>
+  expect(Math.abs(measured - expected) / expected, `${measured} vs ${expected}`).toBeLessThan(pct / 100);
+
+describe('bench accuracy', () => {
+  for (const c of [1, 64]) {
+    it(`reports TTFT, ITL and output throughput within 5% of the stand-in's at concurrency ${c}`, async () => {
+      const r = await b.run(`bench --concurrency ${c} --requests ${c} --input-len 64 --output-len ${OUT}`);
+      expect(r.exitCode, r.text).toBe(0);
+      const m = (r.data as BenchData).levels[0]!;
+      expect(m.completed).toBe(c);
+      expect(m.totalOutputTokens).toBe(c * OUT);
+      within(m.ttftMs.median, TTFT);
+      within(m.itlMs.mean, TPOT);
+      within(m.tpotMs.mean, TPOT);
+      // One wave of c requests, each TTFT + (OUT - 1) x TPOT long.
+      within(m.outputThroughput, (c * OUT * 1000) / (TTFT + (OUT - 1) * TPOT));
+      within(m.e2eMs.median, TTFT + (OUT - 1) * TPOT);
+      expect(m.peakConcurrentRequests).toBe(c);
+      // The client kept up: far from a full core, and its event loop on time.
+      expect(m.client.cpuPct).toBeLessThan(80);
+      expect(r.text).toMatch(/not the bottleneck/);
+      expect(r.text).toMatch(new RegExp(`bench: attempt #1 \\(small\\) on gpu, input 64 / output ${OUT} tokens`));
+    });
+  }
+
+  it('keeps each sweep in the ledger with its attempt, and its chart is a PNG', async () => {
+    const h = await b.run('bench --history --json');
+    const rows = h.data as BenchData[];
+    expect(rows.map((x) => x.levels[0]!.concurrency)).toEqual([1, 64]);
+    expect(rows.every((x) => x.attemptId === 1)).toBe(true);
+    const txt = await b.run('bench --history');
+    expect(txt.text).toMatch(/#1\s+64\/128\s+1: /);
+    const png = readFileSync((rows[1] as unknown as { chartPath: string }).chartPath);
+    expect(pngSize(png)).toEqual({ width: 1000, height: 460 });
+  });
+});
+
+describe('bench chart', () => {
+  const level = (c: number, out: number, ttft: number): LevelMetrics => {
+    const d = (v: number) => ({ mean: v, median: v, p90: v, p95: v * 1.1, p99: v * 1.3, max: v * 1.5 });
+    return {
+      concurrency: c,
+      requests: 2 * c,
+      completed: 2 * c,
+      failed: 0,
+      durationS: 10,
+      totalInputTokens: 0,
+      totalOutputTokens: 0,
+      requestThroughput: c / 5,
+      inputThroughput: out * 4,
+      outputThroughput: out,
+      totalThroughput: out * 5,
+      peakOutputThroughput: out * 1.2,
+      peakConcurrentRequests: c,
+      concurrencyAchieved: c,
+      e2eMs: d(ttft + 5000),
+      ttftMs: d(ttft),
+      tpotMs: d(20 + c / 4),
+      itlMs: d(20 + c / 4),
+      client: { cpuPct: 5, loopDelayP99Ms: 11, loopDelayMaxMs: 12 },
+    };
+  };
+
+  it('renders throughput and latency against concurrency as a valid PNG of sensible size', () => {
+    const png = renderBenchChart(
+      [level(1, 40, 120), level(4, 150, 130), level(16, 560, 180), level(64, 1900, 420)],
+      'small on gpu, attempt #1, in 1024 / out 256',
+    );
+    expect(pngSize(png)).toEqual({ width: 1000, height: 460 });
+    expect(png.length).toBeGreaterThan(3_000);
+    expect(png.length).toBeLessThan(200_000);
+    // Decode the pixels: a chart, not a blank page (lines in the series colours, dark text).
+    const idat: Buffer[] = [];
+    for (let o = 8; o < png.length; ) {
+      const len = png.readUInt32BE(o);
+      if (png.toString('ascii', o + 4, o + 8) === 'IDAT') idat.push(png.subarray(o + 8, o + 8 + len));
+      o += 12 + len;
+    }
+    const raw = inflateSync(Buffer.concat(idat));
+    expect(raw.length).toBe((1000 * 3 + 1) * 460);
+    let blue = 0;
+    let dark = 0;
+    for (let y = 0; y < 460; y++)
+      for (let x = 0; x < 1000; x++) {
+        const i = y * 3001 + 1 + x * 3;
+        if (raw[i] === 31 && raw[i + 1] === 119 && raw[i + 2] === 180) blue++;
+        if (raw[i]! < 60 && raw[i + 1]! < 60 && raw[i + 2]! < 60) dark++;
+      }
+    expect(blue).toBeGreaterThan(500);
+    expect(dark).toBeGreaterThan(1000);
+  });
+});
