@@ -22,13 +22,23 @@ export interface TestBot {
   logLines: string[];
 }
 
-export function testConfig(sshd: Sshd, opts: { workdir: string; dataDir: string; env?: Record<string, string>; extra?: Record<string, unknown> }): LoadedConfig {
+export function testConfig(
+  sshd: Sshd,
+  opts: { workdir: string; dataDir: string; env?: Record<string, string>; extra?: Record<string, unknown> },
+): LoadedConfig {
   const raw = {
     default_host: 'gpu',
     timeouts: { connect_s: 5, command_s: 20, keepalive_s: 2, ready_s: 60, stop_grace_s: 2 },
     hosts: {
       gpu: {
-        ssh: { host: '127.0.0.1', port: sshd.port, user: sshd.user, key_file: sshd.userKeyPath, known_hosts: sshd.knownHostsPath, ssh_config: '/dev/null' },
+        ssh: {
+          host: '127.0.0.1',
+          port: sshd.port,
+          user: sshd.user,
+          key_file: sshd.userKeyPath,
+          known_hosts: sshd.knownHostsPath,
+          ssh_config: '/dev/null',
+        },
         python: join(STANDIN, 'python'),
         workdir: opts.workdir,
         bin_dirs: [join(STANDIN, 'bin')],
@@ -38,10 +48,19 @@ export function testConfig(sshd: Sshd, opts: { workdir: string; dataDir: string;
     ...opts.extra,
   };
   const config = validate(raw, 'test config');
-  return { config, source: 'test config', dataDir: opts.dataDir, profilesDir: join(PACKAGE_ROOT, 'profiles'), defaultHost: 'gpu' };
+  return {
+    config,
+    source: 'test config',
+    dataDir: opts.dataDir,
+    profilesDir: join(PACKAGE_ROOT, 'profiles'),
+    defaultHost: 'gpu',
+  };
 }
 
-export function makeBot(loaded: LoadedConfig, opts: { dataDir: string; workdir: string; longLived?: boolean }): TestBot {
+export function makeBot(
+  loaded: LoadedConfig,
+  opts: { dataDir: string; workdir: string; longLived?: boolean },
+): TestBot {
   const logLines: string[] = [];
   const sink = new Writable({
     write(chunk, _enc, cb) {
