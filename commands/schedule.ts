@@ -1,17 +1,62 @@
 import { z } from 'zod';
 import { defineCommand } from '../src/commands/define.ts';
+import { table } from '../src/format/table.ts';
+import { nextAfter } from '../src/schedule/cron.ts';
+import { catchUpMs } from '../src/schedule/scheduler.ts';
+import { createScheduleState } from '../src/schedule/state.ts';
+import { ledgerDb } from '../src/smoke/ledger.ts';
 
-// Work in progress (issue 5): filled in next.
+const when = (t: number | null, tz?: string) =>
+  t === null
+    ? '-'
+    : `${new Intl.DateTimeFormat('sv-SE', { timeZone: tz, dateStyle: 'short', timeStyle: 'short' }).format(new Date(t))}${tz ? ` ${tz}` : ''}`;
+
 export default defineCommand({
   name: 'schedule',
-  summary: 'schedule (work in progress, issue 5)',
-  usage: 'schedule',
-  examples: ['schedule'],
+  summary: 'the scheduled jobs (nightly smoke, benchmarks): when each runs next, when it last ran and how it went',
+  usage: 'schedule [--json]',
+  examples: ['schedule', 'schedule --json'],
   positionals: [],
-  switches: [],
-  args: z.object({}),
+  switches: ['json'],
+  args: z.object({ json: z.boolean().optional() }),
   effect: 'read',
-  async run() {
-    return { text: 'not yet' };
+  async run(ctx, { json }) {
+    const cfg = ctx.engine.loaded.config;
+    const jobs = cfg.schedule?.jobs ?? [];
+    const state = createScheduleState(ledgerDb(ctx.engine));
+    const now = ctx.engine.clock.now();
+    const rows = jobs.map((j) => {
+      const st = state.get(j.name);
+      return {
+        name: j.name,
+        cron: j.cron,
+        timezone: j.timezone ?? null,
+        run: j.run,
+        channel: j.channel ?? cfg.slack?.channel ?? null,
+        nextRun: nextAfter(j, now),
+        catchUpS: catchUpMs(ctx.engine, j) / 1000,
+        lastDueAt: st?.lastDueAt ?? null,
+        lastResult: st?.lastResult ?? null,
+        lastCatchUp: st?.lastCatchUp ?? false,
+      };
+    });
+    if (json) return { text: JSON.stringify(rows, null, 2), data: rows };
+    if (rows.length === 0)
+      return { text: 'no scheduled jobs: add them under schedule.jobs in the config (cron, timezone, run, channel)' };
+    return {
+      text: table(
+        ['job', 'cron', 'runs', 'next run', 'last run (due)', 'result', 'report to'],
+        rows.map((r) => [
+          r.name,
+          r.cron,
+          r.run,
+          r.nextRun === null ? 'more than 8 days away' : when(r.nextRun, r.timezone ?? undefined),
+          `${when(r.lastDueAt, r.timezone ?? undefined)}${r.lastCatchUp ? ' (catch-up)' : ''}`,
+          r.lastResult ?? '-',
+          r.channel ?? 'terminal',
+        ]),
+      ),
+      data: rows,
+    };
   },
 });

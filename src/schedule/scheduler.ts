@@ -1,0 +1,212 @@
+// Scheduled jobs: a command line of the registry run on a cron expression, through the same dispatch (parsing,
+// authorisation, audit) as a person's command, as actor `scheduler`. Its output goes to the job's channel through
+// the outbox (files the command made, like a benchmark chart, as uploads in the report's thread). A run missed
+// while the bot was down is run at start-up if it is still within the catch-up window, and says so.
+
+import { readFileSync } from 'node:fs';
+import type { CommandContext, CommandOutput } from '../commands/define.ts';
+import type { Dispatch } from '../commands/registry.ts';
+import type { Outbox } from '../ledger/outbox.ts';
+import type { DiagnoserFactory } from '../server/diagnosis.ts';
+import type { Engine } from '../server/engine.ts';
+import { ledgerDb } from '../smoke/ledger.ts';
+import type { ScheduleJob } from './config.ts';
+import { latestIn, nextAfter } from './cron.ts';
+import { createScheduleState, type ScheduleState } from './state.ts';
+import { cronTriggers, type Trigger, type TriggerFactory } from './triggers.ts';
+
+export interface SchedulerApp {
+  engine: Engine;
+  dispatch: Dispatch;
+  diagnoser: DiagnoserFactory;
+  outbox: Outbox;
+  delivery?: { poke(): void };
+}
+
+export interface SchedulerOptions {
+  /** Default: node-cron. Tests pass clockTriggers(clock).factory. */
+  triggers?: TriggerFactory;
+  /** Where a report goes when its job has no channel and the bot has no Slack channel (the terminal). */
+  say?: (text: string) => void;
+}
+
+export interface Scheduler {
+  /** Settles once the start-up catch-up has run. */
+  ready: Promise<void>;
+  jobs(): Array<{ job: ScheduleJob; nextRun: number | null }>;
+  /** Runs a job now for the run due at `dueAt` (what a trigger calls). */
+  fire(name: string, dueAt: number): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export const SCHEDULER_ACTOR = 'scheduler';
+
+const fmt = (t: number, tz?: string) =>
+  `${new Intl.DateTimeFormat('sv-SE', {
+    timeZone: tz,
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+    hour: '2-digit',
+    minute: '2-digit',
+  }).format(new Date(t))}${tz ? ` ${tz}` : ''}`;
+
+export function catchUpMs(engine: Engine, job: ScheduleJob): number {
+  return (job.catch_up_s ?? engine.loaded.config.schedule?.catch_up_s ?? 6 * 3600) * 1000;
+}
+
+export function startScheduler(app: SchedulerApp, opts: SchedulerOptions = {}): Scheduler {
+  const { engine, dispatch } = app;
+  const log = engine.log.child({ part: 'scheduler' });
+  const jobs = engine.loaded.config.schedule?.jobs ?? [];
+  const state: ScheduleState = createScheduleState(ledgerDb(engine));
+  const busy = new Set<string>();
+  const inFlight = new Set<Promise<void>>();
+  const triggers = new Map<string, Trigger>();
+  const factory = opts.triggers ?? cronTriggers;
+  const known = new Set(dispatch.commands.map((c) => c.name));
+
+  function channelOf(job: ScheduleJob): string | undefined {
+    return job.channel ?? engine.loaded.config.slack?.channel;
+  }
+
+  function report(
+    job: ScheduleJob,
+    key: string,
+    text: string,
+    files: Array<{ filename: string; path: string; title?: string }>,
+  ) {
+    const channel = channelOf(job);
+    if (!channel) {
+      if (opts.say) opts.say(text);
+      else log.info({ job: job.name, text }, 'scheduled job report (no channel configured)');
+      return;
+    }
+    const now = engine.clock.now();
+    app.outbox.enqueue({ key, kind: 'post', channel, refKey: key, payload: { text }, at: now });
+    for (const f of files) {
+      let content: string;
+      try {
+        content = readFileSync(f.path).toString('base64');
+      } catch (e) {
+        log.warn({ job: job.name, file: f.path, err: (e as Error).message }, 'scheduled job: file to upload is gone');
+        continue;
+      }
+      app.outbox.enqueue({
+        key: `${key}:file:${f.filename}`,
+        kind: 'upload',
+        channel,
+        parentKey: key,
+        payload: { filename: f.filename, title: f.title ?? f.filename, content, encoding: 'base64' },
+        at: now,
+      });
+    }
+    app.delivery?.poke();
+  }
+
+  async function run(job: ScheduleJob, dueAt: number, catchUp: boolean): Promise<void> {
+    // No overlap: node-cron skips a tick while the task is busy; this also covers a catch-up racing a tick.
+    if (busy.has(job.name)) {
+      log.warn({ job: job.name, dueAt }, 'scheduled job still running: this run is skipped');
+      return;
+    }
+    if (!state.claim(job.name, dueAt, engine.clock.now(), catchUp)) return; // already run for this due time
+    busy.add(job.name);
+    const running = runClaimed(job, dueAt, catchUp).finally(() => {
+      busy.delete(job.name);
+      inFlight.delete(running);
+    });
+    inFlight.add(running);
+    await running;
+  }
+
+  async function runClaimed(job: ScheduleJob, dueAt: number, catchUp: boolean): Promise<void> {
+    const channel = channelOf(job);
+    const said: string[] = [];
+    const ctx: CommandContext = {
+      engine,
+      actor: SCHEDULER_ACTOR,
+      origin: 'scheduler',
+      log: log.child({ job: job.name }),
+      say: (t) => said.push(t),
+      diagnoser: app.diagnoser,
+      longLived: true,
+      commands: dispatch.commands,
+      identity: channel ? { user: SCHEDULER_ACTOR, channel, via: 'command' } : undefined,
+    };
+    let out: CommandOutput;
+    try {
+      out = await dispatch.run(job.run, ctx);
+    } catch (e) {
+      out = { text: `failed: ${(e as Error).message}`, exitCode: 1 };
+    }
+    const head = catchUp
+      ? `scheduled ${job.name}: catch-up of the run due ${fmt(dueAt, job.timezone)}, missed while the bot was down: ${job.run}`
+      : `scheduled ${job.name} (due ${fmt(dueAt, job.timezone)}): ${job.run}`;
+    const files = ((out.data as { files?: Array<{ filename: string; path: string; title?: string }> } | undefined)
+      ?.files ?? []) as Array<{ filename: string; path: string; title?: string }>;
+    report(job, `schedule:${job.name}:${dueAt}`, `${head}\n${out.text}`, files);
+    state.finished(job.name, engine.clock.now(), out.exitCode ? `failed (exit ${out.exitCode})` : 'ok');
+  }
+
+  async function catchUp(job: ScheduleJob): Promise<void> {
+    const now = engine.clock.now();
+    const st = state.seen(job.name, now);
+    const since = st.lastDueAt ?? st.firstSeenAt;
+    const window = catchUpMs(engine, job);
+    const missed = latestIn(job, Math.max(since, now - window), now);
+    if (missed !== null) {
+      log.info({ job: job.name, dueAt: missed }, 'catching up a run missed while the bot was down');
+      await run(job, missed, true);
+      return;
+    }
+    const tooOld = latestIn(job, since, now - window);
+    if (tooOld !== null) {
+      // Say so once: claiming it records it as handled.
+      if (!state.claim(job.name, tooOld, now, false)) return;
+      state.finished(job.name, now, 'missed');
+      report(
+        job,
+        `schedule:${job.name}:${tooOld}:missed`,
+        `scheduled ${job.name}: the run due ${fmt(tooOld, job.timezone)} was missed while the bot was down and is older than the catch-up window (${Math.round(window / 60_000)} min): not run. Next: ${job.run}`,
+        [],
+      );
+    }
+  }
+
+  for (const job of jobs) {
+    const name = job.run.trim().split(/\s+/)[0] ?? '';
+    if (!known.has(name)) log.error({ job: job.name, run: job.run }, `scheduled job names unknown command '${name}'`);
+    triggers.set(
+      job.name,
+      factory(job, (dueAt) =>
+        run(job, dueAt, false).catch((e: Error) =>
+          log.error({ job: job.name, err: e.message }, 'scheduled job failed'),
+        ),
+      ),
+    );
+  }
+  // Catch up first, then arm the triggers: a run found missed here is not also fired by its trigger.
+  const ready = (async () => {
+    for (const job of jobs)
+      await catchUp(job).catch((e: Error) => log.error({ job: job.name, err: e.message }, 'catch-up failed'));
+    for (const t of triggers.values()) t.start();
+  })();
+
+  return {
+    ready,
+    jobs: () =>
+      jobs.map((job) => ({ job, nextRun: triggers.get(job.name)?.nextRun() ?? nextAfter(job, engine.clock.now()) })),
+    async fire(name, dueAt) {
+      const job = jobs.find((j) => j.name === name);
+      if (job) await run(job, dueAt, false);
+    },
+    async stop() {
+      await ready;
+      for (const t of triggers.values()) await t.stop();
+      triggers.clear();
+      // A job under way finishes (and reports) before the bot goes.
+      await Promise.allSettled([...inFlight]);
+    },
+  };
+}

@@ -1,0 +1,224 @@
+// Scheduled jobs on an injected clock (nothing waits for real time): a nightly smoke fired when the clock passes
+// its cron time, reported to its channel through the outbox and audited as the scheduler's command; a benchmark
+// whose chart follows its report as an upload; a run missed while the bot was down caught up at start-up, or, when
+// too old, reported as missed; no overlap.
+import { mkdirSync } from 'node:fs';
+import { Writable } from 'node:stream';
+import pino from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type App, createApp } from '../../src/app.ts';
+import type { ChatAdapter, ChatMessage } from '../../src/chat/types.ts';
+import type { Clock } from '../../src/clock.ts';
+import type { CommandContext } from '../../src/commands/define.ts';
+import { type Scheduler, startScheduler } from '../../src/schedule/scheduler.ts';
+import { clockTriggers } from '../../src/schedule/triggers.ts';
+import { closeLedger, ledgerDb } from '../../src/smoke/ledger.ts';
+import { freshDirs, testConfig } from '../helpers/app.ts';
+import { freePort, type Sshd, startSshd } from '../helpers/sshd.ts';
+
+let sshd: Sshd;
+let port: number;
+const dirs = freshDirs();
+let t = Date.parse('2026-03-10T01:29:00Z'); // 02:29 in Berlin (CET)
+const clock: Clock = { now: () => t, sleep: (ms) => new Promise((r) => setTimeout(r, ms)) };
+
+interface Sent {
+  kind: 'post' | 'upload';
+  channel: string;
+  thread?: string;
+  text: string;
+  ts?: string;
+  bytes?: number;
+}
+const sent: Sent[] = [];
+let n = 0;
+const adapter: ChatAdapter = {
+  async post(dest, msg: ChatMessage) {
+    n += 1;
+    sent.push({ kind: 'post', channel: dest.channel, thread: dest.threadTs, text: msg.text, ts: `1.${n}` });
+    return { channel: dest.channel, ts: `1.${n}` };
+  },
+  async update() {},
+  async upload(dest, file) {
+    const f = file as { filename: string; content: string; encoding?: string };
+    sent.push({
+      kind: 'upload',
+      channel: dest.channel,
+      thread: dest.threadTs,
+      text: f.filename,
+      bytes: Buffer.from(f.content, f.encoding === 'base64' ? 'base64' : 'utf8').length,
+    });
+  },
+};
+
+function bot(): { app: App; ctx: CommandContext; run: (s: string) => Promise<{ text: string; data?: unknown }> } {
+  const loaded = testConfig(sshd, {
+    ...dirs,
+    env: { STANDIN_TTFT_MS: '20', STANDIN_TPOT_MS: '4' },
+    extra: {
+      schedule: {
+        catch_up_s: 7200,
+        jobs: [
+          {
+            name: 'nightly-smoke',
+            cron: '30 2 * * *',
+            timezone: 'Europe/Berlin',
+            run: 'smoke --host gpu',
+            channel: 'C0SMOKE',
+          },
+          {
+            name: 'nightly-bench',
+            cron: '45 2 * * *',
+            timezone: 'Europe/Berlin',
+            run: 'bench --concurrency 1,2 --requests 2 --input-len 16 --output-len 24',
+            channel: 'C0BENCH',
+          },
+        ],
+      },
+    },
+  });
+  const sink = new Writable({ write: (_c, _e, cb) => cb() });
+  const app = createApp({
+    loaded,
+    log: pino({ level: 'warn' }, sink),
+    clock,
+    chat: { adapter, channel: 'C0BOT', parentMessages: false, milestonesInThread: false, updateIntervalMs: 0 },
+  });
+  const ctx: CommandContext = {
+    engine: app.engine,
+    actor: 'tester',
+    origin: 'terminal',
+    log: app.engine.log,
+    say: () => {},
+    diagnoser: app.diagnoser,
+    longLived: false,
+    commands: app.dispatch.commands,
+  };
+  return {
+    app,
+    ctx,
+    run: async (s) => {
+      const o = await app.dispatch.run(s, ctx);
+      return { text: o.text, data: o.data };
+    },
+  };
+}
+
+async function shutdown(app: App, s?: Scheduler) {
+  await s?.stop();
+  await app.delivery?.flush(5000);
+  closeLedger(app.engine);
+  await app.close();
+}
+
+beforeAll(async () => {
+  mkdirSync(dirs.dataDir, { recursive: true });
+  sshd = await startSshd();
+  port = await freePort();
+});
+afterAll(async () => {
+  const { app, run } = bot();
+  await run('stop').catch(() => {});
+  await shutdown(app);
+  await sshd.stop();
+});
+
+describe('scheduled jobs', () => {
+  it('fires when the injected clock passes the cron time, through the same command path and audit', async () => {
+    const { app, run } = bot();
+    expect((await run(`launch small --port ${port}`)).text).toMatch(/^ready: attempt #1/);
+    const triggers = clockTriggers(clock);
+    const s = startScheduler(app, { triggers: triggers.factory });
+    await s.ready; // first start: nothing was missed
+    expect(sent).toEqual([]);
+
+    const list = await run('schedule');
+    expect(list.text).toMatch(/nightly-smoke\s+30 2 \* \* \*\s+smoke --host gpu\s+2026-03-10 02:30 Europe\/Berlin/);
+    expect(list.text).toMatch(/nightly-bench .* 2026-03-10 02:45 Europe\/Berlin/);
+
+    t = Date.parse('2026-03-10T01:29:59Z');
+    await triggers.tick();
+    expect(sent).toEqual([]);
+    t = Date.parse('2026-03-10T01:30:01Z');
+    await triggers.tick();
+    await app.delivery!.flush(5000);
+    const report = sent.find((m) => m.channel === 'C0SMOKE')!;
+    expect(report.text).toMatch(/^scheduled nightly-smoke \(due 2026-03-10 02:30 Europe\/Berlin\): smoke --host gpu\n/);
+    expect(report.text).toMatch(/smoke PASS: attempt #1 \(small\) on gpu/);
+    // The same path as a person's command: audited as the scheduler's, in the job's channel.
+    const audit = app.engine.audit.list(5).find((a) => a.command === 'smoke')!;
+    expect(audit).toMatchObject({
+      actor: 'scheduler',
+      origin: 'scheduler',
+      place: 'C0SMOKE (command)',
+      decision: 'allow',
+    });
+    const smokeRow = ledgerDb(app.engine).prepare('SELECT actor, origin, verdict FROM smoke_runs').get();
+    expect(smokeRow).toEqual({ actor: 'scheduler', origin: 'scheduler', verdict: 'pass' });
+
+    // The same minute again: nothing new.
+    t = Date.parse('2026-03-10T01:30:40Z');
+    await triggers.tick();
+    expect(sent.filter((m) => m.channel === 'C0SMOKE')).toHaveLength(1);
+
+    // The benchmark at 02:45: its report, then its chart as an upload in the report's thread.
+    t = Date.parse('2026-03-10T01:45:00Z');
+    await triggers.tick();
+    await app.delivery!.flush(5000);
+    const bench = sent.filter((m) => m.channel === 'C0BENCH');
+    expect(bench.map((m) => m.kind)).toEqual(['post', 'upload']);
+    expect(bench[0]!.text).toMatch(/bench: attempt #1 \(small\) on gpu, input 16 \/ output 24 tokens/);
+    expect(bench[1]!.thread).toBe(bench[0]!.ts);
+    expect(bench[1]!.text).toMatch(/^bench-\d+\.png$/);
+    expect(bench[1]!.bytes).toBeGreaterThan(3000);
+
+    // No overlap: a second run of a job while one is under way is skipped.
+    const before = sent.length;
+    const due1 = Date.parse('2026-03-10T01:50:00Z');
+    await Promise.all([s.fire('nightly-smoke', due1), s.fire('nightly-smoke', due1 + 60_000)]);
+    await app.delivery!.flush(5000);
+    expect(sent.length - before).toBe(1);
+    await shutdown(app, s);
+  });
+
+  it('catches up a run missed while the bot was down, and says so', async () => {
+    sent.length = 0;
+    // The bot was down over the next night's 02:30 and comes back at 03:20 Berlin time, within the 2 h window.
+    t = Date.parse('2026-03-11T02:20:00Z');
+    const { app, run } = bot();
+    const triggers = clockTriggers(clock);
+    const s = startScheduler(app, { triggers: triggers.factory });
+    await s.ready;
+    await app.delivery!.flush(5000);
+    const smoke = sent.filter((m) => m.channel === 'C0SMOKE');
+    expect(smoke).toHaveLength(1);
+    expect(smoke[0]!.text).toMatch(
+      /^scheduled nightly-smoke: catch-up of the run due 2026-03-11 02:30 Europe\/Berlin, missed while the bot was down: smoke --host gpu/,
+    );
+    expect(smoke[0]!.text).toMatch(/smoke PASS/);
+    // 02:45 was missed too: the bench is caught up as well.
+    expect(sent.some((m) => m.channel === 'C0BENCH' && /catch-up of the run due 2026-03-11 02:45/.test(m.text))).toBe(
+      true,
+    );
+    const list = await run('schedule');
+    expect(list.text).toMatch(/nightly-smoke .*2026-03-11 02:30 Europe\/Berlin \(catch-up\)\s+ok/);
+    await shutdown(app, s);
+  });
+
+  it('does not run a missed run older than the catch-up window, but reports it', async () => {
+    sent.length = 0;
+    // Back only at 07:00 Berlin time: 02:30 is 4.5 h ago, beyond the 2 h window.
+    t = Date.parse('2026-03-12T06:00:00Z');
+    const { app } = bot();
+    const s = startScheduler(app, { triggers: clockTriggers(clock).factory });
+    await s.ready;
+    await app.delivery!.flush(5000);
+    const smoke = sent.filter((m) => m.channel === 'C0SMOKE');
+    expect(smoke).toHaveLength(1);
+    expect(smoke[0]!.text).toMatch(
+      /the run due 2026-03-12 02:30 Europe\/Berlin was missed while the bot was down and is older than the catch-up window \(120 min\): not run/,
+    );
+    expect(ledgerDb(app.engine).prepare('SELECT COUNT(*) AS n FROM smoke_runs').get()).toEqual({ n: 3 });
+    await shutdown(app, s);
+  });
+});
