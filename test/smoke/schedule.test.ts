@@ -222,3 +222,37 @@ describe('scheduled jobs', () => {
     await shutdown(app, s);
   });
 });
+
+describe('cron arithmetic and the node-cron trigger', () => {
+  const job = { name: 'n', cron: '30 2 * * *', timezone: 'Europe/Berlin', run: 'smoke' };
+
+  it('finds due times in the job time zone, across the change to summer time', async () => {
+    const { latestIn, nextAfter } = await import('../../src/schedule/cron.ts');
+    expect(new Date(nextAfter(job, Date.parse('2026-03-10T12:00:00Z'))!).toISOString()).toBe(
+      '2026-03-11T01:30:00.000Z',
+    );
+    // 2026-03-29: 02:00 -> 03:00 in Berlin, 02:30 does not exist; the next is 02:30 CEST on the 30th.
+    expect(new Date(nextAfter(job, Date.parse('2026-03-28T12:00:00Z'))!).toISOString()).toBe(
+      '2026-03-30T00:30:00.000Z',
+    );
+    expect(latestIn(job, Date.parse('2026-03-10T00:00:00Z'), Date.parse('2026-03-10T01:29:59Z'))).toBeNull();
+    expect(latestIn(job, Date.parse('2026-03-10T00:00:00Z'), Date.parse('2026-03-10T01:30:00Z'))).toBe(
+      Date.parse('2026-03-10T01:30:00Z'),
+    );
+  });
+
+  it('arms a stopped node-cron task (noOverlap) whose next run is the cron time', async () => {
+    const { cronTriggers } = await import('../../src/schedule/triggers.ts');
+    const fired: number[] = [];
+    const tr = cronTriggers(job, async (d) => {
+      fired.push(d);
+    });
+    expect(tr.nextRun()).toBeNull(); // created stopped
+    tr.start();
+    const next = tr.nextRun()!;
+    expect(new Date(next).toISOString()).toMatch(/T0[01]:30:00\.000Z$/);
+    expect(next).toBeGreaterThan(Date.now());
+    await tr.stop();
+    expect(fired).toEqual([]);
+  });
+});
