@@ -32,6 +32,9 @@ let ghBase: string;
 const ghRequests: string[] = [];
 let b: TestBot;
 const ports: number[] = [];
+/** The attempt id of each seed row (1..7 unless a row had to be launched again). */
+const good: number[] = [];
+const seedsInOrder = () => good.every((id, i) => id === i + 1);
 
 beforeAll(async () => {
   sshd = await startSshd();
@@ -68,14 +71,23 @@ beforeAll(async () => {
   // The seeds' table: one launch per row, each to its crash. What launch will do once wired: capture the
   // environment with the attempt.
   for (let i = 1; i <= 7; i++) {
-    const port = await freePort();
-    ports.push(port);
-    const r = await b.run(`launch glm5-attempt${i} --port ${port}`);
-    if (r.exitCode === 0) await b.run('stop');
-    const id = b.app.engine.attempts.list().at(-1)!.id;
-    await captureEnvironment(b.app.engine, 'gpu', { attemptId: id });
+    // A launch whose server is killed from outside (other test runs on a shared machine) ends without a crash:
+    // launch that row again, and draft the rows that did run.
+    for (let tries = 0; tries < 3; tries++) {
+      const port = await freePort();
+      const r = await b.run(`launch glm5-attempt${i} --port ${port}`);
+      if (r.exitCode === 0) await b.run('stop');
+      const a = b.app.engine.attempts.list().at(-1)!;
+      await captureEnvironment(b.app.engine, 'gpu', { attemptId: a.id });
+      if ((a.classification as { category?: string } | null)?.category) {
+        ports.push(port);
+        good.push(a.id);
+        break;
+      }
+    }
   }
-}, 90_000);
+  expect(good).toHaveLength(7);
+}, 120_000);
 
 afterAll(async () => {
   await b?.run('stop').catch(() => {});
@@ -114,14 +126,14 @@ describe('draft-issue over the seeds', () => {
   let text: string;
 
   beforeAll(async () => {
-    const r = await b.run('draft-issue');
+    const r = await b.run(seedsInOrder() ? 'draft-issue' : `draft-issue ${good.join(' ')}`);
     expect(r.exitCode, r.text).toBe(0);
     text = r.text;
     d = r.data as IssueDraft;
   });
 
   it("tabulates the seven configurations as domain.md's table does", () => {
-    expect(d.attempts).toEqual([1, 2, 3, 4, 5, 6, 7]);
+    expect(d.attempts).toEqual(good);
     const rows = table(d.body);
     const pick = (r: Record<string, string>) => [
       r['attention-backend'],
@@ -152,7 +164,7 @@ describe('draft-issue over the seeds', () => {
   });
 
   it('is written around the crash that survived most configurations, with its exact command', () => {
-    expect(d.primary).toBe(6);
+    expect(d.primary).toBe(good[5]);
     const python = join(STANDIN, 'python').replace(/^\/home\/[^/]+|^\/root(?=\/)/, '~');
     const state = join(b.workdir, 'standin-state');
     const command = [
@@ -228,16 +240,16 @@ describe('draft-issue over the seeds', () => {
   it('leaks no secret, home directory or private address, anywhere it writes', () => {
     noLeaks(d.title, d.body, text, readFileSync(d.file, 'utf8'), d.url ?? '', JSON.stringify(d));
     // ... though all of them were there to leak.
-    const a = b.app.engine.attempts.get(6)!;
+    const a = b.app.engine.attempts.get(good[5]!)!;
     expect(readFileSync(a.logPath!, 'utf8')).toContain('/home/alice/sglang/python/sglang');
     expect(a.env.SGLANG_HOST_IP).toBe('192.168.41.7');
   });
 
   it('drafts named attempts around a chosen one, and with a link when the draft is short enough', async () => {
-    const r = await b.run('draft-issue 1 3 --primary 3 --no-search --json');
+    const r = await b.run(`draft-issue ${good[0]} ${good[2]} --primary ${good[2]} --no-search --json`);
     expect(r.exitCode, r.text).toBe(0);
     const one = r.data as IssueDraft;
-    expect(one.attempts).toEqual([1, 3]);
+    expect(one.attempts).toEqual([good[0], good[2]]);
     expect(one.title).toMatch(/: Backend assertion during cuda_graph_capture$/);
     expect(one.duplicates.searched).toBe(false);
     expect(one.body).toContain('https://github.com/sgl-project/sglang/issues/14691');
@@ -246,7 +258,7 @@ describe('draft-issue over the seeds', () => {
       ['triton', '256'],
     ]);
     noLeaks(one.body, r.text);
-    expect((await b.run('draft-issue 99')).text).toMatch(/no attempt #99 in the ledger/);
+    expect((await b.run('draft-issue 999')).text).toMatch(/no attempt #999 in the ledger/);
   });
 
   it('renders from the configured templates folder, and fails loudly on a bad template', async () => {
@@ -256,10 +268,10 @@ describe('draft-issue over the seeds', () => {
     const cfg = b.app.engine.loaded.config as { templates_dir?: string };
     cfg.templates_dir = dir;
     try {
-      const ok = await b.run('draft-issue --no-search --json');
+      const ok = await b.run(`draft-issue ${good.join(' ')} --no-search --json`);
       expect((ok.data as IssueDraft).title).toBe('[Bug] GLM-5-NVFP4: nan_in_sampling');
       writeFileSync(join(dir, TITLE_FILE), '[Bug] {{modle}}\n');
-      const bad = await b.run('draft-issue --no-search');
+      const bad = await b.run(`draft-issue ${good.join(' ')} --no-search`);
       expect(bad.exitCode).not.toBe(0);
       expect(bad.text).toMatch(/issue-title\.txt:1:7: unknown variable 'modle' \(fix: did you mean 'model'\?\)/);
     } finally {
@@ -282,10 +294,10 @@ describe('next over the seeds', () => {
 
   it('after the OOM in graph capture: a lower CUDA graph max batch size or memory fraction, not attempt 2 again', () => {
     const a = advise(b.app.engine, { profile: 'glm5-attempt1' });
-    expect(a.crash).toMatchObject({ attemptId: 1, category: 'cuda_oom', phase: 'cuda_graph_capture' });
+    expect(a.crash).toMatchObject({ attemptId: good[0], category: 'cuda_oom', phase: 'cuda_graph_capture' });
     expect(a.arch).toBe('sm120');
     // 256 is attempt 2's configuration exactly: skipped, the next lower value suggested instead.
-    expect(a.skipped.map((s) => s.why)).toContain('already tried as attempt #2 (glm5-attempt2)');
+    expect(a.skipped.map((s) => s.why)).toContain(`already tried as attempt #${good[1]} (glm5-attempt2)`);
     expect(changed(a)).toContainEqual({ cuda_graph_max_bs: 128 });
     expect(changed(a)).toContainEqual({ mem_fraction_static: 0.8 });
     neverTried(a);
@@ -324,7 +336,9 @@ describe('next over the seeds', () => {
     const r = await b.run('next');
     expect(r.exitCode, r.text).toBe(0);
     expect(r.text).toMatch(
-      /^After attempt #7 \(glm5-attempt7\): unsupported_arch during warmup on sm120; variants of glm5-attempt7:/,
+      new RegExp(
+        `^After attempt #${good[6]} \\(glm5-attempt7\\): unsupported_arch during warmup on sm120; variants of glm5-attempt7:`,
+      ),
     );
     expect(r.text).toContain(
       '  next:1  glm5-attempt7 --set attention_backend=nsa,nsa_prefill_backend=tilelang,nsa_decode_backend=tilelang,kv_cache_dtype=bfloat16,env.SGLANG_OPT_DEEPGEMM_HC_PRENORM=0',
