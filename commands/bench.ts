@@ -3,6 +3,7 @@ import { benchHistoryText, benchText } from '../src/bench-load/report.ts';
 import { runBench } from '../src/bench-load/run.ts';
 import { createBenchStore } from '../src/bench-load/store.ts';
 import { defineCommand } from '../src/commands/define.ts';
+import { UserError } from '../src/errors.ts';
 import { resolveHostName } from '../src/hosts/from-config.ts';
 import { ledgerDb, ledgerOutbox } from '../src/smoke/ledger.ts';
 
@@ -30,13 +31,13 @@ export default defineCommand({
     concurrency: list.default([1, 4, 16, 64]).describe('concurrency levels to sweep'),
     inputLen: z.coerce.number().int().min(1).max(1_000_000).default(1024).describe('prompt tokens per request'),
     outputLen: z.coerce.number().int().min(1).max(100_000).default(256).describe('generated tokens per request'),
-    requests: z.coerce
-      .number()
-      .int()
-      .min(1)
-      .max(100_000)
+    requests: z
+      .string()
+      .regex(/^\d+(,\d+)*$/, 'a number, or one number per concurrency level: 8 or 8,16,32,128')
+      .transform((v) => v.split(',').map(Number))
+      .refine((xs) => xs.every((x) => x >= 1 && x <= 100_000), 'each between 1 and 100000')
       .optional()
-      .describe('requests per level; default 2 x concurrency, at least 8'),
+      .describe('requests per level (one for all, or one per level); default 2 x concurrency, at least 8'),
     history: z.boolean().optional(),
     json: z.boolean().optional(),
   }),
@@ -46,6 +47,11 @@ export default defineCommand({
       const rows = createBenchStore(ledgerDb(ctx.engine)).list({ host });
       return json ? { text: JSON.stringify(rows, null, 2), data: rows } : { text: benchHistoryText(rows), data: rows };
     }
+    if (requests && requests.length !== 1 && requests.length !== concurrency.length)
+      throw new UserError(
+        `bench: --requests has ${requests.length} numbers for ${concurrency.length} concurrency levels`,
+        'give one number for all levels, or one per level',
+      );
     const hostName = resolveHostName(ctx.engine.loaded, host);
     const r = await runBench(
       ctx.engine,

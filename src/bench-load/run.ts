@@ -25,8 +25,9 @@ export interface BenchResult {
   chartPath: string;
 }
 
-/** Requests per level when none are given: two full waves, at least 8. */
-export const requestsFor = (concurrency: number, asked: number | null) => asked ?? Math.max(8, 2 * concurrency);
+/** Requests for level `i`: as asked (one number for all, or one per level), else two full waves, at least 8. */
+export const requestsFor = (concurrency: number, asked: number[] | null, i: number) =>
+  asked ? (asked[i] ?? asked[0]!) : Math.max(8, 2 * concurrency);
 
 export async function runBench(engine: Engine, req: BenchRequest, say: (t: string) => void): Promise<BenchResult> {
   const attempt = engine.attempts.activeOn(req.hostName);
@@ -43,24 +44,30 @@ export async function runBench(engine: Engine, req: BenchRequest, say: (t: strin
   const { host } = hostOf(engine, req.hostName);
   const started = engine.clock.now();
   const wall = Date.now();
-  // One request first, as bench_serving does: the first request after start-up pays for lazy initialisation.
-  const warm = await runLevel(host, attempt.port, {
-    concurrency: 1,
-    requests: 1,
-    inputLen: req.inputLen,
-    outputLen: Math.min(16, req.outputLen),
-    timeoutMs: req.timeoutMs,
-  });
-  if (!warm.records[0]?.ok)
-    throw new UserError(
-      `the warm-up request to attempt #${attempt.id} failed: ${warm.records[0]?.error ?? 'no answer'}`,
-      `check the server with: probe --host ${req.hostName}`,
-    );
+  // Warm-up, not measured: one short request, then one per slot of the widest level at once. The first burst of
+  // concurrent requests pays for lazy set-up on both ends (connection paths, JIT, allocators) that would otherwise
+  // inflate the first measured level's TTFT.
+  const widest = Math.max(...req.concurrencies);
+  for (const n of widest > 1 ? [1, widest] : [1]) {
+    const warm = await runLevel(host, attempt.port, {
+      concurrency: n,
+      requests: n,
+      inputLen: req.inputLen,
+      outputLen: Math.min(8, req.outputLen),
+      timeoutMs: req.timeoutMs,
+    });
+    const bad = warm.records.find((r) => !r.ok);
+    if (bad)
+      throw new UserError(
+        `a warm-up request to attempt #${attempt.id} failed: ${bad.error ?? 'no answer'}`,
+        `check the server with: probe --host ${req.hostName}`,
+      );
+  }
   const levels: LevelMetrics[] = [];
-  for (const c of req.concurrencies) {
+  for (const [i, c] of req.concurrencies.entries()) {
     const run = await runLevel(host, attempt.port, {
       concurrency: c,
-      requests: requestsFor(c, req.requests),
+      requests: requestsFor(c, req.requests, i),
       inputLen: req.inputLen,
       outputLen: req.outputLen,
       timeoutMs: req.timeoutMs,

@@ -6,7 +6,8 @@ export interface BenchParams {
   concurrencies: number[];
   inputLen: number;
   outputLen: number;
-  requests: number | null;
+  /** Per level (one number: the same for every level); null: the default. */
+  requests: number[] | null;
 }
 
 export interface BenchRow {
