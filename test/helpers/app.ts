@@ -95,5 +95,8 @@ export function makeBot(
 }
 
 export function freshDirs(): { workdir: string; dataDir: string } {
-  return { workdir: userDir('glm-work-'), dataDir: mkdtempSync(join(tmpdir(), 'glm-data-')) };
+  return {
+    workdir: userDir(`glm-work-${process.env.GLM_TEST_RUN ?? 'manual'}-`),
+    dataDir: mkdtempSync(join(tmpdir(), 'glm-data-')),
+  };
 }
