@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { resolveLaunchProfile } from '../src/advice/profiles.ts';
 import { defineCommand } from '../src/commands/define.ts';
 import { duration } from '../src/format/table.ts';
 import { resolveHostName } from '../src/hosts/from-config.ts';
@@ -9,12 +10,19 @@ import { eventText } from '../src/server/render-events.ts';
 export default defineCommand({
   name: 'launch',
   summary: 'start an SGLang server with a profile and follow it until it is ready or fails',
-  usage: 'launch PROFILE [--host H] [--port N] [--dry-run] [--no-check] [--json]',
-  examples: ['launch glm5-nvfp4', 'launch small --host standin', 'launch glm5-attempt5 --dry-run'],
+  usage: 'launch PROFILE|next:N [--set field=value,...] [--host H] [--port N] [--dry-run] [--no-check] [--json]',
+  examples: [
+    'launch glm5-nvfp4',
+    'launch small --host standin',
+    'launch glm5-attempt5 --dry-run',
+    'launch next:1',
+    'launch glm5-attempt5 --set kv_cache_dtype=bfloat16',
+  ],
   positionals: ['profile'],
   switches: ['dryRun', 'noCheck', 'json'],
   args: z.object({
     profile: z.string(),
+    set: z.string().optional().describe('change profile fields for this launch: field=value[,field=value...]'),
     host: z.string().optional(),
     port: z.coerce.number().int().min(1).max(65535).optional().describe("serve on this port instead of the profile's"),
     dryRun: z.boolean().optional(),
@@ -22,8 +30,9 @@ export default defineCommand({
     json: z.boolean().optional(),
   }),
   effect: 'write',
-  async run(ctx, { profile, host, port, dryRun, noCheck, json }) {
-    const p = ctx.engine.profiles.get(profile);
+  async run(ctx, { profile, set, host, port, dryRun, noCheck, json }) {
+    // A profile, a suggestion of `next` (next:N), or either with --set: validated exactly like profile files.
+    const p = resolveLaunchProfile(ctx.engine, profile, set);
     const hostName = resolveHostName(ctx.engine.loaded, host);
     const simulated = (ctx.engine.loaded.config.hosts[hostName]?.python ?? '').includes('standin');
     const emit = (e: Parameters<typeof eventText>[0]) => {

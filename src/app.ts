@@ -61,6 +61,7 @@ export function createApp(opts: AppOptions = {}): App {
   const engine: Engine = {
     loaded,
     pool: createHostPool(loaded, env),
+    db,
     attempts: createAttemptStore(db),
     audit: createAuditLog(db),
     profiles: loadProfiles(loaded.profilesDir),
@@ -79,6 +80,7 @@ export function createApp(opts: AppOptions = {}): App {
     opts.diagnoser ?? catalogDiagnoser(catalog, engine.clock, stall === undefined ? undefined : stall * 1000);
   const nextSteps = opts.nextSteps ?? nextStepsFrom(catalog);
   const outbox = createOutbox(db, opts.chat?.face ?? 'terminal');
+  engine.outbox = outbox;
   let delivery: Delivery | undefined;
   if (opts.chat) {
     const chat = opts.chat;

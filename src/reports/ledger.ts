@@ -1,26 +1,11 @@
 // The ledger tables of issue drafts and advice (environments, attempt_environments, suggestions; see
-// src/ledger/db.ts). The Engine does not expose its SQLite handle, so these parts open their own connection to the
-// same file: WAL lets both connections read and write it, and the migrations run once whoever opens it first.
-import { join } from 'node:path';
-import { type Db, openDb } from '../ledger/db.ts';
+// src/ledger/db.ts), on the engine's own SQLite connection.
+import type { Db } from '../ledger/db.ts';
 import type { Engine } from '../server/engine.ts';
 import type { EnvReport } from './env.ts';
 
-const connections = new WeakMap<Engine, Db>();
-
 export function ledgerDb(engine: Engine): Db {
-  let db = connections.get(engine);
-  if (!db?.open) {
-    db = openDb(join(engine.loaded.dataDir, 'ledger.sqlite'));
-    connections.set(engine, db);
-  }
-  return db;
-}
-
-/** Closes this part's connection (the app closes its own). */
-export function closeLedgerDb(engine: Engine): void {
-  connections.get(engine)?.close();
-  connections.delete(engine);
+  return engine.db;
 }
 
 type Row = Record<string, unknown>;

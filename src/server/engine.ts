@@ -8,6 +8,8 @@ import type { HostPool } from '../hosts/from-config.ts';
 import type { RemoteHost } from '../hosts/types.ts';
 import type { Attempt, AttemptStore } from '../ledger/attempts.ts';
 import type { AuditLog } from '../ledger/audit.ts';
+import type { Db } from '../ledger/db.ts';
+import type { Outbox } from '../ledger/outbox.ts';
 import type { Logger } from '../logger.ts';
 import type { ProfileSet } from '../profiles/index.ts';
 import type { LaunchEvent } from './launch.ts';
@@ -15,8 +17,12 @@ import type { LaunchEvent } from './launch.ts';
 export interface Engine {
   loaded: LoadedConfig;
   pool: HostPool;
+  /** The ledger's one SQLite connection, for parts that keep their own tables in it (drafts, smoke, schedule). */
+  db: Db;
   attempts: AttemptStore;
   audit: AuditLog;
+  /** This face's outbox: every chat message goes through it. */
+  outbox?: Outbox;
   profiles: ProfileSet;
   clock: Clock;
   log: Logger;

@@ -5,6 +5,7 @@ import type { Attempt } from '../ledger/attempts.ts';
 import { parseMilestone } from '../logs/milestones.ts';
 import { commandLine, dialectForVersion, flagView, type ResolvedProfile, renderLaunch } from '../profiles/index.ts';
 import { redactArgv, redactEnv, redactText } from '../redact.ts';
+import { captureEnvironment } from '../reports/env.ts';
 import type { DiagnoserFactory, Diagnosis } from './diagnosis.ts';
 import { createEarlyAlert } from './early-alert.ts';
 import { type Engine, hostOf, publish } from './engine.ts';
@@ -99,6 +100,9 @@ export async function launch(
     origin: req.origin,
     startedAt: started,
   });
+  // Once per host and SGLang version (cached in the ledger), for upstream reports; before the server starts, so
+  // check_env's CUDA contexts never compete with the server's memory sizing. It never throws.
+  await captureEnvironment(engine, req.hostName, { attemptId: attempt.id });
   const envArgs = Object.entries(r.env).map(([k, v]) => `${k}=${v}`);
   const serverArgv = envArgs.length > 0 ? ['env', ...envArgs, ...r.argv] : r.argv;
   let out: { stdout: string; stderr: string; code: number | null };

@@ -4,7 +4,7 @@ import { chmodSync, chownSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { captureEnvironment } from '../../src/reports/env.ts';
-import { closeLedgerDb, ledgerDb } from '../../src/reports/ledger.ts';
+import { ledgerDb } from '../../src/reports/ledger.ts';
 import { freshDirs, makeBot, STANDIN, type TestBot, testConfig } from '../helpers/app.ts';
 import { type Sshd, startSshd, testUser } from '../helpers/sshd.ts';
 
@@ -16,7 +16,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   for (const b of bots) {
-    closeLedgerDb(b.app.engine);
     await b.app.close();
   }
   await sshd.stop();

@@ -10,7 +10,6 @@ import { resolveLaunchProfile } from '../../src/advice/profiles.ts';
 import { flagView } from '../../src/profiles/index.ts';
 import { captureEnvironment } from '../../src/reports/env.ts';
 import type { IssueDraft } from '../../src/reports/issue.ts';
-import { closeLedgerDb } from '../../src/reports/ledger.ts';
 import { BODY_FILE, PACKAGE_TEMPLATES, TITLE_FILE } from '../../src/reports/templates.ts';
 import { launch } from '../../src/server/launch.ts';
 import { freshDirs, makeBot, STANDIN, type TestBot, testConfig } from '../helpers/app.ts';
@@ -91,7 +90,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await b?.run('stop').catch(() => {});
-  if (b) closeLedgerDb(b.app.engine);
   await b?.app.close();
   await sshd?.stop();
   await new Promise<void>((r) => gh.close(() => r()));

@@ -12,13 +12,11 @@ import { type LoadedConfig, PACKAGE_ROOT, validate } from '../../src/config/load
 import { ConfigError, UserError } from '../../src/errors.ts';
 import { flagView } from '../../src/profiles/index.ts';
 import { parseSetPairs, variantName } from '../../src/profiles/variant.ts';
-import { closeLedgerDb } from '../../src/reports/ledger.ts';
 import type { Engine } from '../../src/server/engine.ts';
 
 const apps: App[] = [];
 afterAll(async () => {
   for (const a of apps) {
-    closeLedgerDb(a.engine);
     await a.close();
   }
 });
