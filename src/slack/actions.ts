@@ -21,7 +21,7 @@ import {
   threadPost,
   threadUpload,
 } from './face-deps.ts';
-import { code, who } from './mrkdwn.ts';
+import { code, esc, who } from './mrkdwn.ts';
 import { replaceBlocks, stopModal } from './views.ts';
 
 type ClickArgs = SlackActionMiddlewareArgs<BlockAction<ButtonAction>>;
@@ -165,6 +165,45 @@ export function onLogsClick(deps: FaceDeps) {
           filename: `attempt-${id}.log`,
           title: `attempt #${id}: last 500 log lines`,
           content: out.text,
+        });
+      })(),
+    );
+  };
+}
+
+/**
+ * Draft issue: the upstream bug report for this attempt (and the attempts of its model tried on its host) as a file
+ * in the thread, with the known duplicates and the prefilled new-issue link when it fits. A person files it.
+ */
+export function onDraftClick(deps: FaceDeps) {
+  return async ({ ack, body, action }: ClickArgs): Promise<void> => {
+    await ack();
+    const identity = clicker(body);
+    const id = Number(action.value);
+    deps.track(
+      (async () => {
+        const out = await deps.glm.dispatch.run(
+          `draft-issue --primary ${Number.isSafeInteger(id) ? id : 0} --json`,
+          slackContext(deps, identity),
+        );
+        const d = out.data as
+          | { title: string; body: string; url?: string; duplicates?: { known: unknown[]; found: unknown[] } }
+          | undefined;
+        if (out.exitCode || !d) {
+          reply(deps, identity, body.response_url, { text: out.text });
+          return;
+        }
+        const dupes = (d.duplicates?.known.length ?? 0) + (d.duplicates?.found.length ?? 0);
+        // A Slack section holds 3000 characters: a longer prefilled link stays in the terminal's output only.
+        const link = d.url && d.url.length < 2800 ? d.url.replace(/[<>|]/g, '') : undefined;
+        threadUpload(deps, id, {
+          filename: `attempt-${id}-issue-draft.md`,
+          title: `draft upstream report: ${d.title}`,
+          content: `${d.title}\n\n${d.body}`,
+        });
+        threadPost(deps, id, {
+          text: `draft issue for attempt #${id}: ${d.title}`,
+          mrkdwn: `:memo: draft issue by ${who(identity.user)}: *${esc(d.title)}*${dupes ? `\n:warning: ${dupes} known upstream issue(s) may already cover it: read the draft's first lines` : ''}${link ? `\n<${link}|open it prefilled on GitHub>` : '\n(too long for a prefilled link in Slack: paste the file into a new issue)'}`,
         });
       })(),
     );

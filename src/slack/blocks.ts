@@ -19,7 +19,7 @@ export const LIMITS = {
 };
 
 /** Button action IDs; their value is only the attempt id (everything else is looked up again on click). */
-export const ACTIONS = { stop: 'glm_stop', probe: 'glm_probe', logs: 'glm_logs' } as const;
+export const ACTIONS = { stop: 'glm_stop', probe: 'glm_probe', logs: 'glm_logs', draft: 'glm_draft' } as const;
 
 export interface Rendered {
   /** Notification and accessibility fallback. */
@@ -75,6 +75,7 @@ function attemptBlocks(v: Extract<View, { type: 'attempt' }>): Block[] {
     buttons.push(button('Stop', ACTIONS.stop, id, 'danger'), button('Probe', ACTIONS.probe, id));
   }
   buttons.push(button('Logs', ACTIONS.logs, id));
+  if (v.state === 'crashed' || v.state === 'hung') buttons.push(button('Draft issue', ACTIONS.draft, id));
   blocks.push({ type: 'actions', block_id: `attempt-${id}-actions`, elements: buttons });
   return blocks;
 }
@@ -118,7 +119,10 @@ function alertBlocks(v: Extract<View, { type: 'alert' }>): Block[] {
   blocks.push({
     type: 'actions',
     block_id: `alert-${v.attemptId}-actions`,
-    elements: [button('Logs', ACTIONS.logs, String(v.attemptId))],
+    elements: [
+      button('Logs', ACTIONS.logs, String(v.attemptId)),
+      button('Draft issue', ACTIONS.draft, String(v.attemptId)),
+    ],
   });
   return blocks;
 }

@@ -8,7 +8,15 @@ import { createAccessPolicy } from '../access/policy.ts';
 import { type App, type AppOptions, createApp } from '../app.ts';
 import { ConfigError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
-import { onCancelClick, onLogsClick, onProbeClick, onReplaceClick, onStopClick, onStopConfirmed } from './actions.ts';
+import {
+  onCancelClick,
+  onDraftClick,
+  onLogsClick,
+  onProbeClick,
+  onReplaceClick,
+  onStopClick,
+  onStopConfirmed,
+} from './actions.ts';
 import { createSlackAdapter } from './adapter.ts';
 import { ACTIONS } from './blocks.ts';
 import { clientOptions, createClient } from './client.ts';
@@ -148,6 +156,7 @@ export async function startSlackFace(opts: SlackFaceOptions): Promise<SlackFace>
   bolt.action(ACTIONS.stop, onStopClick(deps));
   bolt.action(ACTIONS.probe, onProbeClick(deps));
   bolt.action(ACTIONS.logs, onLogsClick(deps));
+  bolt.action(ACTIONS.draft, onDraftClick(deps));
   bolt.action(REPLACE.confirm, onReplaceClick(deps));
   bolt.action(REPLACE.cancel, onCancelClick(deps));
   bolt.view(STOP_MODAL, onStopConfirmed(deps));

@@ -287,6 +287,20 @@ describe('an attempt in Slack', () => {
     await waitFor('count bumped', () => /seen 2 times/.test(blockText(alert.blocks)));
     const alerts = fake.messages.filter((m) => blockText(m.blocks).includes(':rotating_light: *crash:'));
     expect(alerts).toHaveLength(1);
+
+    // Draft issue, from the alert's button: the upstream report as a file in the thread, in SGLang's form.
+    expect(blockText(alert.blocks)).toContain('Draft issue');
+    await postSigned(face.port, clickBody(fake, 'glm_draft', String(a.id), 'UOPER').body);
+    const draft = await waitFor('draft file', () =>
+      fake.files.find((f) => f.filename === `attempt-${a.id}-issue-draft.md`),
+    );
+    expect(draft.thread_ts).toBe(parent.ts);
+    expect(draft.content).toMatch(/^\[Bug\] /);
+    for (const h of ['### Checklist', '### Describe the bug', '### Reproduction', '### Environment'])
+      expect(draft.content).toContain(h);
+    expect(draft.content).toContain('backend_assertion');
+    expect(draft.content).not.toContain(CANARY);
+    await waitFor('draft note', () => thread(parent).find((m) => blockText(m.blocks).includes('draft issue by')));
   });
 
   it('admins read the audit log with /glm audit; operators may not', async () => {
