@@ -3,6 +3,7 @@ import type { CommandDef } from '../src/commands/define.ts';
 import attempts from './attempts.ts';
 import audit from './audit.ts';
 import bench from './bench.ts';
+import bisect from './bisect.ts';
 import check from './check.ts';
 import classify from './classify.ts';
 import diff from './diff.ts';
@@ -32,6 +33,7 @@ export const COMMANDS = [
   profile,
   diff,
   findings,
+  bisect,
   classify,
   next,
   draftIssue,

@@ -43,8 +43,24 @@ export function createNotifier(
     return { text: viewText(view) ?? state, view };
   }
 
+  /** The thread an attempt's messages go to: its own parent message, or its group's (a bisection's steps). */
+  const threadOf = (a: Attempt) => a.groupKey ?? parentKey(a.id);
+
   function updateParent(a: Attempt, state: string, detail: string): void {
     if (!opts.parentMessages) return;
+    if (a.groupKey) {
+      // A step of a group has no message of its own: its outcome is one reply in the group's thread.
+      if (state === 'loading') return;
+      outbox.enqueue({
+        key: `${a.groupKey}:step:${a.id}:${state}`,
+        kind: 'post',
+        channel: opts.channel,
+        parentKey: a.groupKey,
+        payload: attemptView(a, state, detail),
+        at: clock.now(),
+      });
+      return;
+    }
     outbox.enqueue({
       key: `${parentKey(a.id)}:u:${clock.now()}:${state}`,
       kind: 'update',
@@ -81,7 +97,7 @@ export function createNotifier(
         key: pointerKey,
         kind: 'post',
         channel: opts.channel,
-        parentKey: opts.parentMessages ? parentKey(a.id) : undefined,
+        parentKey: opts.parentMessages ? threadOf(a) : undefined,
         payload: {
           text: `same crash as attempt #${prior.attempt_id} (${d.category} during ${d.phase}); seen ${count} times: see its alert`,
         },
@@ -100,8 +116,9 @@ export function createNotifier(
       kind: 'post',
       channel: opts.channel,
       refKey,
-      parentKey: opts.parentMessages ? parentKey(a.id) : undefined,
-      payload: { text: viewText(view) ?? '', view, broadcast: true } satisfies ChatMessage,
+      parentKey: opts.parentMessages ? threadOf(a) : undefined,
+      // A bisection's crashes are expected: they stay in its thread instead of being broadcast to the channel.
+      payload: { text: viewText(view) ?? '', view, broadcast: !a.groupKey } satisfies ChatMessage,
       at: now,
     });
   }
@@ -115,12 +132,18 @@ export function createNotifier(
       inflight.add(p);
       return p;
     },
+    /** Opens a thread for attempts made together (a bisection): its steps reply there. */
+    openGroup(key: string, text: string): void {
+      if (!opts.parentMessages) return;
+      outbox.enqueue({ key, kind: 'post', channel: opts.channel, refKey: key, payload: { text }, at: clock.now() });
+      delivery.poke();
+    },
     async idle(): Promise<void> {
       while (inflight.size > 0) await Promise.allSettled([...inflight]);
     },
     progress(a: Attempt, text: string): void {
       updateParent(a, 'loading', text);
-      if (opts.milestonesInThread) {
+      if (opts.milestonesInThread && !a.groupKey) {
         // Keyed by the milestone's text: a follower that re-reads the log after a restart posts nothing twice.
         outbox.enqueue({
           key: `attempt:${a.id}:m:${text}`,
@@ -137,7 +160,9 @@ export function createNotifier(
 
   async function handle(e: LaunchEvent): Promise<void> {
     const now = clock.now();
-    if (e.kind === 'started' && opts.parentMessages) {
+    if (e.kind === 'started' && opts.parentMessages && e.attempt.groupKey) {
+      updateParent(e.attempt, 'starting', e.attempt.profile);
+    } else if (e.kind === 'started' && opts.parentMessages) {
       outbox.enqueue({
         key: parentKey(e.attempt.id),
         kind: 'post',

@@ -44,25 +44,23 @@ export async function runBench(engine: Engine, req: BenchRequest, say: (t: strin
   const { host } = hostOf(engine, req.hostName);
   const started = engine.clock.now();
   const wall = Date.now();
-  // Warm-up, not measured: one short request, then one per slot of the widest level at once. The first burst of
+  // Warm-up, not measured: one short request per slot of the widest level, all at once. The first burst of
   // concurrent requests pays for lazy set-up on both ends (connection paths, JIT, allocators) that would otherwise
-  // inflate the first measured level's TTFT.
+  // inflate the first measured level's TTFT (bench_serving warms up with one request; a burst covers that too).
   const widest = Math.max(...req.concurrencies);
-  for (const n of widest > 1 ? [1, widest] : [1]) {
-    const warm = await runLevel(host, attempt.port, {
-      concurrency: n,
-      requests: n,
-      inputLen: req.inputLen,
-      outputLen: Math.min(8, req.outputLen),
-      timeoutMs: req.timeoutMs,
-    });
-    const bad = warm.records.find((r) => !r.ok);
-    if (bad)
-      throw new UserError(
-        `a warm-up request to attempt #${attempt.id} failed: ${bad.error ?? 'no answer'}`,
-        `check the server with: probe --host ${req.hostName}`,
-      );
-  }
+  const warm = await runLevel(host, attempt.port, {
+    concurrency: widest,
+    requests: widest,
+    inputLen: req.inputLen,
+    outputLen: Math.min(8, req.outputLen),
+    timeoutMs: req.timeoutMs,
+  });
+  const bad = warm.records.find((r) => !r.ok);
+  if (bad)
+    throw new UserError(
+      `a warm-up request to attempt #${attempt.id} failed: ${bad.error ?? 'no answer'}`,
+      `check the server with: probe --host ${req.hostName}`,
+    );
   const levels: LevelMetrics[] = [];
   for (const [i, c] of req.concurrencies.entries()) {
     const run = await runLevel(host, attempt.port, {

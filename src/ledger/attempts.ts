@@ -35,6 +35,8 @@ export interface Attempt {
   startedAt: number;
   readyAt: number | null;
   endedAt: number | null;
+  /** Set for attempts made together (a bisection's steps): their chat messages go to that group's thread. */
+  groupKey: string | null;
 }
 
 export interface NewAttempt {
@@ -51,6 +53,7 @@ export interface NewAttempt {
   actor: string;
   origin: string;
   startedAt: number;
+  groupKey?: string;
 }
 
 type Row = Record<string, unknown>;
@@ -85,15 +88,16 @@ function fromRow(r: Row): Attempt {
     startedAt: r.started_at as number,
     readyAt: (r.ready_at as number) ?? null,
     endedAt: (r.ended_at as number) ?? null,
+    groupKey: (r.group_key as string) ?? null,
   };
 }
 
 export function createAttemptStore(db: Db) {
   const insert = db.prepare(`INSERT INTO attempts
     (host, profile, profile_json, flags_json, argv_json, env_json, command_line, port, gpus, sglang_version, actor,
-     origin, status, active, started_at)
+     origin, status, active, started_at, group_key)
     VALUES (@host, @profile, @profile_json, @flags_json, @argv_json, @env_json, @command_line, @port, @gpus,
-     @sglang_version, @actor, @origin, 'starting', 1, @started_at)`);
+     @sglang_version, @actor, @origin, 'starting', 1, @started_at, @group_key)`);
   const byId = db.prepare('SELECT * FROM attempts WHERE id = ?');
   const activeOn = db.prepare('SELECT * FROM attempts WHERE host = ? AND active = 1');
   const addEvent = db.prepare('INSERT INTO events (attempt_id, at, kind, data_json) VALUES (?, ?, ?, ?)');
@@ -119,6 +123,7 @@ export function createAttemptStore(db: Db) {
           actor: a.actor,
           origin: a.origin,
           started_at: a.startedAt,
+          group_key: a.groupKey ?? null,
         });
         return fromRow(byId.get(info.lastInsertRowid) as Row);
       } catch (e) {

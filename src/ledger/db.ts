@@ -161,6 +161,8 @@ const MIGRATIONS: string[] = [
      ref TEXT
    )`,
   `CREATE INDEX suggestions_by_batch ON suggestions(batch, n)`,
+  // Attempts made together (the steps of a bisection) share one chat thread.
+  `ALTER TABLE attempts ADD COLUMN group_key TEXT`,
 ];
 
 export function openDb(path: string): Db {

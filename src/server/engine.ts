@@ -32,6 +32,7 @@ export interface Engine {
   notifier?: {
     onEvent(e: LaunchEvent): Promise<void>;
     idle(): Promise<void>;
+    openGroup(key: string, text: string): void;
     progress(a: Attempt, text: string): void;
   };
 }

@@ -25,6 +25,8 @@ export interface LaunchRequest {
   firstRequest?: boolean;
   /** Serve on this port instead of the profile's. */
   port?: number;
+  /** Attempts made together (a bisection) share this chat thread. */
+  groupKey?: string;
 }
 
 export type LaunchEvent =
@@ -99,6 +101,7 @@ export async function launch(
     actor: req.actor,
     origin: req.origin,
     startedAt: started,
+    groupKey: req.groupKey,
   });
   // Once per host and SGLang version (cached in the ledger), for upstream reports; before the server starts, so
   // check_env's CUDA contexts never compete with the server's memory sizing. It never throws.

@@ -1,0 +1,146 @@
+// Flag bisection: between a profile that serves and one that crashes, launch GOOD with half of the differing
+// settings taken from BAD, keep the half that still crashes, and repeat, until one setting is left: the smallest
+// change that turns success into the crash. Each step is a real attempt in the ledger (grouped in one chat thread),
+// stopped before the next. Assumes one setting is to blame; when the last one alone does not crash, it says so.
+
+import { previewVariant } from '../advice/profiles.ts';
+import { UserError } from '../errors.ts';
+import { diffProfiles, type ResolvedProfile } from '../profiles/index.ts';
+import type { Overrides } from '../profiles/variant.ts';
+import type { DiagnoserFactory } from '../server/diagnosis.ts';
+import type { Engine } from '../server/engine.ts';
+import { launch } from '../server/launch.ts';
+import { stop } from '../server/stop.ts';
+
+export interface BisectStep {
+  attemptId: number | null;
+  /** Settings taken from BAD in this step. */
+  applied: string[];
+  verdict: 'good' | 'bad';
+  outcome: string;
+}
+
+export interface BisectResult {
+  culprit: string[];
+  /** true when the culprit alone was seen to crash (not only inferred). */
+  confirmed: boolean;
+  steps: BisectStep[];
+  /** Differences a variant cannot express (a value BAD unsets), left at GOOD's value. */
+  skipped: string[];
+  cancelled: boolean;
+  groupKey: string;
+}
+
+export interface BisectRequest {
+  good: ResolvedProfile;
+  bad: ResolvedProfile;
+  hostName: string;
+  actor: string;
+  origin: string;
+  port?: number;
+  signal?: AbortSignal;
+  say: (text: string) => void;
+  diagnoser: DiagnoserFactory;
+}
+
+/** The differing settings as overrides that move GOOD towards BAD, one unit each. */
+export function bisectUnits(
+  good: ResolvedProfile,
+  bad: ResolvedProfile,
+): { units: Map<string, Overrides>; skipped: string[] } {
+  const units = new Map<string, Overrides>();
+  const skipped: string[] = [];
+  const b = bad as unknown as Record<string, unknown>;
+  for (const d of diffProfiles(good, bad)) {
+    if (d.field === 'port' || d.field === 'host_bind') continue; // where it listens, not how it runs
+    if (d.field.startsWith('env.')) {
+      const name = d.field.slice(4);
+      const value = bad.env[name];
+      if (value === undefined) skipped.push(d.field);
+      else units.set(d.field, { env: { [name]: value } });
+      continue;
+    }
+    if (d.field === 'extra_args') {
+      skipped.push(d.field); // a variant appends to its base's extra_args: it cannot replace them
+      continue;
+    }
+    const value = b[d.field] ?? d.b;
+    if (value === undefined) skipped.push(d.field);
+    else units.set(d.field, { [d.field]: value });
+  }
+  return { units, skipped };
+}
+
+function merge(units: Map<string, Overrides>, names: string[]): Overrides {
+  const out: Overrides = {};
+  for (const n of names) {
+    const o = units.get(n)!;
+    for (const [k, v] of Object.entries(o)) {
+      out[k] =
+        k === 'env' ? { ...(out.env as Record<string, string> | undefined), ...(v as Record<string, string>) } : v;
+    }
+  }
+  return out;
+}
+
+export async function bisect(engine: Engine, req: BisectRequest): Promise<BisectResult> {
+  if (engine.attempts.activeOn(req.hostName)) {
+    throw new UserError(
+      `${req.hostName} is busy`,
+      `bisection needs the host to itself: stop its server first (stop --host ${req.hostName})`,
+    );
+  }
+  const { units, skipped } = bisectUnits(req.good, req.bad);
+  if (units.size === 0)
+    throw new UserError(`${req.good.name} and ${req.bad.name} launch the same server`, 'pick two profiles that differ');
+  const groupKey = `bisect:${engine.clock.now()}:${req.good.name}..${req.bad.name}`;
+  engine.notifier?.openGroup(
+    groupKey,
+    `bisecting ${req.good.name} (good) .. ${req.bad.name} (bad) on ${req.hostName} by ${req.actor}: ${units.size} settings differ`,
+  );
+  const steps: BisectStep[] = [];
+  let candidates = [...units.keys()];
+  req.say(
+    `bisecting ${units.size} settings: ${candidates.join(', ')}${skipped.length ? ` (cannot vary on their own: ${skipped.join(', ')})` : ''}`,
+  );
+
+  const tryApplying = async (names: string[]): Promise<'good' | 'bad' | 'cancelled'> => {
+    if (req.signal?.aborted) return 'cancelled';
+    const overrides = merge(units, names);
+    const profile = previewVariant(engine, req.good.name, overrides, 'bisect');
+    const r = await launch(
+      engine,
+      { profile, hostName: req.hostName, actor: req.actor, origin: req.origin, port: req.port, groupKey },
+      () => {},
+      req.diagnoser,
+    );
+    const verdict = r.outcome === 'ready' ? 'good' : 'bad';
+    const outcome = r.outcome === 'ready' ? 'ready' : (r.diagnosis?.category ?? r.outcome);
+    steps.push({ attemptId: r.attempt?.id ?? null, applied: names, verdict, outcome });
+    req.say(
+      `step ${steps.length}: attempt #${r.attempt?.id} with ${names.join(', ')} from ${req.bad.name}: ${verdict.toUpperCase()} (${outcome})`,
+    );
+    // The next step needs the host: whatever this one left running goes first.
+    if (engine.attempts.activeOn(req.hostName)) await stop(engine, req.hostName, req.actor);
+    return verdict;
+  };
+
+  let cancelled = false;
+  while (candidates.length > 1) {
+    const half = candidates.slice(0, Math.ceil(candidates.length / 2));
+    const v = await tryApplying(half);
+    if (v === 'cancelled') {
+      cancelled = true;
+      break;
+    }
+    candidates = v === 'bad' ? half : candidates.slice(half.length);
+  }
+  // The last candidate was inferred unless a step applied exactly it.
+  let confirmed = steps.some((s) => s.verdict === 'bad' && s.applied.length === 1 && s.applied[0] === candidates[0]);
+  if (!cancelled && !confirmed && candidates.length === 1) {
+    const v = await tryApplying(candidates);
+    if (v === 'cancelled') cancelled = true;
+    else confirmed = v === 'bad';
+  }
+  return { culprit: candidates, confirmed, steps, skipped, cancelled, groupKey };
+}
