@@ -10,7 +10,8 @@ import { eventText } from '../src/server/render-events.ts';
 export default defineCommand({
   name: 'launch',
   summary: 'start an SGLang server with a profile and follow it until it is ready or fails',
-  usage: 'launch PROFILE|next:N [--set field=value,...] [--host H] [--port N] [--dry-run] [--no-check] [--json]',
+  usage:
+    'launch PROFILE|next:N [--set field=value,...] [--host H] [--port N] [--yes] [--dry-run] [--no-check] [--json]',
   examples: [
     'launch glm5-nvfp4',
     'launch small --host standin',
@@ -19,18 +20,19 @@ export default defineCommand({
     'launch glm5-attempt5 --set kv_cache_dtype=bfloat16',
   ],
   positionals: ['profile'],
-  switches: ['dryRun', 'noCheck', 'json'],
+  switches: ['dryRun', 'noCheck', 'yes', 'json'],
   args: z.object({
     profile: z.string(),
     set: z.string().optional().describe('change profile fields for this launch: field=value[,field=value...]'),
     host: z.string().optional(),
     port: z.coerce.number().int().min(1).max(65535).optional().describe("serve on this port instead of the profile's"),
+    yes: z.boolean().optional().describe('launch even a configuration known to crash on this hardware'),
     dryRun: z.boolean().optional(),
     noCheck: z.boolean().optional().describe('skip the first real request after the ready line'),
     json: z.boolean().optional(),
   }),
   effect: 'write',
-  async run(ctx, { profile, set, host, port, dryRun, noCheck, json }) {
+  async run(ctx, { profile, set, host, port, yes, dryRun, noCheck, json }) {
     // A profile, a suggestion of `next` (next:N), or either with --set: validated exactly like profile files.
     const p = resolveLaunchProfile(ctx.engine, profile, set);
     const hostName = resolveHostName(ctx.engine.loaded, host);
@@ -43,7 +45,17 @@ export default defineCommand({
     };
     const r = await launch(
       ctx.engine,
-      { profile: p, hostName, actor: ctx.actor, origin: ctx.origin, dryRun, firstRequest: !noCheck, port },
+      {
+        profile: p,
+        hostName,
+        actor: ctx.actor,
+        origin: ctx.origin,
+        dryRun,
+        firstRequest: !noCheck,
+        port,
+        confirmed: yes,
+        confirm: ctx.confirm,
+      },
       emit,
       ctx.diagnoser,
     );
@@ -54,7 +66,12 @@ export default defineCommand({
         data,
         exitCode: r.outcome === 'ready' || r.outcome === 'dry-run' ? 0 : 1,
       };
-    if (r.outcome === 'dry-run') return { text: `dry run: would run on ${hostName}:\n  ${r.commandLine}`, data };
+    if (r.outcome === 'dry-run') {
+      const known = (r.warnings ?? []).map(
+        (w) => `\n  known to crash: ${w.text}${w.evidence.length ? ` (${w.evidence.join(', ')})` : ''}`,
+      );
+      return { text: `dry run: would run on ${hostName}:\n  ${r.commandLine}${known.join('')}`, data };
+    }
     const a = r.attempt!;
     if (r.outcome === 'ready') {
       if (ctx.longLived) monitorAttempt(ctx.engine, a, emit, ctx.diagnoser);

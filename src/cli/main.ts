@@ -84,11 +84,26 @@ async function repl(app: App): Promise<number> {
   const resumed = await resumeWatches(app.engine, (e) => write(eventText(e, false)), app.diagnoser).catch(() => 0);
   if (interactive && resumed > 0) write(`following ${resumed} server(s) started earlier`);
   const rl = createInterface({ input: process.stdin, output: process.stdout, prompt: 'glm> ', terminal: interactive });
-  const ctx = context(app, true);
+  // A command may ask a yes/no question (launching a configuration known to crash): the next line answers it.
+  const answers: Array<(yes: boolean) => void> = [];
+  const ctx: CommandContext = {
+    ...context(app, true),
+    confirm: (question) =>
+      new Promise<boolean>((resolve) => {
+        write(question);
+        answers.push(resolve);
+        if (interactive) rl.prompt();
+      }),
+  };
   const running = new Set<Promise<void>>();
   if (interactive) rl.prompt();
   for await (const line of rl) {
     const text = line.trim();
+    const answer = answers.shift();
+    if (answer) {
+      answer(/^y(es)?$/i.test(text));
+      continue;
+    }
     if (text === 'exit' || text === 'quit') break;
     if (text) {
       // Commands run concurrently: a launch follows its server while the person asks for status.
@@ -104,6 +119,8 @@ async function repl(app: App): Promise<number> {
     }
     if (interactive) rl.prompt();
   }
+  // End of input: a question nobody can answer any more is a no.
+  for (const answer of answers.splice(0)) answer(false);
   await Promise.all(running);
   await app.close();
   return 0;

@@ -38,6 +38,8 @@ export interface CommandContext {
   diagnoser: DiagnoserFactory;
   /** True when the bot stays up after the command (REPL, Slack): long watches may continue in the background. */
   longLived: boolean;
+  /** Asks the person a yes/no question (interactive terminal); absent where nobody can answer in line. */
+  confirm?: (question: string) => Promise<boolean>;
   /** Standard input, when the face has one (terminal `glm classify -`). */
   stdin?: AsyncIterable<Buffer | string>;
   /** Every registered command (for help). */

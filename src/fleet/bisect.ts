@@ -110,7 +110,15 @@ export async function bisect(engine: Engine, req: BisectRequest): Promise<Bisect
     const profile = previewVariant(engine, req.good.name, overrides, 'bisect');
     const r = await launch(
       engine,
-      { profile, hostName: req.hostName, actor: req.actor, origin: req.origin, port: req.port, groupKey },
+      {
+        profile,
+        hostName: req.hostName,
+        actor: req.actor,
+        origin: req.origin,
+        port: req.port,
+        groupKey,
+        confirmed: true,
+      },
       () => {},
       req.diagnoser,
     );

@@ -74,3 +74,15 @@ export async function readGpus(host: RemoteHost, cfg: HostConfig): Promise<GpuRe
     .map(([pid, mem]) => ({ pid: Number(pid), memMiB: Number(mem) }));
   return { available: true, gpus, apps };
 }
+
+// The architecture does not change while the bot runs: ask once per connection pool.
+const archCache = new WeakMap<RemoteHost, string | null>();
+
+/** The compute capability of the host's first GPU (`12.0`), or null without nvidia-smi. */
+export async function readComputeCap(host: RemoteHost, cfg: HostConfig): Promise<string | null> {
+  if (archCache.has(host)) return archCache.get(host) ?? null;
+  const g = await readGpus(host, cfg);
+  const cap = g.available ? (g.gpus[0]?.computeCap ?? null) : null;
+  archCache.set(host, cap);
+  return cap;
+}

@@ -1,6 +1,13 @@
 // Launch: profile + host -> an attempt in the ledger -> the server started detached on the host -> its log
 // followed until it is ready (ready line, /health 200, and a first real request answered) or it fails.
 import { RemoteError, UserError } from '../errors.ts';
+import {
+  archOf,
+  type HardwareWarning,
+  hardwareWarnings,
+  type KnownBadEntry,
+  loadHardwareCatalog,
+} from '../fleet/hardware.ts';
 import type { Attempt } from '../ledger/attempts.ts';
 import { parseMilestone } from '../logs/milestones.ts';
 import { commandLine, dialectForVersion, flagView, type ResolvedProfile, renderLaunch } from '../profiles/index.ts';
@@ -9,7 +16,7 @@ import { captureEnvironment } from '../reports/env.ts';
 import type { DiagnoserFactory, Diagnosis } from './diagnosis.ts';
 import { createEarlyAlert } from './early-alert.ts';
 import { type Engine, hostOf, publish } from './engine.ts';
-import { readVersions } from './host-info.ts';
+import { readComputeCap, readVersions } from './host-info.ts';
 import { advance, initialProgress, type Progress } from './progress.ts';
 import { readRemoteState, runIdFor } from './remote-state.ts';
 import { LAUNCH, script } from './scripts.ts';
@@ -27,6 +34,10 @@ export interface LaunchRequest {
   port?: number;
   /** Attempts made together (a bisection) share this chat thread. */
   groupKey?: string;
+  /** Launch even when the hardware catalog or the ledger says this configuration crashes on this host. */
+  confirmed?: boolean;
+  /** Asks the person (interactive faces); without it, a known crash needs `confirmed`. */
+  confirm?: (question: string) => Promise<boolean>;
 }
 
 export type LaunchEvent =
@@ -38,6 +49,8 @@ export type LaunchEvent =
 
 export interface LaunchResult {
   outcome: 'dry-run' | 'ready' | 'crashed' | 'exited' | 'timeout' | 'hang';
+  /** Known crashes of this configuration on this hardware (shown by a dry run). */
+  warnings?: HardwareWarning[];
   commandLine: string;
   attempt?: Attempt;
   diagnosis?: Diagnosis;
@@ -79,7 +92,18 @@ export async function launch(
   const r = await renderFor(engine, req);
   const shownLine = redactText(commandLine({ argv: redactArgv(r.argv), env: redactEnv(r.env) }));
   emit({ kind: 'command', commandLine: shownLine, dialectNote: r.dialectNote });
-  if (req.dryRun) return { outcome: 'dry-run', commandLine: shownLine };
+  const warnings = await knownCrashes(engine, req);
+  if (req.dryRun) return { outcome: 'dry-run', commandLine: shownLine, warnings };
+  if (warnings.length > 0 && !req.confirmed) {
+    const known = `${req.profile.name} on ${req.hostName} is known to crash:\n${warnings.map((w) => `  - ${w.text}${w.evidence.length ? ` (${w.evidence.join(', ')})` : ''}`).join('\n')}`;
+    const yes = req.confirm ? await req.confirm(`${known}\nlaunch it anyway? [y/N]`) : false;
+    if (!yes) {
+      throw new UserError(
+        req.confirm ? `not launched: ${known}` : known,
+        'launch it anyway with --yes (e.g. to reproduce the crash for a bug report), or pick another configuration (next)',
+      );
+    }
+  }
 
   const port = req.port ?? req.profile.port;
   // The ledger's answer first (it names who launched what); the atomic check is attempts.open below.
@@ -160,6 +184,17 @@ export async function launch(
   attempt = engine.attempts.get(attempt.id)!;
   publish(engine, emit, { kind: 'started', attempt });
   return follow(engine, attempt, req.firstRequest ?? true, emit, diagnoser);
+}
+
+let hardwareCatalog: KnownBadEntry[] | undefined;
+
+/** What the hardware catalog and this host's past attempts say about this configuration. */
+async function knownCrashes(engine: Engine, req: LaunchRequest): Promise<HardwareWarning[]> {
+  const { host, cfg } = hostOf(engine, req.hostName);
+  const cap = await readComputeCap(host, cfg).catch(() => null);
+  hardwareCatalog ??= loadHardwareCatalog();
+  const past = engine.attempts.list({ host: req.hostName, limit: 500 });
+  return hardwareWarnings(req.profile, archOf(cap ?? undefined), hardwareCatalog, past);
 }
 
 function placeholder(req: LaunchRequest) {

@@ -213,7 +213,7 @@ async function launchWithin(
   // with the smoke's evidence, rather than the launch.
   const launching = launch(
     engine,
-    { profile, hostName: req.hostName, actor: req.actor, origin: req.origin, firstRequest: false },
+    { profile, hostName: req.hostName, actor: req.actor, origin: req.origin, firstRequest: false, confirmed: true },
     emit,
     hooks.diagnoser,
   );

@@ -74,7 +74,7 @@ beforeAll(async () => {
     // launch that row again, and draft the rows that did run.
     for (let tries = 0; tries < 3; tries++) {
       const port = await freePort();
-      const r = await b.run(`launch glm5-attempt${i} --port ${port}`);
+      const r = await b.run(`launch glm5-attempt${i} --yes --port ${port}`);
       if (r.exitCode === 0) await b.run('stop');
       const a = b.app.engine.attempts.list().at(-1)!;
       await captureEnvironment(b.app.engine, 'gpu', { attemptId: a.id });
@@ -355,7 +355,7 @@ describe('next over the seeds', () => {
     expect(existsSync(p.file)).toBe(true);
     const r = await launch(
       b.app.engine,
-      { profile: p, hostName: 'gpu', actor: 'tester', origin: 'terminal', port: await freePort() },
+      { profile: p, hostName: 'gpu', actor: 'tester', origin: 'terminal', port: await freePort(), confirmed: true },
       () => {},
       b.app.diagnoser,
     );

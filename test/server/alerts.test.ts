@@ -103,7 +103,7 @@ describe('crash alerts', () => {
   it('sshd killed and restarted during a launch: the crash written meanwhile is alerted exactly once', async () => {
     // glm5-attempt1 runs out of memory in CUDA graph capture; slow enough to take sshd away while it loads.
     const b = chatBot({ STANDIN_TIME_SCALE: '0.02' });
-    const pending = b.run(`launch glm5-attempt1 --port ${await freePort()}`);
+    const pending = b.run(`launch glm5-attempt1 --yes --port ${await freePort()}`);
     await until(() => b.app.engine.attempts.activeOn('gpu')?.status === 'loading', 20_000);
     await sshd.stop();
     // The server runs on; it crashes while nobody can read its log.
@@ -130,7 +130,7 @@ describe('crash alerts', () => {
   it('the same crash again bumps the count on the first alert instead of posting a new one', async () => {
     const b = chatBot({});
     for (let i = 0; i < 2; i++) {
-      const r = await b.run(`launch glm5-attempt3 --port ${await freePort()}`);
+      const r = await b.run(`launch glm5-attempt3 --yes --port ${await freePort()}`);
       expect(r.exitCode).toBe(1);
     }
     await b.app.engine.notifier!.idle();

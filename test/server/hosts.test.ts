@@ -128,3 +128,23 @@ describe('hosts through the bot', () => {
     expect((r.data as Array<{ sglang: string }>)[0]?.sglang).toMatch(/standin/);
   });
 });
+
+describe('known crashes on this hardware', () => {
+  it('a one-shot launch of a configuration known to crash on SM120 is held back with the evidence; --yes launches it', async () => {
+    const b = bot();
+    const port = await freePort();
+    const dry = await b.run(`launch glm5-attempt4 --dry-run --port ${port}`);
+    expect(dry.text).toMatch(/known to crash: nsa-decode-backend flashmla_sparse is known to crash on sm120/);
+    const r = await b.run(`launch glm5-attempt4 --port ${port}`);
+    expect(r.exitCode).toBe(2);
+    expect(r.text).toMatch(/glm5-attempt4 on gpu is known to crash:/);
+    expect(r.text).toMatch(/issues\/26087/);
+    expect(r.text).toMatch(/--yes/);
+    expect(b.app.engine.attempts.list()).toEqual([]);
+    const y = await b.run(`launch glm5-attempt4 --yes --port ${port}`);
+    expect(y.text).toMatch(/nan_in_sampling during decode/);
+    // Now the ledger knows too.
+    const again = await b.run(`launch glm5-attempt4 --port ${port}`);
+    expect(again.text).toMatch(/this exact configuration already crashed on this host: attempt #1 nan_in_sampling/);
+  });
+});

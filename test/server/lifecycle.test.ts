@@ -115,7 +115,7 @@ describe('crashes', () => {
   for (const [profile, category, phase, root] of cases) {
     it(`${profile}: ${category} during ${phase}, with its root line, recorded`, async () => {
       const b = bot();
-      const r = await b.run(`launch ${profile} --port ${await freePort()}`);
+      const r = await b.run(`launch ${profile} --yes --port ${await freePort()}`);
       expect(r.exitCode, b.said.join('\n')).toBe(1);
       expect(r.text).toContain(`${category} during ${phase}`);
       const a = b.app.engine.attempts.list()[0]!;

@@ -264,7 +264,7 @@ describe('an attempt in Slack', () => {
   });
 
   it('a crash: parent says crashed, the alert in its thread, broadcast, naming class, root lines and launcher', async () => {
-    const r = await slash(`launch glm5-attempt3 --port ${await freePort()}`);
+    const r = await slash(`launch glm5-attempt3 --yes --port ${await freePort()}`);
     expect(await answer(r.rid, /crashed|error/)).toMatch(/crashed/);
     const a = face.glm.engine.attempts.list().at(-1)!;
     const parent = await waitFor('parent says crashed', () => {
@@ -282,7 +282,7 @@ describe('an attempt in Slack', () => {
     }
 
     // The same crash again: the first alert's count goes up; no second alert.
-    const r2 = await slash(`launch glm5-attempt3 --port ${await freePort()}`);
+    const r2 = await slash(`launch glm5-attempt3 --yes --port ${await freePort()}`);
     expect(await answer(r2.rid, /crashed|error/)).toMatch(/crashed/);
     await waitFor('count bumped', () => /seen 2 times/.test(blockText(alert.blocks)));
     const alerts = fake.messages.filter((m) => blockText(m.blocks).includes(':rotating_light: *crash:'));

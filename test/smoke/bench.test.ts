@@ -11,9 +11,9 @@ import { type SmokeBot, smokeBot } from './helpers.ts';
 
 let sshd: Sshd;
 let b: SmokeBot;
-// Long enough that the stand-in's own admission of a 64-request burst (a few ms per request on a busy 2-core box)
-// stays small against it.
-const TTFT = 3000;
+// Long enough that the stand-in's own admission of a 64-request burst (1-4 ms per request on a busy 2-core box,
+// 100-250 ms for the last of them) stays small against it.
+const TTFT = 4000;
 const TPOT = 20;
 const OUT = 128;
 
@@ -36,29 +36,31 @@ interface BenchData {
   files: Array<{ path: string }>;
 }
 
-const within = (measured: number, expected: number, pct = 5) =>
-  expect(Math.abs(measured - expected) / expected, `${measured} vs ${expected}`).toBeLessThan(pct / 100);
+const within = (measured: number, expected: number, pct = 5, note = '') =>
+  expect(Math.abs(measured - expected) / expected, `${measured} vs ${expected} ${note}`).toBeLessThan(pct / 100);
 
 describe('bench accuracy', () => {
   let data: BenchData;
   let text: string;
   beforeAll(async () => {
-    const r = await b.run(`bench --concurrency 1,64 --requests 1,64 --input-len 64 --output-len ${OUT}`);
+    const r = await b.run(`bench --concurrency 1,64 --requests 1,128 --input-len 64 --output-len ${OUT}`);
     expect(r.exitCode, r.text).toBe(0);
     data = r.data as BenchData;
     text = r.text;
-  }, 60_000);
+  }, 90_000);
 
   for (const [i, c] of [1, 64].entries()) {
     it(`reports TTFT, ITL and output throughput within 5% of the stand-in's at concurrency ${c}`, () => {
       const m = data.levels[i]!;
       expect(m.concurrency).toBe(c);
-      expect(m.completed).toBe(c);
-      expect(m.totalOutputTokens).toBe(c * OUT);
-      within(m.ttftMs.median, TTFT);
+      const n = c === 1 ? 1 : 2 * c; // one request alone; two waves of 64
+      expect(m.completed).toBe(n);
+      expect(m.totalOutputTokens).toBe(n * OUT);
+      const note = `(ttft ${JSON.stringify(m.ttftMs)}, client ${JSON.stringify(m.client)})`;
+      within(m.ttftMs.median, TTFT, 5, note);
       within(m.itlMs.mean, TPOT);
       within(m.tpotMs.mean, TPOT);
-      // One wave of c requests, each TTFT + (OUT - 1) x TPOT long.
+      // c requests at a time, each TTFT + (OUT - 1) x TPOT long.
       within(m.outputThroughput, (c * OUT * 1000) / (TTFT + (OUT - 1) * TPOT));
       within(m.e2eMs.median, TTFT + (OUT - 1) * TPOT);
       expect(m.peakConcurrentRequests).toBe(c);

@@ -12,7 +12,7 @@ import type { Clock } from '../../src/clock.ts';
 import type { CommandContext } from '../../src/commands/define.ts';
 import { type Scheduler, startScheduler } from '../../src/schedule/scheduler.ts';
 import { clockTriggers } from '../../src/schedule/triggers.ts';
-import { closeLedger, ledgerDb } from '../../src/smoke/ledger.ts';
+import { ledgerDb } from '../../src/smoke/ledger.ts';
 import { freshDirs, testConfig } from '../helpers/app.ts';
 import { freePort, type Sshd, startSshd } from '../helpers/sshd.ts';
 
@@ -107,7 +107,6 @@ function bot(): { app: App; ctx: CommandContext; run: (s: string) => Promise<{ t
 async function shutdown(app: App, s?: Scheduler) {
   await s?.stop();
   await app.delivery?.flush(5000);
-  closeLedger(app.engine);
   await app.close();
 }
 
