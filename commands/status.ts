@@ -26,6 +26,7 @@ export default defineCommand({
         by: a?.actor ?? null,
         since: a ? now - a.startedAt : null,
         milestone: a?.lastMilestone ?? null,
+        gpus: a?.gpus ?? null,
         note: c?.note ?? null,
       };
     });
@@ -36,12 +37,13 @@ export default defineCommand({
         data: rows,
       };
     const text = table(
-      ['host', 'state', 'attempt', 'profile', 'launched by', 'for', 'last milestone'],
+      ['host', 'state', 'attempt', 'profile', 'GPUs held', 'launched by', 'for', 'last milestone'],
       rows.map((r) => [
         r.host,
         r.state + (r.note ? ` (${r.note})` : ''),
         r.attempt ? `#${r.attempt}` : '-',
         r.profile ?? '-',
+        r.gpus ?? '-',
         r.by ?? '-',
         duration(r.since),
         r.milestone ?? '-',

@@ -120,7 +120,8 @@ export async function launch(
     env: redactEnv(r.env),
     commandLine: shownLine,
     port,
-    gpus: req.profile.gpus?.join(','),
+    // The GPUs this attempt holds while it lives: the profile's list, else the first tp of them (CUDA's order).
+    gpus: (req.profile.gpus ?? Array.from({ length: req.profile.tp ?? 1 }, (_, i) => i)).join(','),
     sglangVersion: r.sglangVersion,
     actor: req.actor,
     origin: req.origin,
@@ -299,7 +300,7 @@ export async function follow(
 
   if (outcome === 'ready' && !diag.crashed()) {
     const now = engine.clock.now();
-    engine.attempts.update(attempt.id, { status: 'ready', readyAt: now });
+    engine.attempts.update(attempt.id, { status: 'ready', readyAt: now, lastMilestone: 'ready' });
     engine.attempts.event(attempt.id, now, 'ready', {});
     const a = engine.attempts.get(attempt.id)!;
     publish(engine, emit, { kind: 'ready', attempt: a, seconds: (now - attempt.startedAt) / 1000 });
