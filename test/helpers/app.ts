@@ -1,7 +1,8 @@
 // A bot wired to a real sshd on loopback, whose host runs the SGLang stand-in, with a ledger in a temp dir.
-import { mkdtempSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { chmodSync, cpSync, mkdtempSync, readdirSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { type App, createApp } from '../../src/app.ts';
@@ -10,7 +11,33 @@ import { type LoadedConfig, PACKAGE_ROOT, validate } from '../../src/config/load
 import type { Sshd } from './sshd.ts';
 import { userDir } from './sshd.ts';
 
-export const STANDIN = join(PACKAGE_ROOT, 'standin');
+/**
+ * The stand-in as the test host's user can run it. Over sshd the tests log in as another account, which cannot enter
+ * a checkout under a private home directory (/root is 0700): then a world-readable copy in the temp dir is used.
+ */
+export const STANDIN = reachableStandin(join(PACKAGE_ROOT, 'standin'));
+
+function reachableStandin(src: string): string {
+  const traversable = (dir: string): boolean => {
+    for (let d = dir; ; d = dirname(d)) {
+      if ((statSync(d).mode & 0o005) !== 0o005) return false;
+      if (d === dirname(d)) return true;
+    }
+  };
+  if (traversable(src)) return src;
+  const copy = join(tmpdir(), `glm-standin-${createHash('sha1').update(src).digest('hex').slice(0, 8)}`);
+  cpSync(src, copy, { recursive: true });
+  const open = (d: string): void => {
+    chmodSync(d, 0o755);
+    for (const e of readdirSync(d, { withFileTypes: true })) {
+      const p = join(d, e.name);
+      if (e.isDirectory()) open(p);
+      else chmodSync(p, statSync(p).mode & 0o111 ? 0o755 : 0o644);
+    }
+  };
+  open(copy);
+  return copy;
+}
 
 export interface TestBot {
   app: App;
