@@ -53,8 +53,11 @@ export function benchText(row: BenchRow, chartPath: string | null): string {
       .map((x) => `  ${x}`)
       .join('\n'),
   ];
-  for (const l of row.levels)
-    if (l.failed > 0) lines.push(`  concurrency ${l.concurrency}: ${l.failed} failed (${l.firstError})`);
+  for (const l of row.levels) {
+    if (l.failed === 0) continue;
+    const gone = l.completed === 0 ? `; the server stopped answering: see its log with logs --host ${row.host}` : '';
+    lines.push(`  concurrency ${l.concurrency}: ${l.failed} failed (${l.firstError})${gone}`);
+  }
   lines.push(`  ${clientVerdict(row.levels)}`);
   if (chartPath) lines.push(`  chart: ${chartPath}`);
   return lines.join('\n');

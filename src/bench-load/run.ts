@@ -48,7 +48,11 @@ export async function runBench(engine: Engine, req: BenchRequest, say: (t: strin
   // concurrent requests pays for lazy set-up on both ends (connection paths, JIT, allocators) that would otherwise
   // inflate the first measured level's TTFT (bench_serving warms up with one request; a burst covers that too).
   const widest = Math.max(...req.concurrencies);
+  // Every level (and the warm-up) gets its own prompts: a prompt seen before would hit the server's prefix cache and
+  // make later levels look faster than they are.
+  const seed = (started % 1_000_003) + 1;
   const warm = await runLevel(host, attempt.port, {
+    seed,
     concurrency: widest,
     requests: widest,
     inputLen: req.inputLen,
@@ -64,6 +68,7 @@ export async function runBench(engine: Engine, req: BenchRequest, say: (t: strin
   const levels: LevelMetrics[] = [];
   for (const [i, c] of req.concurrencies.entries()) {
     const run = await runLevel(host, attempt.port, {
+      seed: seed + 7919 * (i + 1),
       concurrency: c,
       requests: requestsFor(c, req.requests, i),
       inputLen: req.inputLen,
