@@ -14,7 +14,7 @@ let b: SmokeBot;
 // Long enough that the stand-in's own admission of a 64-request burst (1-4 ms per request on a busy 2-core box,
 // 100-250 ms for the last of them) stays small against it.
 const TTFT = 5000;
-const TPOT = 20;
+const TPOT = 40;
 // Short answers: the stand-in arms one timer per token at admission, which makes a 64-request burst slow to admit.
 const OUT = 32;
 
