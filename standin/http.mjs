@@ -92,7 +92,15 @@ export function startHttp(srv, { dummy }) {
     res.end(payload);
   }
 
+  // A streaming client can vanish between tokens; writing to its closed response must not take the server down.
+  function safeWrite(res, data) {
+    if (res.destroyed || res.writableEnded) return false;
+    return res.write(data);
+  }
+
   function startStream(req, res) {
+    // The client may have gone (or an error answer been sent) before the first token: nothing to start then.
+    if (res.headersSent || res.destroyed || res.writableEnded) return;
     srv.log.uvicorn('INFO', `${clientAddr(req)} - "${req.method} ${req.url} HTTP/${req.httpVersion}" 200 OK`);
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
     res.flushHeaders?.();
@@ -332,7 +340,7 @@ export function startHttp(srv, { dummy }) {
         if (stream) {
           if (i === 0) startStream(req, res);
           const last = i === p.tokens.length - 1;
-          res.write(
+          safeWrite(res, 
             `data: ${json({ text, output_ids: p.ids.slice(0, i + 1), meta_info: meta(last ? p.finish : null, last ? (Date.now() - t0) / 1000 : null, i + 1, g.cached) })}\n\n`,
           );
         }
@@ -341,7 +349,7 @@ export function startHttp(srv, { dummy }) {
         if (stream) {
           if (!res.headersSent) {
             startStream(req, res);
-            res.write(`data: ${json({ text: '', output_ids: [], meta_info: meta(p.finish, e2e, 0, g.cached) })}\n\n`);
+            safeWrite(res, `data: ${json({ text: '', output_ids: [], meta_info: meta(p.finish, e2e, 0, g.cached) })}\n\n`);
           }
           res.end('data: [DONE]\n\n');
         } else {
@@ -425,7 +433,7 @@ export function startHttp(srv, { dummy }) {
         if (i === 0) {
           startStream(req, res);
           if (chat) {
-            res.write(
+            safeWrite(res, 
               chunk({
                 index: 0,
                 delta: { role: 'assistant', content: '', reasoning_content: null, tool_calls: null },
@@ -435,7 +443,7 @@ export function startHttp(srv, { dummy }) {
               }),
             );
             if (reasoning)
-              res.write(
+              safeWrite(res, 
                 chunk({
                   index: 0,
                   delta: { role: null, content: null, reasoning_content: reasoning, tool_calls: null },
@@ -448,7 +456,7 @@ export function startHttp(srv, { dummy }) {
         }
         const tok = chat && i === 0 ? p.tokens[i].replace(/^\s+/, '') : p.tokens[i];
         if (chat)
-          res.write(
+          safeWrite(res, 
             chunk({
               index: 0,
               delta: { role: null, content: tok, reasoning_content: null, tool_calls: null },
@@ -457,14 +465,14 @@ export function startHttp(srv, { dummy }) {
               matched_stop: null,
             }),
           );
-        else res.write(chunk({ index: 0, text: tok, logprobs: null, finish_reason: null, matched_stop: null }));
+        else safeWrite(res, chunk({ index: 0, text: tok, logprobs: null, finish_reason: null, matched_stop: null }));
       },
       onDone: () => {
         const content = chat ? text.replace(/^\s+/, '') : text;
         if (stream) {
           if (!res.headersSent) startStream(req, res);
           if (chat)
-            res.write(
+            safeWrite(res, 
               chunk({
                 index: 0,
                 delta: { role: null, content: null, reasoning_content: null, tool_calls: null },
@@ -474,10 +482,10 @@ export function startHttp(srv, { dummy }) {
               }),
             );
           else
-            res.write(
+            safeWrite(res, 
               chunk({ index: 0, text: '', logprobs: null, finish_reason: finishReason, matched_stop: matched }),
             );
-          if (includeUsage) res.write(chunk(null, usage(p.tokens.length)));
+          if (includeUsage) safeWrite(res, chunk(null, usage(p.tokens.length)));
           res.end('data: [DONE]\n\n');
           return;
         }
