@@ -17,7 +17,9 @@ export function createConsoleAdapter(write: (s: string) => void): ChatAdapter {
       write(renderText(msg));
     },
     async upload(dest, file) {
-      write(`${dest.threadTs ? '  | ' : ''}[file ${file.filename}: ${file.content.length} bytes]`);
+      const bytes =
+        file.encoding === 'base64' ? Buffer.from(file.content, 'base64').length : Buffer.byteLength(file.content);
+      write(`${dest.threadTs ? '  | ' : ''}[file ${file.filename}: ${bytes} bytes]`);
     },
   };
 }

@@ -35,7 +35,12 @@ export function createDelivery(opts: {
   let draining: Promise<void> | undefined;
 
   async function send(item: OutboxItem): Promise<'sent' | 'wait'> {
-    const msg = item.payload as ChatMessage & { filename?: string; content?: string; title?: string };
+    const msg = item.payload as ChatMessage & {
+      filename?: string;
+      content?: string;
+      title?: string;
+      encoding?: 'base64';
+    };
     const parent = item.parentKey ? outbox.ref(item.parentKey) : undefined;
     if (item.kind === 'post') {
       const ref = await adapter.post({ channel: parent?.channel ?? item.channel, threadTs: parent?.ts }, msg);
@@ -53,7 +58,7 @@ export function createDelivery(opts: {
     }
     await adapter.upload(
       { channel: parent?.channel ?? item.channel, threadTs: parent?.ts },
-      { filename: msg.filename ?? 'file.txt', content: msg.content ?? '', title: msg.title },
+      { filename: msg.filename ?? 'file.txt', content: msg.content ?? '', title: msg.title, encoding: msg.encoding },
     );
     return 'sent';
   }

@@ -51,9 +51,10 @@ export interface ChatMessage {
 export interface ChatAdapter {
   post(dest: { channel: string; threadTs?: string }, msg: ChatMessage): Promise<ChatRef>;
   update(ref: ChatRef, msg: ChatMessage): Promise<void>;
+  /** `content` is text, or base64 of binary data (a PNG chart) when `encoding` says so. */
   upload(
     dest: { channel: string; threadTs?: string },
-    file: { filename: string; content: string; title?: string },
+    file: { filename: string; content: string; title?: string; encoding?: 'base64' },
   ): Promise<void>;
 }
 

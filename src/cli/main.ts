@@ -11,6 +11,7 @@ import { loadConfig } from '../config/load.ts';
 import { describeError } from '../errors-render.ts';
 import { shArgv } from '../hosts/quote.ts';
 import { createLogger } from '../logger.ts';
+import { startScheduler } from '../schedule/scheduler.ts';
 import { eventText } from '../server/render-events.ts';
 import { resumeWatches } from '../server/resume.ts';
 
@@ -83,6 +84,8 @@ async function repl(app: App): Promise<number> {
   // Follow again whatever a previous run of the bot left loading or serving.
   const resumed = await resumeWatches(app.engine, (e) => write(eventText(e, false)), app.diagnoser).catch(() => 0);
   if (interactive && resumed > 0) write(`following ${resumed} server(s) started earlier`);
+  // Scheduled jobs run while the session is open; their reports print here unless they name a channel.
+  const scheduler = startScheduler(app, { say: write });
   const rl = createInterface({ input: process.stdin, output: process.stdout, prompt: 'glm> ', terminal: interactive });
   // A command may ask a yes/no question (launching a configuration known to crash): the next line answers it.
   const answers: Array<(yes: boolean) => void> = [];
@@ -122,6 +125,7 @@ async function repl(app: App): Promise<number> {
   // End of input: a question nobody can answer any more is a no.
   for (const answer of answers.splice(0)) answer(false);
   await Promise.all(running);
+  await scheduler.stop();
   await app.close();
   return 0;
 }

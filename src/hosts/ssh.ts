@@ -80,6 +80,8 @@ export function createSshHost(target: SshTarget): SshHost {
       if (target.passphrase) cfg.passphrase = target.passphrase;
       if (target.agent) cfg.agent = target.agent;
       c.on('ready', () => {
+        // Small request/response exchanges (channel opens, probes) must not wait on Nagle's algorithm.
+        c.setNoDelay(true);
         stats.connectionsOpened += 1;
         resolve(c);
       });

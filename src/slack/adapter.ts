@@ -87,10 +87,14 @@ export function createSlackAdapter(opts: {
 
   async function upload(
     dest: { channel: string; threadTs?: string },
-    file: { filename: string; content: string; title?: string },
+    file: { filename: string; content: string; title?: string; encoding?: 'base64' },
   ): Promise<void> {
-    const clean = scrub(file);
-    const file_ = { filename: clean.filename, title: clean.title ?? clean.filename, content: clean.content };
+    // Binary files (charts) are sent as bytes; text is scrubbed of secrets first.
+    const binary = file.encoding === 'base64';
+    const clean = binary ? { ...file, title: scrub({ ...file, content: '' }).title } : scrub(file);
+    const file_ = binary
+      ? { filename: file.filename, title: clean.title ?? file.filename, file: Buffer.from(file.content, 'base64') }
+      : { filename: clean.filename, title: clean.title ?? clean.filename, content: clean.content };
     await call('files upload', () =>
       dest.threadTs
         ? client.filesUploadV2({ ...file_, channel_id: dest.channel, thread_ts: dest.threadTs })

@@ -4,6 +4,7 @@ import { mkdirSync } from 'node:fs';
 import { loadConfig } from '../config/load.ts';
 import { describeError } from '../errors-render.ts';
 import { createLogger } from '../logger.ts';
+import { startScheduler } from '../schedule/scheduler.ts';
 import { resumeWatches } from '../server/resume.ts';
 import { readSlackEnv } from './env.ts';
 import { startSlackFace } from './face.ts';
@@ -24,11 +25,14 @@ export async function runSlack(env: NodeJS.ProcessEnv = process.env): Promise<nu
   resumeWatches(face.glm.engine, () => {}, face.glm.diagnoser)
     .then((n) => n > 0 && log.info({ resumed: n }, 'following servers started before the restart'))
     .catch((e: Error) => log.warn({ err: e.message }, 'could not resume following live attempts'));
+  // Scheduled jobs (nightly smoke...) run through the same command path, reporting to their channels.
+  const scheduler = startScheduler(face.glm);
   const signal = await new Promise<string>((resolve) => {
     process.once('SIGTERM', () => resolve('SIGTERM'));
     process.once('SIGINT', () => resolve('SIGINT'));
   });
   log.info({ signal }, 'shutting down: flushing the outbox');
+  await scheduler.stop();
   await face.stop();
   log.flush();
   return 0;
