@@ -4,6 +4,7 @@ import { execFileSync } from 'node:child_process';
 import { startSshd } from '../test/helpers/sshd.ts';
 import { benchAlertLatency, benchThroughput } from './diagnosis.ts';
 import { benchEngine } from './engine.ts';
+import { benchLoad } from './load.ts';
 import { benchSlackAck } from './slack.ts';
 import type { Row } from './stats.ts';
 import { printTable } from './stats.ts';
@@ -37,6 +38,10 @@ try {
     ...followRssInChild(sshd),
   ]);
   printTable('slack (issue 4): ack latency of 50 concurrent signed /glm commands', await benchSlackAck());
+  printTable(
+    "load benchmark (issue 5): measured against the stand-in's set TTFT and per-token delay",
+    await benchLoad(sshd),
+  );
 } finally {
   await sshd.stop();
 }
