@@ -63,30 +63,46 @@ export function createDelivery(opts: {
     return 'sent';
   }
 
+  /**
+   * Sends pending items in order. An update that must wait for its message's spacing is passed over (it is only the
+   * newest state of that message, and the outbox keeps coalescing it) so it never holds back an alert queued behind
+   * it; a transient failure stops the round, keeping order for everything after it.
+   */
   async function drainOnce(): Promise<number | undefined> {
     for (;;) {
-      const [item] = outbox.pending(1);
-      if (!item) return undefined;
-      const now = clock.now();
-      if (item.nextAt > now) return item.nextAt - now;
-      try {
-        const r = await send(item);
-        if (r === 'wait') {
-          const until = (lastUpdate.get(item.refKey!) ?? 0) + updateInterval;
-          return Math.max(until - clock.now(), 1);
+      const batch = outbox.pending(200);
+      if (batch.length === 0) return undefined;
+      const spaced = new Set<string>();
+      let soonest: number | undefined;
+      let sent = 0;
+      for (const item of batch) {
+        const now = clock.now();
+        if (item.kind === 'update' && item.refKey && spaced.has(item.refKey)) continue;
+        if (item.nextAt > now) return Math.min(item.nextAt - now, soonest ?? Number.POSITIVE_INFINITY);
+        try {
+          const r = await send(item);
+          if (r === 'wait') {
+            spaced.add(item.refKey!);
+            const until = (lastUpdate.get(item.refKey!) ?? 0) + updateInterval;
+            soonest = Math.min(soonest ?? Number.POSITIVE_INFINITY, Math.max(until - clock.now(), 1));
+            continue;
+          }
+          outbox.markSent(item.id, clock.now());
+          sent += 1;
+        } catch (e) {
+          if (e instanceof TransientChatError) {
+            const backoff = Math.min(2 ** item.attempts * 500, maxBackoff);
+            const wait = Math.max(e.retryAfterMs ?? 0, backoff);
+            outbox.retryLater(item.id, clock.now() + wait, e.message);
+            log.warn({ outboxId: item.id, key: item.key, waitMs: wait, err: e.message }, 'chat delivery will retry');
+            return wait;
+          }
+          outbox.markFailed(item.id, (e as Error).message, clock.now());
+          log.error({ outboxId: item.id, key: item.key, err: (e as Error).message }, 'chat delivery failed for good');
         }
-        outbox.markSent(item.id, clock.now());
-      } catch (e) {
-        if (e instanceof TransientChatError) {
-          const backoff = Math.min(2 ** item.attempts * 500, maxBackoff);
-          const wait = Math.max(e.retryAfterMs ?? 0, backoff);
-          outbox.retryLater(item.id, clock.now() + wait, e.message);
-          log.warn({ outboxId: item.id, key: item.key, waitMs: wait, err: e.message }, 'chat delivery will retry');
-          return wait;
-        }
-        outbox.markFailed(item.id, (e as Error).message, clock.now());
-        log.error({ outboxId: item.id, key: item.key, err: (e as Error).message }, 'chat delivery failed for good');
       }
+      // Everything left is waiting for its spacing, or a full batch went out and more may be queued.
+      if (sent === 0 || batch.length < 200) return soonest;
     }
   }
 

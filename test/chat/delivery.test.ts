@@ -202,3 +202,51 @@ describe('faces sharing a ledger', () => {
     expect(terminal.ref('alert:1')).toBeDefined();
   });
 });
+
+describe('spacing of updates', () => {
+  it('an update waiting for its spacing does not hold back an alert queued after it', async () => {
+    const db = openDb(':memory:');
+    const outbox = createOutbox(db);
+    const clock = fakeClock();
+    const chat = scriptedChat([]);
+    const d = createDelivery({ outbox, adapter: chat.adapter, clock, log, updateIntervalMs: 3000 });
+    outbox.enqueue({
+      key: 'p',
+      kind: 'post',
+      channel: 'C1',
+      refKey: 'msg',
+      payload: { text: 'parent' },
+      at: clock.now(),
+    });
+    outbox.enqueue({
+      key: 'u1',
+      kind: 'update',
+      channel: 'C1',
+      refKey: 'msg',
+      payload: { text: 'v1' },
+      at: clock.now(),
+    });
+    await d.drain();
+    outbox.enqueue({
+      key: 'u2',
+      kind: 'update',
+      channel: 'C1',
+      refKey: 'msg',
+      payload: { text: 'v2' },
+      at: clock.now(),
+    });
+    outbox.enqueue({
+      key: 'alert',
+      kind: 'post',
+      channel: 'C1',
+      parentKey: 'msg',
+      payload: { text: 'CRASH' },
+      at: clock.now(),
+    });
+    await d.drain();
+    expect(chat.accepted.map((a) => a.text)).toEqual(['parent', 'v1', 'CRASH']);
+    clock.advance(3000);
+    await d.drain();
+    expect(chat.accepted.map((a) => a.text)).toEqual(['parent', 'v1', 'CRASH', 'v2']);
+  });
+});
