@@ -340,7 +340,8 @@ export function startHttp(srv, { dummy }) {
         if (stream) {
           if (i === 0) startStream(req, res);
           const last = i === p.tokens.length - 1;
-          safeWrite(res, 
+          safeWrite(
+            res,
             `data: ${json({ text, output_ids: p.ids.slice(0, i + 1), meta_info: meta(last ? p.finish : null, last ? (Date.now() - t0) / 1000 : null, i + 1, g.cached) })}\n\n`,
           );
         }
@@ -349,7 +350,10 @@ export function startHttp(srv, { dummy }) {
         if (stream) {
           if (!res.headersSent) {
             startStream(req, res);
-            safeWrite(res, `data: ${json({ text: '', output_ids: [], meta_info: meta(p.finish, e2e, 0, g.cached) })}\n\n`);
+            safeWrite(
+              res,
+              `data: ${json({ text: '', output_ids: [], meta_info: meta(p.finish, e2e, 0, g.cached) })}\n\n`,
+            );
           }
           res.end('data: [DONE]\n\n');
         } else {
@@ -433,7 +437,8 @@ export function startHttp(srv, { dummy }) {
         if (i === 0) {
           startStream(req, res);
           if (chat) {
-            safeWrite(res, 
+            safeWrite(
+              res,
               chunk({
                 index: 0,
                 delta: { role: 'assistant', content: '', reasoning_content: null, tool_calls: null },
@@ -443,7 +448,8 @@ export function startHttp(srv, { dummy }) {
               }),
             );
             if (reasoning)
-              safeWrite(res, 
+              safeWrite(
+                res,
                 chunk({
                   index: 0,
                   delta: { role: null, content: null, reasoning_content: reasoning, tool_calls: null },
@@ -456,7 +462,8 @@ export function startHttp(srv, { dummy }) {
         }
         const tok = chat && i === 0 ? p.tokens[i].replace(/^\s+/, '') : p.tokens[i];
         if (chat)
-          safeWrite(res, 
+          safeWrite(
+            res,
             chunk({
               index: 0,
               delta: { role: null, content: tok, reasoning_content: null, tool_calls: null },
@@ -472,7 +479,8 @@ export function startHttp(srv, { dummy }) {
         if (stream) {
           if (!res.headersSent) startStream(req, res);
           if (chat)
-            safeWrite(res, 
+            safeWrite(
+              res,
               chunk({
                 index: 0,
                 delta: { role: null, content: null, reasoning_content: null, tool_calls: null },
@@ -482,7 +490,8 @@ export function startHttp(srv, { dummy }) {
               }),
             );
           else
-            safeWrite(res, 
+            safeWrite(
+              res,
               chunk({ index: 0, text: '', logprobs: null, finish_reason: finishReason, matched_stop: matched }),
             );
           if (includeUsage) safeWrite(res, chunk(null, usage(p.tokens.length)));
