@@ -1,5 +1,4 @@
 // A bot wired to a real sshd on loopback, whose host runs the SGLang stand-in, with a ledger in a temp dir.
-import { createHash } from 'node:crypto';
 import { chmodSync, cpSync, mkdtempSync, readdirSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -25,7 +24,8 @@ function reachableStandin(src: string): string {
     }
   };
   if (traversable(src)) return src;
-  const copy = join(tmpdir(), `glm-standin-${createHash('sha1').update(src).digest('hex').slice(0, 8)}`);
+  // One copy per test process: workers start at the same time, and copying into a shared directory races.
+  const copy = mkdtempSync(join(tmpdir(), 'glm-standin-'));
   cpSync(src, copy, { recursive: true });
   const open = (d: string): void => {
     chmodSync(d, 0o755);
