@@ -102,6 +102,17 @@ export function createAttemptStore(db: Db) {
   const activeOn = db.prepare('SELECT * FROM attempts WHERE host = ? AND active = 1');
   const addEvent = db.prepare('INSERT INTO events (attempt_id, at, kind, data_json) VALUES (?, ?, ?, ?)');
 
+  function busy(host: string): UserError {
+    const running = activeOn.get(host) as Row | undefined;
+    const r = running ? fromRow(running) : undefined;
+    return new UserError(
+      r
+        ? `a server already runs on ${host}: attempt #${r.id} (${r.profile}), launched by ${r.actor} at ${new Date(r.startedAt).toISOString()}, ${r.status}`
+        : `a server already runs on ${host}`,
+      `stop it first with: stop --host ${host}`,
+    );
+  }
+
   return {
     /**
      * Opens an attempt, or refuses when the host already has a live one. The partial unique index makes this atomic
@@ -127,18 +138,13 @@ export function createAttemptStore(db: Db) {
         });
         return fromRow(byId.get(info.lastInsertRowid) as Row);
       } catch (e) {
-        if ((e as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') {
-          const running = activeOn.get(a.host) as Row | undefined;
-          const r = running ? fromRow(running) : undefined;
-          throw new UserError(
-            r
-              ? `a server already runs on ${a.host}: attempt #${r.id} (${r.profile}), launched by ${r.actor} at ${new Date(r.startedAt).toISOString()}, ${r.status}`
-              : `a server already runs on ${a.host}`,
-            r ? `stop it first with: stop --host ${a.host}` : undefined,
-          );
-        }
+        if ((e as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') throw busy(a.host);
         throw e;
       }
+    },
+    /** Throws the "already runs" error (who launched what, when) when the host has a live attempt. */
+    assertIdle(host: string): void {
+      if (activeOn.get(host)) throw busy(host);
     },
     get(id: number): Attempt | undefined {
       const r = byId.get(id) as Row | undefined;

@@ -107,8 +107,7 @@ export async function launch(
 
   const port = req.port ?? req.profile.port;
   // The ledger's answer first (it names who launched what); the atomic check is attempts.open below.
-  const running = engine.attempts.activeOn(req.hostName);
-  if (running) engine.attempts.open({ ...placeholder(req), startedAt: engine.clock.now() });
+  engine.attempts.assertIdle(req.hostName);
   await assertPortFree(engine, req.hostName, port);
   const started = engine.clock.now();
   let attempt = engine.attempts.open({
@@ -196,21 +195,6 @@ async function knownCrashes(engine: Engine, req: LaunchRequest): Promise<Hardwar
   hardwareCatalog ??= loadHardwareCatalog();
   const past = engine.attempts.list({ host: req.hostName, limit: 500 });
   return hardwareWarnings(req.profile, archOf(cap ?? undefined), hardwareCatalog, past);
-}
-
-function placeholder(req: LaunchRequest) {
-  return {
-    host: req.hostName,
-    profile: req.profile.name,
-    profileJson: '{}',
-    flags: {},
-    argv: [],
-    env: {},
-    commandLine: '',
-    port: 0,
-    actor: req.actor,
-    origin: req.origin,
-  };
 }
 
 async function assertPortFree(engine: Engine, hostName: string, port: number): Promise<void> {
