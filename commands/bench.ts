@@ -5,7 +5,6 @@ import { createBenchStore } from '../src/bench-load/store.ts';
 import { defineCommand } from '../src/commands/define.ts';
 import { UserError } from '../src/errors.ts';
 import { resolveHostName } from '../src/hosts/from-config.ts';
-import { ledgerDb, ledgerOutbox } from '../src/smoke/ledger.ts';
 
 const list = z
   .string()
@@ -44,7 +43,7 @@ export default defineCommand({
   effect: 'write',
   async run(ctx, { host, concurrency, inputLen, outputLen, requests, history, json }) {
     if (history) {
-      const rows = createBenchStore(ledgerDb(ctx.engine)).list({ host });
+      const rows = createBenchStore(ctx.engine.db).list({ host });
       return json ? { text: JSON.stringify(rows, null, 2), data: rows } : { text: benchHistoryText(rows), data: rows };
     }
     if (requests && requests.length !== 1 && requests.length !== concurrency.length)
@@ -74,7 +73,7 @@ export default defineCommand({
     };
     // From Slack the chart goes to the asker's channel through the outbox; the scheduler posts `files` itself.
     if (ctx.origin === 'slack' && ctx.identity?.channel) {
-      ledgerOutbox(ctx.engine).enqueue({
+      ctx.engine.outbox.enqueue({
         key: `bench:${r.row.id}:chart`,
         kind: 'upload',
         channel: ctx.identity.channel,

@@ -4,7 +4,6 @@ import { table } from '../src/format/table.ts';
 import { nextAfter } from '../src/schedule/cron.ts';
 import { catchUpMs } from '../src/schedule/scheduler.ts';
 import { createScheduleState } from '../src/schedule/state.ts';
-import { ledgerDb } from '../src/smoke/ledger.ts';
 
 const when = (t: number | null, tz?: string) =>
   t === null
@@ -23,7 +22,7 @@ export default defineCommand({
   async run(ctx, { json }) {
     const cfg = ctx.engine.loaded.config;
     const jobs = cfg.schedule?.jobs ?? [];
-    const state = createScheduleState(ledgerDb(ctx.engine));
+    const state = createScheduleState(ctx.engine.db);
     const now = ctx.engine.clock.now();
     const rows = jobs.map((j) => {
       const st = state.get(j.name);

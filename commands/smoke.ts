@@ -2,7 +2,6 @@ import { z } from 'zod';
 import { defineCommand } from '../src/commands/define.ts';
 import { resolveHostName } from '../src/hosts/from-config.ts';
 import { eventText } from '../src/server/render-events.ts';
-import { ledgerDb } from '../src/smoke/ledger.ts';
 import { historyText, smokeText } from '../src/smoke/report.ts';
 import { runSmoke } from '../src/smoke/run.ts';
 import { createSmokeStore } from '../src/smoke/store.ts';
@@ -32,7 +31,7 @@ export default defineCommand({
   effect: 'write',
   async run(ctx, { host, profile, launch, budget, history, limit, json }) {
     if (history) {
-      const rows = createSmokeStore(ledgerDb(ctx.engine)).list({ host, profile, limit });
+      const rows = createSmokeStore(ctx.engine.db).list({ host, profile, limit });
       return json ? { text: JSON.stringify(rows, null, 2), data: rows } : { text: historyText(rows), data: rows };
     }
     const hostName = resolveHostName(ctx.engine.loaded, host);

@@ -59,6 +59,7 @@ export function createApp(opts: AppOptions = {}): App {
   const log = opts.log ?? createLogger();
   const db = openDb(join(loaded.dataDir, 'ledger.sqlite'));
   const engine: Engine = {
+    outbox: createOutbox(db, opts.chat?.face ?? 'terminal'),
     loaded,
     pool: createHostPool(loaded, env),
     db,
@@ -79,8 +80,7 @@ export function createApp(opts: AppOptions = {}): App {
   const diagnoser =
     opts.diagnoser ?? catalogDiagnoser(catalog, engine.clock, stall === undefined ? undefined : stall * 1000);
   const nextSteps = opts.nextSteps ?? nextStepsFrom(catalog);
-  const outbox = createOutbox(db, opts.chat?.face ?? 'terminal');
-  engine.outbox = outbox;
+  const outbox = engine.outbox;
   let delivery: Delivery | undefined;
   if (opts.chat) {
     const chat = opts.chat;

@@ -7,7 +7,7 @@ import type { AdviceRule } from '../logs/classify/schema.ts';
 import { flagView, isDsaModel, type ResolvedProfile } from '../profiles/index.ts';
 import type { Overrides } from '../profiles/variant.ts';
 import { isFailing } from '../reports/draft.ts';
-import { environmentStore, ledgerDb } from '../reports/ledger.ts';
+import { environmentStore } from '../reports/ledger.ts';
 import { crashKeyOf } from '../reports/upstream.ts';
 import type { Engine } from '../server/engine.ts';
 import { previewVariant, resolveProfileName } from './profiles.ts';
@@ -128,7 +128,7 @@ export function advise(engine: Engine, opts: { profile?: string; limit?: number 
   const { crash, baseName } = pickCrash(attempts, engine, opts.profile);
   const base = resolveProfileName(engine, baseName);
   const key = crashKeyOf(crash.classification)!;
-  const env = environmentStore(ledgerDb(engine)).forAttempt(crash);
+  const env = environmentStore(engine.db).forAttempt(crash);
   const arch = env?.facts.arch;
   const baseFlags = flagView(base);
   const ctx = { arch, dsa: isDsaModel(base.model_path), phase: phaseOf(crash), flags: baseFlags };

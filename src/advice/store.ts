@@ -1,5 +1,4 @@
 // Each `next` run's numbered suggestions, kept in the ledger so `launch next:N` means what that person just read.
-import { ledgerDb } from '../reports/ledger.ts';
 import type { Engine } from '../server/engine.ts';
 
 export interface StoredSuggestion {
@@ -32,7 +31,7 @@ function fromRow(r: Row): StoredSuggestion {
 }
 
 export function suggestionStore(engine: Engine) {
-  const db = ledgerDb(engine);
+  const db = engine.db;
   return {
     /** Stores a run's suggestions as a new batch, numbered from 1; returns the batch. */
     save(items: Array<Omit<StoredSuggestion, 'batch' | 'n' | 'at' | 'actor'>>, at: number, actor: string): number {

@@ -5,7 +5,6 @@ import { join } from 'node:path';
 import { UserError } from '../errors.ts';
 import type { Attempt } from '../ledger/attempts.ts';
 import { type Engine, hostOf } from '../server/engine.ts';
-import { ledgerDb } from '../smoke/ledger.ts';
 import { renderBenchChart } from './chart/chart.ts';
 import { runLevel } from './client.ts';
 import { type LevelMetrics, levelMetrics } from './metrics.ts';
@@ -91,7 +90,7 @@ export async function runBench(engine: Engine, req: BenchRequest, say: (t: strin
     `bench-attempt${attempt.id}-${new Date(started).toISOString().replace(/[:.]/g, '-')}.png`,
   );
   writeFileSync(chartPath, png);
-  const row = createBenchStore(ledgerDb(engine)).add({
+  const row = createBenchStore(engine.db).add({
     at: started,
     host: req.hostName,
     profile: attempt.profile,

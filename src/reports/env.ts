@@ -9,7 +9,7 @@ import { readVersions } from '../server/host-info.ts';
 import { script } from '../server/scripts.ts';
 import { singleFlight } from '../server/single-flight.ts';
 import { type EnvFacts, parseCheckEnv } from './env-parse.ts';
-import { environmentStore, ledgerDb } from './ledger.ts';
+import { environmentStore } from './ledger.ts';
 
 export interface EnvReport {
   /** Ledger row, once stored. */
@@ -158,7 +158,7 @@ export async function captureEnvironment(
   hostName: string,
   opts: { attemptId?: number; fresh?: boolean } = {},
 ): Promise<EnvReport> {
-  const store = environmentStore(ledgerDb(engine));
+  const store = environmentStore(engine.db);
   let cfg: HostConfig;
   let sglang: string | null = null;
   try {

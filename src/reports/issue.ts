@@ -8,7 +8,7 @@ import type { Engine } from '../server/engine.ts';
 import { choosePrimary, type Draft, draftData, isFailing, newIssueUrl, renderDraft, selectAttempts } from './draft.ts';
 import { captureEnvironment, type EnvReport } from './env.ts';
 import { GITHUB_DEFAULTS, type IssueSearch, searchFromConfig } from './github.ts';
-import { environmentStore, ledgerDb } from './ledger.ts';
+import { environmentStore } from './ledger.ts';
 import { createScrubber } from './scrub.ts';
 import { loadIssueTemplates, templatesDir } from './templates.ts';
 import { type CrashKey, crashKeyOf, type DuplicateCheck, findDuplicates } from './upstream.ts';
@@ -41,7 +41,7 @@ export async function draftIssue(engine: Engine, req: IssueDraftRequest): Promis
   const templates = loadIssueTemplates(templatesDir(engine.loaded));
   const attempts = selectAttempts(engine.attempts.list({ limit: 100_000 }), req.ids);
   const primary = choosePrimary(attempts, req.primary);
-  let env = environmentStore(ledgerDb(engine)).forAttempt(primary);
+  let env = environmentStore(engine.db).forAttempt(primary);
   if (!env && engine.loaded.config.hosts[primary.host]) env = await captureEnvironment(engine, primary.host);
   const catalog = catalogFromConfig(engine.loaded.config.signatures);
   const crashes: CrashKey[] = [];

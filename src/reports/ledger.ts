@@ -1,12 +1,7 @@
 // The ledger tables of issue drafts and advice (environments, attempt_environments, suggestions; see
 // src/ledger/db.ts), on the engine's own SQLite connection.
 import type { Db } from '../ledger/db.ts';
-import type { Engine } from '../server/engine.ts';
 import type { EnvReport } from './env.ts';
-
-export function ledgerDb(engine: Engine): Db {
-  return engine.db;
-}
 
 type Row = Record<string, unknown>;
 

@@ -9,7 +9,6 @@ import type { Dispatch } from '../commands/registry.ts';
 import type { Outbox } from '../ledger/outbox.ts';
 import type { DiagnoserFactory } from '../server/diagnosis.ts';
 import type { Engine } from '../server/engine.ts';
-import { ledgerDb } from '../smoke/ledger.ts';
 import type { ScheduleJob } from './config.ts';
 import { latestIn, nextAfter } from './cron.ts';
 import { createScheduleState, type ScheduleState } from './state.ts';
@@ -59,7 +58,7 @@ export function startScheduler(app: SchedulerApp, opts: SchedulerOptions = {}): 
   const { engine, dispatch } = app;
   const log = engine.log.child({ part: 'scheduler' });
   const jobs = engine.loaded.config.schedule?.jobs ?? [];
-  const state: ScheduleState = createScheduleState(ledgerDb(engine));
+  const state: ScheduleState = createScheduleState(engine.db);
   const busy = new Set<string>();
   const inFlight = new Set<Promise<void>>();
   const triggers = new Map<string, Trigger>();

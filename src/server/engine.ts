@@ -22,7 +22,7 @@ export interface Engine {
   attempts: AttemptStore;
   audit: AuditLog;
   /** This face's outbox: every chat message goes through it. */
-  outbox?: Outbox;
+  outbox: Outbox;
   profiles: ProfileSet;
   clock: Clock;
   log: Logger;

@@ -12,7 +12,6 @@ import { type LaunchEvent, launch, recordExit } from '../server/launch.ts';
 import { stop } from '../server/stop.ts';
 import { type Answer, ask } from './ask.ts';
 import { judge } from './checks.ts';
-import { ledgerDb } from './ledger.ts';
 import { classifyDelta, type LogMark, type LogVerdict, markLog, readSince } from './logdelta.ts';
 import { type EffectiveSmoke, effectiveSmoke } from './settings.ts';
 import { createSmokeStore, type SmokeRow, type Verdict } from './store.ts';
@@ -110,7 +109,7 @@ export async function runSmoke(engine: Engine, req: SmokeRequest, hooks: Hooks):
   const budgetMs = (req.budgetS ?? settings.budgetS) * 1000;
   const deadline = wallStart + budgetMs;
   const notes: string[] = [];
-  const store = createSmokeStore(ledgerDb(engine));
+  const store = createSmokeStore(engine.db);
 
   let attempt: Attempt | null = mode === 'running' ? active! : null;
   let prompts: PromptResult[] = [];

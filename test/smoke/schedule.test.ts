@@ -12,7 +12,6 @@ import type { Clock } from '../../src/clock.ts';
 import type { CommandContext } from '../../src/commands/define.ts';
 import { type Scheduler, startScheduler } from '../../src/schedule/scheduler.ts';
 import { clockTriggers } from '../../src/schedule/triggers.ts';
-import { ledgerDb } from '../../src/smoke/ledger.ts';
 import { freshDirs, testConfig } from '../helpers/app.ts';
 import { freePort, type Sshd, startSshd } from '../helpers/sshd.ts';
 
@@ -152,7 +151,7 @@ describe('scheduled jobs', () => {
       place: 'C0SMOKE (command)',
       decision: 'allow',
     });
-    const smokeRow = ledgerDb(app.engine).prepare('SELECT actor, origin, verdict FROM smoke_runs').get();
+    const smokeRow = app.engine.db.prepare('SELECT actor, origin, verdict FROM smoke_runs').get();
     expect(smokeRow).toEqual({ actor: 'scheduler', origin: 'scheduler', verdict: 'pass' });
 
     // The same minute again: nothing new.
@@ -217,7 +216,7 @@ describe('scheduled jobs', () => {
     expect(smoke[0]!.text).toMatch(
       /the run due 2026-03-12 02:30 Europe\/Berlin was missed while the bot was down and is older than the catch-up window \(120 min\): not run/,
     );
-    expect(ledgerDb(app.engine).prepare('SELECT COUNT(*) AS n FROM smoke_runs').get()).toEqual({ n: 3 });
+    expect(app.engine.db.prepare('SELECT COUNT(*) AS n FROM smoke_runs').get()).toEqual({ n: 3 });
     await shutdown(app, s);
   });
 });
