@@ -1,5 +1,5 @@
-// The lifecycle's view of a crash: the shape of the classifier's result (issue 3's catalog-driven classifier
-// implements it; until one is plugged in, `basicDiagnoser` names the final exception line).
+// The lifecycle's view of a crash: the shape of the classifier's result. The catalog-driven classifier
+// (src/logs/classify, adapted in src/server/classifier.ts) implements it.
 export interface Diagnosis {
   category: string;
   phase: string;
@@ -20,42 +20,3 @@ export interface Diagnoser {
 }
 
 export type DiagnoserFactory = () => Diagnoser;
-
-const EXCEPTION = /^(?:\[[^\]]*\]\s*)?([A-Za-z_.]*(?:Error|Exception)|AssertionError)(?::\s?(.*))?$/;
-const DEATH =
-  /Received sigquit from a child process|SIGQUIT received|scheduler is dead|Initialization failed|address already in use/;
-
-export const basicDiagnoser: DiagnoserFactory = () => {
-  let last: { line: number; text: string } | undefined;
-  let dead = false;
-  return {
-    push(line, lineNo) {
-      if (EXCEPTION.test(line.trim())) last = { line: lineNo, text: line.trim() };
-      if (DEATH.test(line)) {
-        dead = true;
-        last ??= { line: lineNo, text: line.trim() };
-      }
-    },
-    crashed: () => dead,
-    result: () =>
-      last
-        ? {
-            category: 'other',
-            phase: 'unknown',
-            summary: last.text,
-            evidence: [last],
-            rank: null,
-            dedupKey: 'other',
-            confidence: 0.3,
-          }
-        : {
-            category: 'none',
-            phase: 'unknown',
-            summary: 'no crash seen in the log',
-            evidence: [],
-            rank: null,
-            dedupKey: 'none',
-            confidence: 0.5,
-          },
-  };
-};

@@ -1,6 +1,6 @@
 // Lifecycle over a real OpenSSH sshd on 127.0.0.1 against the SGLang stand-in: the way the bot drives a GPU host.
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshDirs, makeBot, type TestBot, testConfig } from '../helpers/app.ts';
@@ -191,5 +191,3 @@ describe('restarts and failures', () => {
     await b.run('stop');
   });
 });
-
-void writeFileSync;
