@@ -40,17 +40,24 @@ function attemptOf(deps: FaceDeps, value: string | undefined): Attempt | undefin
   return Number.isSafeInteger(id) && id > 0 ? deps.glm.engine.attempts.get(id) : undefined;
 }
 
+/** The clicked attempt; when it is gone, the click is audited and the clicker told, and undefined returned. */
+function clickedAttempt(deps: FaceDeps, identity: Identity, command: string, args: ClickArgs): Attempt | undefined {
+  const a = attemptOf(deps, args.action.value);
+  if (!a) {
+    auditClick(deps, identity, command, { attempt: args.action.value }, 'allow', 'error: no such attempt');
+    reply(deps, identity, args.body.response_url, { text: 'error: that attempt is not in the ledger any more' });
+  }
+  return a;
+}
+
 /** Stop: authorise, then ask in a modal that names the server and who launched it. */
 export function onStopClick(deps: FaceDeps) {
-  return async ({ ack, body, action }: ClickArgs): Promise<void> => {
+  return async (click: ClickArgs): Promise<void> => {
+    const { ack, body } = click;
     await ack();
     const who_ = clicker(body);
-    const a = attemptOf(deps, action.value);
-    if (!a) {
-      auditClick(deps, who_, 'stop', { attempt: action.value }, 'allow', 'error: no such attempt');
-      reply(deps, who_, body.response_url, { text: 'error: that attempt is not in the ledger any more' });
-      return;
-    }
+    const a = clickedAttempt(deps, who_, 'stop', click);
+    if (!a) return;
     const args = { attempt: a.id, host: a.host };
     const d = await deps.policy.decide(commandDef(deps, 'stop'), who_);
     if (!d.allow) {
@@ -122,15 +129,12 @@ async function stopAttempt(deps: FaceDeps, identity: Identity, id: number, respo
 
 /** Probe: the health report, in the attempt's thread for everyone watching it. */
 export function onProbeClick(deps: FaceDeps) {
-  return async ({ ack, body, action }: ClickArgs): Promise<void> => {
+  return async (args: ClickArgs): Promise<void> => {
+    const { ack, body } = args;
     await ack();
     const identity = clicker(body);
-    const a = attemptOf(deps, action.value);
-    if (!a) {
-      auditClick(deps, identity, 'probe', { attempt: action.value }, 'allow', 'error: no such attempt');
-      reply(deps, identity, body.response_url, { text: 'error: that attempt is not in the ledger any more' });
-      return;
-    }
+    const a = clickedAttempt(deps, identity, 'probe', args);
+    if (!a) return;
     deps.track(
       (async () => {
         const out = await deps.glm.dispatch.run(`probe --host ${a.host}`, slackContext(deps, identity));
