@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { resolveLaunchProfile } from '../src/advice/profiles.ts';
 import { defineCommand } from '../src/commands/define.ts';
 import { duration } from '../src/format/table.ts';
-import { resolveHostName } from '../src/hosts/from-config.ts';
+import { resolveLaunchHosts } from '../src/hosts/from-config.ts';
 import { launch } from '../src/server/launch.ts';
 import { monitorAttempt } from '../src/server/monitor.ts';
 import { eventText } from '../src/server/render-events.ts';
@@ -11,20 +11,30 @@ export default defineCommand({
   name: 'launch',
   summary: 'start an SGLang server with a profile and follow it until it is ready or fails',
   usage:
-    'launch PROFILE|next:N [--set field=value,...] [--host H] [--port N] [--yes] [--dry-run] [--no-check] [--json]',
+    'launch PROFILE|next:N [--set field=value,...] [--host H|GROUP|H0,H1,...] [--gpus 0,1] [--port N] [--yes] [--dry-run] [--no-check] [--json]',
   examples: [
     'launch glm5-nvfp4',
     'launch small --host standin',
     'launch glm5-attempt5 --dry-run',
     'launch next:1',
     'launch glm5-attempt5 --set kv_cache_dtype=bfloat16',
+    'launch small --gpus 2',
+    'launch glm5-nvfp4-2node --host pair',
   ],
   positionals: ['profile'],
   switches: ['dryRun', 'noCheck', 'yes', 'json'],
   args: z.object({
     profile: z.string(),
     set: z.string().optional().describe('change profile fields for this launch: field=value[,field=value...]'),
-    host: z.string().optional(),
+    host: z
+      .string()
+      .optional()
+      .describe('a host, a host group, or node0,node1,... for one server across several hosts (head first)'),
+    gpus: z
+      .string()
+      .regex(/^\d+(,\d+)*$/, 'a comma-separated list of GPU indices, like 0,1')
+      .optional()
+      .describe("these GPUs (on each node) instead of the profile's or the first free ones"),
     port: z.coerce.number().int().min(1).max(65535).optional().describe("serve on this port instead of the profile's"),
     yes: z.boolean().optional().describe('launch even a configuration known to crash on this hardware'),
     dryRun: z.boolean().optional(),
@@ -32,10 +42,12 @@ export default defineCommand({
     json: z.boolean().optional(),
   }),
   effect: 'write',
-  async run(ctx, { profile, set, host, port, yes, dryRun, noCheck, json }) {
+  async run(ctx, { profile, set, host, gpus, port, yes, dryRun, noCheck, json }) {
     // A profile, a suggestion of `next` (next:N), or either with --set: validated exactly like profile files.
     const p = resolveLaunchProfile(ctx.engine, profile, set);
-    const hostName = resolveHostName(ctx.engine.loaded, host);
+    const target = resolveLaunchHosts(ctx.engine.loaded, host);
+    const hostName = target.hosts[0]!;
+    const where = target.hosts.length > 1 ? `${target.hosts.join('+')}` : hostName;
     const simulated = (ctx.engine.loaded.config.hosts[hostName]?.python ?? '').includes('standin');
     const emit = (e: Parameters<typeof eventText>[0]) => {
       if (e.kind === 'milestone') ctx.say(`  ${e.text}`);
@@ -55,6 +67,9 @@ export default defineCommand({
         port,
         confirmed: yes,
         confirm: ctx.confirm,
+        nodes: target.hosts,
+        distPort: target.distPort,
+        gpus: gpus?.split(',').map(Number),
       },
       emit,
       ctx.diagnoser,
@@ -70,19 +85,21 @@ export default defineCommand({
       const known = (r.warnings ?? []).map(
         (w) => `\n  known to crash: ${w.text}${w.evidence.length ? ` (${w.evidence.join(', ')})` : ''}`,
       );
-      return { text: `dry run: would run on ${hostName}:\n  ${r.commandLine}${known.join('')}`, data };
+      const nodes =
+        target.hosts.length > 1 ? ` (node 0 of ${target.hosts.length}; the others with --node-rank 1..)` : '';
+      return { text: `dry run: would run on ${where}${nodes}:\n  ${r.commandLine}${known.join('')}`, data };
     }
     const a = r.attempt!;
     if (r.outcome === 'ready') {
       if (ctx.longLived) monitorAttempt(ctx.engine, a, emit, ctx.diagnoser);
       return {
-        text: `ready: attempt #${a.id} (${a.profile}) on ${hostName}:${a.port} after ${duration((a.readyAt ?? 0) - a.startedAt)}`,
+        text: `ready: attempt #${a.id} (${a.profile}) on ${where}, serving at ${hostName}:${a.port}, GPUs ${a.gpus} after ${duration((a.readyAt ?? 0) - a.startedAt)}`,
         data,
       };
     }
     if (r.outcome === 'hang') {
       return {
-        text: `hung: attempt #${a.id} (${a.profile}) on ${hostName}: ${r.diagnosis?.summary}; the server is left running for inspection: stop it with: stop --host ${hostName}`,
+        text: `hung: attempt #${a.id} (${a.profile}) on ${hostName}: ${r.diagnosis?.summary}; the server is left running for inspection: stop it with: stop --attempt ${a.id}`,
         data,
         exitCode: 1,
       };
@@ -95,7 +112,7 @@ export default defineCommand({
       };
     return {
       // The crash itself was already told as it happened (and alerted); end with the one-line verdict.
-      text: `${r.outcome}: attempt #${a.id} (${a.profile}) on ${hostName}${r.diagnosis && r.diagnosis.category !== 'none' ? `: ${r.diagnosis.category} during ${r.diagnosis.phase}: ${r.diagnosis.summary}` : ''}`,
+      text: `${r.outcome}: attempt #${a.id} (${a.profile}) on ${where}${r.diagnosis && r.diagnosis.category !== 'none' ? `: ${r.diagnosis.category} during ${r.diagnosis.phase}: ${r.diagnosis.summary}` : ''}`,
       data,
       exitCode: 1,
     };

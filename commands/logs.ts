@@ -4,24 +4,26 @@ import { UserError } from '../src/errors.ts';
 import { resolveHostName } from '../src/hosts/from-config.ts';
 import { redactText } from '../src/redact.ts';
 import { hostOf } from '../src/server/engine.ts';
+import { nodeLabel, nodesOf } from '../src/server/nodes.ts';
 import { script, TAIL } from '../src/server/scripts.ts';
-import { watchAttempt } from '../src/server/watch.ts';
+import { watchNode } from '../src/server/watch.ts';
 
 export default defineCommand({
   name: 'logs',
   summary: "the server log of a host's current (or a given) attempt",
-  usage: 'logs [--host H] [--attempt N] [--lines N] [--follow]',
-  examples: ['logs', 'logs --lines 200', 'logs --attempt 3', 'logs --follow'],
+  usage: 'logs [--host H] [--attempt N] [--node R] [--lines N] [--follow]',
+  examples: ['logs', 'logs --lines 200', 'logs --attempt 3', 'logs --follow', 'logs --attempt 7 --node 1'],
   positionals: [],
   switches: ['follow'],
   args: z.object({
     host: z.string().optional(),
     attempt: z.coerce.number().int().positive().optional(),
+    node: z.coerce.number().int().min(0).optional().describe("a multi-node attempt's node (0 is the head)"),
     lines: z.coerce.number().int().min(1).max(100_000).default(50),
     follow: z.boolean().optional(),
   }),
   effect: 'read',
-  async run(ctx, { host, attempt: id, lines, follow }) {
+  async run(ctx, { host, attempt: id, node: rank, lines, follow }) {
     const hostName = id === undefined ? resolveHostName(ctx.engine.loaded, host) : undefined;
     const a =
       id !== undefined
@@ -32,20 +34,35 @@ export default defineCommand({
         id !== undefined ? `no attempt #${id}` : `no attempts on ${hostName} yet`,
         'list them with: attempts',
       );
-    if (!a.logPath) throw new UserError(`attempt #${a.id} never started, so it has no log`);
-    const { host: h } = hostOf(ctx.engine, a.host);
-    const r = await h.exec(script(TAIL, 'glm-tail', [a.logPath, String(lines)]), { maxOutputBytes: 8 << 20 });
+    const nodes = nodesOf(ctx.engine, a);
+    const n = nodes.find((x) => x.rank === (rank ?? 0));
+    if (!n)
+      throw new UserError(
+        `attempt #${a.id} has no node ${rank}`,
+        `its nodes: ${nodes.map((x) => `${x.rank} (${x.host})`).join(', ')}`,
+      );
+    if (!n.logPath) throw new UserError(`attempt #${a.id} never started on ${n.host}, so it has no log there`);
+    const label = nodes.length > 1 ? `, ${nodeLabel(n)}` : '';
+    const { host: h } = hostOf(ctx.engine, n.host);
+    const r = await h.exec(script(TAIL, 'glm-tail', [n.logPath, String(lines)]), { maxOutputBytes: 8 << 20 });
     const text = redactText(r.stdout);
-    if (!follow) return { text: `== ${a.logPath} on ${a.host} (attempt #${a.id}, last ${lines} lines)\n${text}` };
+    if (!follow)
+      return { text: `== ${n.logPath} on ${n.host} (attempt #${a.id}${label}, last ${lines} lines)\n${text}` };
     ctx.say(text.trimEnd());
-    const size = await h.exec(['sh', '-c', 'wc -c < "$1"', 'glm-size', a.logPath]);
-    const from = { ...a, logOffset: Number(size.stdout.trim()) || 0 };
-    await watchAttempt(ctx.engine, from, {
-      onLine: (l) => {
-        ctx.say(redactText(l.text));
-        return undefined;
+    const size = await h.exec(['sh', '-c', 'wc -c < "$1"', 'glm-size', n.logPath]);
+    const from = { ...n, logOffset: Number(size.stdout.trim()) || 0 };
+    await watchNode(
+      ctx.engine,
+      from,
+      {
+        onLine: (l) => {
+          ctx.say(redactText(l.text));
+          return undefined;
+        },
       },
-    });
+      undefined,
+      false, // display only: the attempt's saved offset belongs to its watcher
+    );
     return { text: `== attempt #${a.id}: the server is gone` };
   },
 });

@@ -7,15 +7,19 @@ import { probe } from '../src/server/probe.ts';
 export default defineCommand({
   name: 'probe',
   summary: "one health report on a host's server: process, /health, /server_info, /v1/models, GPUs",
-  usage: 'probe [--host H] [--json]',
-  examples: ['probe', 'probe --host gpu1 --json'],
+  usage: 'probe [--host H | --attempt N] [--json]',
+  examples: ['probe', 'probe --host gpu1 --json', 'probe --attempt 12'],
   positionals: [],
   switches: ['json'],
-  args: z.object({ host: z.string().optional(), json: z.boolean().optional() }),
+  args: z.object({
+    host: z.string().optional(),
+    attempt: z.coerce.number().int().positive().optional().describe('the attempt to probe, when a host runs several'),
+    json: z.boolean().optional(),
+  }),
   effect: 'read',
-  async run(ctx, { host, json }) {
+  async run(ctx, { host, attempt, json }) {
     const hostName = resolveHostName(ctx.engine.loaded, host);
-    const r = await probe(ctx.engine, hostName);
+    const r = await probe(ctx.engine, hostName, attempt);
     if (json) return { text: JSON.stringify(r, null, 2), data: r };
     const p = r.process;
     const proc =
@@ -29,10 +33,15 @@ export default defineCommand({
       'error' in r.gpu
         ? `error: ${r.gpu.error}`
         : r.gpu.available
-          ? r.gpu.gpus.map((g) => `GPU${g.index} ${g.memUsedMiB}/${g.memTotalMiB} MiB`).join(', ')
+          ? r.gpu.gpus
+              .map((g) => {
+                const held = r.leases.find((l) => l.gpu === g.index);
+                return `GPU${g.index} ${g.memUsedMiB}/${g.memTotalMiB} MiB${held ? ` (#${held.attemptId})` : ''}`;
+              })
+              .join(', ')
           : 'no nvidia-smi';
     const lines = [
-      `probe of ${hostName}${r.attempt ? ` (attempt #${r.attempt.id} ${r.attempt.profile}, ${r.attempt.status})` : ''}${si.simulated ? ' [SIMULATED stand-in]' : ''}`,
+      `probe of ${r.host}${r.attempt ? ` (attempt #${r.attempt.id} ${r.attempt.profile}, ${r.attempt.status})` : ''}${si.simulated ? ' [SIMULATED stand-in]' : ''}`,
       `  process:     ${proc}`,
       `  /health:     ${r.health.status ?? `no answer (${r.health.error})`}`,
       `  server_info: ${si.error ? si.error : `sglang ${si.version ?? '?'}, model ${si.modelPath ?? '?'}, tp ${si.tp ?? '?'} (${si.endpoint})`}`,

@@ -5,7 +5,7 @@ import { reconcile } from '../src/server/reconcile.ts';
 
 export default defineCommand({
   name: 'status',
-  summary: 'every host at a glance: what runs where, since when, launched by whom',
+  summary: 'every host at a glance: what runs where, on which GPUs, since when, launched by whom',
   usage: 'status [--json]',
   examples: ['status'],
   positionals: [],
@@ -15,20 +15,45 @@ export default defineCommand({
   async run(ctx, { json }) {
     const checked = await reconcile(ctx.engine);
     const now = ctx.engine.clock.now();
-    const rows = Object.keys(ctx.engine.loaded.config.hosts).map((host) => {
-      const a = ctx.engine.attempts.activeOn(host);
-      const c = checked.find((x) => x.attempt.host === host && x.state !== 'closed');
-      return {
-        host,
-        state: a ? a.status : 'idle',
-        attempt: a?.id ?? null,
-        profile: a?.profile ?? null,
-        by: a?.actor ?? null,
-        since: a ? now - a.startedAt : null,
-        milestone: a?.lastMilestone ?? null,
-        gpus: a?.gpus ?? null,
-        note: c?.note ?? null,
-      };
+    // One row per server on each host (a host may run several on separate GPUs; a multi-node server shows on each of
+    // its hosts), one row for an idle host.
+    const rows = Object.keys(ctx.engine.loaded.config.hosts).flatMap((host) => {
+      const live = ctx.engine.attempts.allActiveOn(host);
+      const leases = ctx.engine.attempts.leasesOn(host);
+      if (live.length === 0) {
+        return [
+          {
+            host,
+            state: 'idle',
+            attempt: null,
+            profile: null,
+            node: null,
+            by: null,
+            since: null,
+            milestone: null,
+            gpus: null,
+            note: null,
+          },
+        ];
+      }
+      return live.map((a) => {
+        const c = checked.find((x) => x.attempt.id === a.id && x.state !== 'closed');
+        const workers = ctx.engine.attempts.nodes(a.id);
+        const rank = a.host === host ? 0 : (workers.find((n) => n.host === host)?.rank ?? 0);
+        const held = leases.filter((l) => l.attemptId === a.id).map((l) => l.gpu);
+        return {
+          host,
+          state: a.status as string,
+          attempt: a.id as number | null,
+          profile: a.profile as string | null,
+          node: workers.length > 0 ? `${rank}/${workers.length + 1}` : null,
+          by: a.actor as string | null,
+          since: (now - a.startedAt) as number | null,
+          milestone: a.lastMilestone,
+          gpus: (held.length > 0 ? held.join(',') : a.gpus) as string | null,
+          note: c?.note ?? null,
+        };
+      });
     });
     const closed = checked.filter((c) => c.state === 'closed');
     if (json)
@@ -37,12 +62,13 @@ export default defineCommand({
         data: rows,
       };
     const text = table(
-      ['host', 'state', 'attempt', 'profile', 'GPUs held', 'launched by', 'for', 'last milestone'],
+      ['host', 'state', 'attempt', 'profile', 'node', 'GPUs held', 'launched by', 'for', 'last milestone'],
       rows.map((r) => [
         r.host,
         r.state + (r.note ? ` (${r.note})` : ''),
         r.attempt ? `#${r.attempt}` : '-',
         r.profile ?? '-',
+        r.node ?? '-',
         r.gpus ?? '-',
         r.by ?? '-',
         duration(r.since),
@@ -51,7 +77,7 @@ export default defineCommand({
     );
     const notes = closed.map(
       (c) =>
-        `attempt #${c.attempt.id} on ${c.attempt.host} ended while nobody watched: ${c.attempt.outcome}${c.attempt.exitCode !== null ? ` (exit ${c.attempt.exitCode})` : ''}`,
+        `attempt #${c.attempt.id} on ${c.attempt.host} ended while nobody watched: ${c.attempt.outcome}${c.attempt.exitCode !== null ? ` (exit ${c.attempt.exitCode})` : ''}; its GPUs are free`,
     );
     return { text: [text, ...notes].join('\n'), data: rows };
   },

@@ -5,22 +5,31 @@ import { stop } from '../src/server/stop.ts';
 
 export default defineCommand({
   name: 'stop',
-  summary: "stop the host's server: SIGTERM its process group, then SIGKILL after the grace period",
-  usage: 'stop [--host H] [--json]',
-  examples: ['stop', 'stop --host gpu1'],
+  summary:
+    'stop a server (every node of a multi-node one): SIGTERM its process group, then SIGKILL after the grace period',
+  usage: 'stop [--host H | --attempt N] [--json]',
+  examples: ['stop', 'stop --host gpu1', 'stop --attempt 12'],
   positionals: [],
   switches: ['json'],
-  args: z.object({ host: z.string().optional(), json: z.boolean().optional() }),
+  args: z.object({
+    host: z.string().optional(),
+    attempt: z.coerce.number().int().positive().optional().describe('the attempt to stop, when a host runs several'),
+    json: z.boolean().optional(),
+  }),
   effect: 'write',
-  async run(ctx, { host, json }) {
-    const hostName = resolveHostName(ctx.engine.loaded, host);
-    const r = await stop(ctx.engine, hostName, ctx.actor);
+  async run(ctx, { host, attempt, json }) {
+    const hostName = attempt !== undefined && host === undefined ? undefined : resolveHostName(ctx.engine.loaded, host);
+    const r = await stop(ctx.engine, hostName, ctx.actor, attempt);
+    const mine = r.attempt.gpus ?? '?';
     const gpu =
       r.gpuReleased === null
         ? 'GPU memory: unknown (no nvidia-smi on the host)'
         : r.gpuReleased
-          ? `GPU memory released (${r.gpu?.gpus.map((g) => `${g.memUsedMiB} MiB`).join(', ')} in use)`
-          : `GPU memory NOT released: ${r.gpu?.apps.map((a) => `pid ${a.pid} holds ${a.memMiB} MiB`).join(', ')}`;
+          ? `GPU memory released (GPUs ${mine}: ${r.gpu?.gpus
+              .filter((g) => mine.split(',').includes(String(g.index)))
+              .map((g) => `${g.memUsedMiB} MiB`)
+              .join(', ')} in use)`
+          : `GPU memory NOT released: ${r.gpusStillInUse.map((g) => `GPU ${g.index} still holds ${g.memUsedMiB} MiB`).join(', ')}`;
     const how =
       r.how === 'already-gone'
         ? 'it had already exited'
@@ -29,6 +38,11 @@ export default defineCommand({
           : 'it exited on SIGTERM';
     const data = { attempt: r.attempt.id, how: r.how, exitCode: r.exitCode, gpuReleased: r.gpuReleased };
     if (json) return { text: JSON.stringify(data, null, 2), data };
-    return { text: `stopped attempt #${r.attempt.id} (${r.attempt.profile}) on ${hostName}: ${how}\n${gpu}`, data };
+    const workers = ctx.engine.attempts.nodes(r.attempt.id).map((n) => n.host);
+    const where = [r.attempt.host, ...workers].join('+');
+    return {
+      text: `stopped attempt #${r.attempt.id} (${r.attempt.profile}) on ${where}: ${how}${workers.length ? ` (all ${workers.length + 1} nodes)` : ''}\n${gpu}`,
+      data,
+    };
   },
 });

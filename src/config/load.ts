@@ -1,12 +1,13 @@
 // Finds, parses and validates the config; every problem is reported at once as `path: message (fix: ...)`.
 import { existsSync, readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { homedir } from 'node:os';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseDocument } from 'yaml';
 import type { z } from 'zod';
 import { ConfigError, type Issue } from '../errors.ts';
-import { type Config, ConfigSchema, HostSchema, SshSchema } from './schema.ts';
+import { type Config, ConfigSchema, type HostConfig, HostSchema, SshSchema } from './schema.ts';
 import { suggest } from './suggest.ts';
 
 export const PACKAGE_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -143,6 +144,35 @@ function crossChecks(cfg: Config): Issue[] {
       });
     }
   });
+  for (const [group, g] of Object.entries(cfg.host_groups)) {
+    if (cfg.hosts[group]) {
+      issues.push({
+        path: `host_groups.${group}`,
+        message: `has the name of a host`,
+        fix: 'give the group a name no host has',
+      });
+    }
+    g.hosts.forEach((h, i) => {
+      if (!cfg.hosts[h]) {
+        const s = suggest(h, names);
+        issues.push({
+          path: `host_groups.${group}.hosts.${i}`,
+          message: `names unknown host '${h}'`,
+          fix: s ? `did you mean '${s}'?` : `use one of: ${names.join(', ')}`,
+        });
+      } else if (g.hosts.indexOf(h) !== i) {
+        issues.push({ path: `host_groups.${group}.hosts.${i}`, message: `lists '${h}' twice` });
+      }
+    });
+    const head = cfg.hosts[g.hosts[0]!];
+    if (head && distAddress(head) === undefined) {
+      issues.push({
+        path: `hosts.${g.hosts[0]}.dist_addr`,
+        message: `is needed: '${g.hosts[0]}' is the head of group '${group}' and its ssh.host is not an IP address`,
+        fix: 'set dist_addr to the IP address the other nodes reach it on',
+      });
+    }
+  }
   if (cfg.default_host !== undefined && !cfg.hosts[cfg.default_host]) {
     const s = suggest(cfg.default_host, names);
     issues.push({
@@ -152,6 +182,15 @@ function crossChecks(cfg: Config): Issue[] {
     });
   }
   return issues;
+}
+
+/** The address other nodes reach a multi-node head on: dist_addr, else ssh.host when it is an IP address. */
+export function distAddress(h: HostConfig): string | undefined {
+  if (h.dist_addr) return h.dist_addr;
+  const a = h.ssh?.host;
+  if (a && (isIP(a) !== 0 || a === 'localhost')) return a === 'localhost' ? '127.0.0.1' : a;
+  if (h.local) return '127.0.0.1';
+  return undefined;
 }
 
 function valueAt(raw: unknown, path: PropertyKey[]): unknown {

@@ -48,6 +48,26 @@ export const HostSchema = z
       .enum(['auto', 'nsa', 'dsa'])
       .default('auto')
       .describe('NSA flags are called --dsa-* from SGLang 0.5.13; auto picks by the installed version'),
+    dist_addr: safeText
+      .optional()
+      .describe(
+        'multi-node launches: the address the other nodes reach this host on (e.g. its cluster network IP); default: ssh.host when it is an IP address',
+      ),
+  })
+  .strict();
+
+/** Several hosts serving one model together (SGLang's --nnodes): node 0, the head, first. */
+export const HostGroupSchema = z
+  .object({
+    description: z.string().optional(),
+    hosts: z.array(safeText).min(2, 'a group has at least two hosts').describe('node 0 (the head) first'),
+    dist_port: z
+      .number()
+      .int()
+      .min(1024)
+      .max(65535)
+      .optional()
+      .describe("--dist-init-addr's port on the head; default: the first free port from 20000, found at launch"),
   })
   .strict();
 
@@ -153,6 +173,10 @@ export const ConfigSchema = z
       .strict()
       .default({ connect_s: 10, command_s: 30, keepalive_s: 15, ready_s: 1800, stop_grace_s: 30 }),
     hosts: z.record(z.string().regex(/^[a-z0-9][a-z0-9_.-]*$/i, 'host names: letters, digits, . _ -'), HostSchema),
+    host_groups: z
+      .record(z.string().regex(/^[a-z0-9][a-z0-9_.-]*$/i, 'group names: letters, digits, . _ -'), HostGroupSchema)
+      .default({})
+      .describe('named groups of hosts for multi-node launches (launch P --host GROUP)'),
     findings: z
       .array(FindingsSourceSchema)
       .default([])

@@ -11,6 +11,7 @@ import type { DiagnoserFactory } from '../server/diagnosis.ts';
 import type { Engine } from '../server/engine.ts';
 import { launch } from '../server/launch.ts';
 import { stop } from '../server/stop.ts';
+import { planGpus } from './leases.ts';
 
 export interface BisectStep {
   attemptId: number | null;
@@ -84,12 +85,9 @@ function merge(units: Map<string, Overrides>, names: string[]): Overrides {
 }
 
 export async function bisect(engine: Engine, req: BisectRequest): Promise<BisectResult> {
-  if (engine.attempts.activeOn(req.hostName)) {
-    throw new UserError(
-      `${req.hostName} is busy`,
-      `bisection needs the host to itself: stop its server first (stop --host ${req.hostName})`,
-    );
-  }
+  // GPU leases apply to every step as to any launch; asked once up front, so a bisection that cannot start says who
+  // holds its GPUs before it opens a thread.
+  for (const p of [req.good, req.bad]) await planGpus(engine, req.hostName, p.gpus?.length ?? p.tp ?? 1, p.gpus);
   const { units, skipped } = bisectUnits(req.good, req.bad);
   if (units.size === 0)
     throw new UserError(`${req.good.name} and ${req.bad.name} launch the same server`, 'pick two profiles that differ');
@@ -128,8 +126,9 @@ export async function bisect(engine: Engine, req: BisectRequest): Promise<Bisect
     req.say(
       `step ${steps.length}: attempt #${r.attempt?.id} with ${names.join(', ')} from ${req.bad.name}: ${verdict.toUpperCase()} (${outcome})`,
     );
-    // The next step needs the host: whatever this one left running goes first.
-    if (engine.attempts.activeOn(req.hostName)) await stop(engine, req.hostName, req.actor);
+    // The next step needs the same GPUs: whatever this one left running goes first.
+    if (r.attempt && engine.attempts.get(r.attempt.id)?.active)
+      await stop(engine, req.hostName, req.actor, r.attempt.id);
     return verdict;
   };
 

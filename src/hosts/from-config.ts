@@ -96,6 +96,38 @@ export function resolveHostName(loaded: LoadedConfig, name: string | undefined):
   return chosen;
 }
 
+/**
+ * The hosts a launch runs on: one host, a host group (host_groups in the config), or `a,b,...` for one multi-node
+ * server; node 0 (the head) first. With the group comes its rendezvous port, when it sets one.
+ */
+export function resolveLaunchHosts(
+  loaded: LoadedConfig,
+  name: string | undefined,
+): { hosts: string[]; distPort?: number; group?: string } {
+  const group = name ? loaded.config.host_groups[name] : undefined;
+  if (group) return { hosts: [...group.hosts], distPort: group.dist_port, group: name };
+  if (name?.includes(',')) {
+    const hosts = name.split(',').map((h) => h.trim());
+    hosts.forEach((h) => {
+      resolveHostName(loaded, h);
+    });
+    if (new Set(hosts).size !== hosts.length)
+      throw new UserError(`'${name}' names a host twice`, 'list each node once, the head first');
+    return { hosts };
+  }
+  try {
+    return { hosts: [resolveHostName(loaded, name)] };
+  } catch (e) {
+    const groups = Object.keys(loaded.config.host_groups);
+    if (!name || groups.length === 0) throw e;
+    const s = suggest(name, [...hostNames(loaded), ...groups]);
+    throw new UserError(
+      `unknown host or host group '${name}'`,
+      `${s ? `did you mean '${s}'? ` : ''}hosts: ${hostNames(loaded).join(', ')}; groups: ${groups.join(', ')}`,
+    );
+  }
+}
+
 /** One RemoteHost per configured host, created on first use and kept (one SSH connection per host). */
 export function createHostPool(loaded: LoadedConfig, env: NodeJS.ProcessEnv = process.env) {
   const hosts = new Map<string, RemoteHost>();

@@ -37,6 +37,27 @@ export interface Attempt {
   endedAt: number | null;
   /** Set for attempts made together (a bisection's steps): their chat messages go to that group's thread. */
   groupKey: string | null;
+  /** Multi-node attempts: the head's `addr:port` every node met at; null for one node. */
+  distInitAddr: string | null;
+}
+
+/** A worker node of a multi-node attempt (rank >= 1); node 0 is the attempt row itself. */
+export interface AttemptNode {
+  attemptId: number;
+  rank: number;
+  host: string;
+  gpus: string | null;
+  runDir: string | null;
+  logPath: string | null;
+  pgid: number | null;
+  pgidStart: string | null;
+  logOffset: number;
+}
+
+/** GPUs an attempt holds on one host while it lives. */
+export interface Lease {
+  host: string;
+  gpus: number[];
 }
 
 export interface NewAttempt {
@@ -54,6 +75,11 @@ export interface NewAttempt {
   origin: string;
   startedAt: number;
   groupKey?: string;
+  /** The GPUs held on each host (default: `gpus` on `host`). */
+  leases?: Lease[];
+  /** Worker nodes of a multi-node attempt. */
+  nodes?: Array<{ rank: number; host: string; gpus: number[] }>;
+  distInitAddr?: string;
 }
 
 type Row = Record<string, unknown>;
@@ -89,70 +115,179 @@ function fromRow(r: Row): Attempt {
     readyAt: (r.ready_at as number) ?? null,
     endedAt: (r.ended_at as number) ?? null,
     groupKey: (r.group_key as string) ?? null,
+    distInitAddr: (r.dist_init_addr as string) ?? null,
   };
 }
+
+function nodeFromRow(r: Row): AttemptNode {
+  return {
+    attemptId: r.attempt_id as number,
+    rank: r.rank as number,
+    host: r.host as string,
+    gpus: (r.gpus as string) ?? null,
+    runDir: (r.run_dir as string) ?? null,
+    logPath: (r.log_path as string) ?? null,
+    pgid: (r.pgid as number) ?? null,
+    pgidStart: (r.pgid_start as string) ?? null,
+    logOffset: r.log_offset as number,
+  };
+}
+
+function describe(a: Attempt): string {
+  return `attempt #${a.id} (${a.profile}), launched by ${a.actor} at ${new Date(a.startedAt).toISOString()}, ${a.status}`;
+}
+
+const gpuList = (gpus: number[]): string => `GPU${gpus.length === 1 ? '' : 's'} ${gpus.join(',')}`;
 
 export function createAttemptStore(db: Db) {
   const insert = db.prepare(`INSERT INTO attempts
     (host, profile, profile_json, flags_json, argv_json, env_json, command_line, port, gpus, sglang_version, actor,
-     origin, status, active, started_at, group_key)
+     origin, status, active, started_at, group_key, dist_init_addr)
     VALUES (@host, @profile, @profile_json, @flags_json, @argv_json, @env_json, @command_line, @port, @gpus,
-     @sglang_version, @actor, @origin, 'starting', 1, @started_at, @group_key)`);
+     @sglang_version, @actor, @origin, 'starting', 1, @started_at, @group_key, @dist_init_addr)`);
   const byId = db.prepare('SELECT * FROM attempts WHERE id = ?');
-  const activeOn = db.prepare('SELECT * FROM attempts WHERE host = ? AND active = 1');
+  const activeOnHost = db.prepare(
+    `SELECT * FROM attempts WHERE active = 1
+     AND (host = ? OR id IN (SELECT attempt_id FROM attempt_nodes WHERE host = ?)) ORDER BY id`,
+  );
+  const onPort = db.prepare('SELECT * FROM attempts WHERE active = 1 AND host = ? AND port = ?');
+  const leaseHolder = db.prepare(
+    'SELECT a.*, l.gpu AS leased_gpu FROM gpu_leases l JOIN attempts a ON a.id = l.attempt_id WHERE l.host = ? AND l.gpu = ?',
+  );
+  const leasesOn = db.prepare('SELECT gpu, attempt_id FROM gpu_leases WHERE host = ? ORDER BY gpu');
+  const addLease = db.prepare('INSERT INTO gpu_leases (host, gpu, attempt_id) VALUES (?, ?, ?)');
+  const dropLeases = db.prepare('DELETE FROM gpu_leases WHERE attempt_id = ?');
+  const addNode = db.prepare('INSERT INTO attempt_nodes (attempt_id, rank, host, gpus) VALUES (?, ?, ?, ?)');
+  const nodesOf = db.prepare('SELECT * FROM attempt_nodes WHERE attempt_id = ? ORDER BY rank');
+  const close = db.prepare(
+    `UPDATE attempts SET status = ?, outcome = ?, outcome_detail = ?, exit_code = ?, ended_at = ?, active = 0
+     WHERE id = ? AND active = 1`,
+  );
   const addEvent = db.prepare('INSERT INTO events (attempt_id, at, kind, data_json) VALUES (?, ?, ?, ?)');
 
-  function busy(host: string): UserError {
-    const running = activeOn.get(host) as Row | undefined;
-    const r = running ? fromRow(running) : undefined;
-    return new UserError(
-      r
-        ? `a server already runs on ${host}: attempt #${r.id} (${r.profile}), launched by ${r.actor} at ${new Date(r.startedAt).toISOString()}, ${r.status}`
-        : `a server already runs on ${host}`,
-      `stop it first with: stop --host ${host}`,
-    );
+  /** Who holds any of these GPUs on this host, each holder once with the GPUs it holds of them. */
+  function holders(host: string, gpus: readonly number[]): Array<{ attempt: Attempt; gpus: number[] }> {
+    const out = new Map<number, { attempt: Attempt; gpus: number[] }>();
+    for (const g of gpus) {
+      const r = leaseHolder.get(host, g) as Row | undefined;
+      if (!r) continue;
+      const a = fromRow(r);
+      const entry = out.get(a.id) ?? { attempt: a, gpus: [] };
+      entry.gpus.push(g);
+      out.set(a.id, entry);
+    }
+    return [...out.values()];
   }
+
+  /** The refusal for a launch whose GPUs or port are taken: names the holder, says how to get past it. */
+  function conflict(host: string, port: number, gpus: readonly number[]): UserError | null {
+    const held = holders(host, gpus);
+    if (held.length > 0) {
+      const who = held.map((h) => `${gpuList(h.gpus)} held by ${describe(h.attempt)}`).join('; ');
+      const ids = held.map((h) => h.attempt.id);
+      return new UserError(
+        `${gpuList([...gpus])} on ${host}: ${who}`,
+        `wait for it to end, stop it with: stop --attempt ${ids[0]}, or launch on other GPUs (--gpus, or gpus: [...] in the profile)`,
+      );
+    }
+    const r = onPort.get(host, port) as Row | undefined;
+    if (r) {
+      const a = fromRow(r);
+      return new UserError(
+        `port ${port} on ${host} is served by ${describe(a)}`,
+        `launch on another port (--port N), or stop it first with: stop --attempt ${a.id}`,
+      );
+    }
+    return null;
+  }
+
+  const openTx = db.transaction((a: NewAttempt): Attempt => {
+    const leases = a.leases ?? [{ host: a.host, gpus: parseGpus(a.gpus) }];
+    for (const l of leases) {
+      const c = conflict(l.host, a.port, l.gpus);
+      if (c) throw c;
+    }
+    const info = insert.run({
+      host: a.host,
+      profile: a.profile,
+      profile_json: a.profileJson,
+      flags_json: JSON.stringify(a.flags),
+      argv_json: JSON.stringify(a.argv),
+      env_json: JSON.stringify(a.env),
+      command_line: a.commandLine,
+      port: a.port,
+      gpus: a.gpus ?? null,
+      sglang_version: a.sglangVersion ?? null,
+      actor: a.actor,
+      origin: a.origin,
+      started_at: a.startedAt,
+      group_key: a.groupKey ?? null,
+      dist_init_addr: a.distInitAddr ?? null,
+    });
+    const id = Number(info.lastInsertRowid);
+    for (const l of leases) for (const g of l.gpus) addLease.run(l.host, g, id);
+    for (const n of a.nodes ?? []) addNode.run(id, n.rank, n.host, n.gpus.join(','));
+    return fromRow(byId.get(id) as Row);
+  });
 
   return {
     /**
-     * Opens an attempt, or refuses when the host already has a live one. The partial unique index makes this atomic
-     * across threads and processes: ten concurrent launches insert exactly one row.
+     * Opens an attempt with its GPU leases, or refuses (naming the holder) when one of its GPUs or its port is taken.
+     * IMMEDIATE takes the write lock before the check, so the check and the insert are one step across processes:
+     * ten concurrent launches wanting the same GPU insert exactly one attempt.
      */
     open(a: NewAttempt): Attempt {
       try {
-        const info = insert.run({
-          host: a.host,
-          profile: a.profile,
-          profile_json: a.profileJson,
-          flags_json: JSON.stringify(a.flags),
-          argv_json: JSON.stringify(a.argv),
-          env_json: JSON.stringify(a.env),
-          command_line: a.commandLine,
-          port: a.port,
-          gpus: a.gpus ?? null,
-          sglang_version: a.sglangVersion ?? null,
-          actor: a.actor,
-          origin: a.origin,
-          started_at: a.startedAt,
-          group_key: a.groupKey ?? null,
-        });
-        return fromRow(byId.get(info.lastInsertRowid) as Row);
+        return openTx.immediate(a);
       } catch (e) {
-        if ((e as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') throw busy(a.host);
+        const code = (e as { code?: string }).code;
+        if (code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY') {
+          throw conflict(a.host, a.port, parseGpus(a.gpus)) ?? new UserError(`${a.host} is busy`, 'see: status');
+        }
         throw e;
       }
     },
-    /** Throws the "already runs" error (who launched what, when) when the host has a live attempt. */
-    assertIdle(host: string): void {
-      if (activeOn.get(host)) throw busy(host);
+    /** The refusal a launch of these GPUs on this port would meet now, or null. */
+    conflict,
+    holders,
+    /** Every GPU lease on a host, lowest GPU first. */
+    leasesOn(host: string): Array<{ gpu: number; attemptId: number }> {
+      return (leasesOn.all(host) as Row[]).map((r) => ({ gpu: r.gpu as number, attemptId: r.attempt_id as number }));
     },
     get(id: number): Attempt | undefined {
       const r = byId.get(id) as Row | undefined;
       return r ? fromRow(r) : undefined;
     },
+    /** The newest live attempt with a node on this host (its head or a worker). */
     activeOn(host: string): Attempt | undefined {
-      const r = activeOn.get(host) as Row | undefined;
-      return r ? fromRow(r) : undefined;
+      const rows = activeOnHost.all(host, host) as Row[];
+      return rows.length > 0 ? fromRow(rows[rows.length - 1]!) : undefined;
+    },
+    /** Every live attempt with a node on this host, oldest first. */
+    allActiveOn(host: string): Attempt[] {
+      return (activeOnHost.all(host, host) as Row[]).map(fromRow);
+    },
+    /** The worker nodes (rank >= 1) of a multi-node attempt; empty for one node. */
+    nodes(id: number): AttemptNode[] {
+      return (nodesOf.all(id) as Row[]).map(nodeFromRow);
+    },
+    updateNode(
+      id: number,
+      rank: number,
+      patch: Partial<{ runDir: string; logPath: string; pgid: number; pgidStart: string; logOffset: number }>,
+    ): void {
+      const cols: Record<string, unknown> = {
+        run_dir: patch.runDir,
+        log_path: patch.logPath,
+        pgid: patch.pgid,
+        pgid_start: patch.pgidStart,
+        log_offset: patch.logOffset,
+      };
+      const set = Object.entries(cols).filter(([, v]) => v !== undefined);
+      if (set.length === 0) return;
+      db.prepare(
+        `UPDATE attempt_nodes SET ${set.map(([k]) => `${k} = ?`).join(', ')} WHERE attempt_id = ? AND rank = ?`,
+      ).run(...set.map(([, v]) => v), id, rank);
     },
     allActive(): Attempt[] {
       return (db.prepare('SELECT * FROM attempts WHERE active = 1 ORDER BY id').all() as Row[]).map(fromRow);
@@ -212,13 +347,13 @@ export function createAttemptStore(db: Db) {
       id: number,
       end: { status: AttemptStatus; outcome: string; detail?: string; exitCode?: number | null; at: number },
     ): boolean {
-      const info = db
-        .prepare(
-          `UPDATE attempts SET status = ?, outcome = ?, outcome_detail = ?, exit_code = ?, ended_at = ?, active = 0
-           WHERE id = ? AND active = 1`,
-        )
-        .run(end.status, end.outcome, end.detail ?? null, end.exitCode ?? null, end.at, id);
-      return info.changes === 1;
+      // The lease ends with the attempt, in the same transaction: however the attempt ends (crash seen, stop, or a
+      // restarted bot reconciling with the host), its GPUs are free the moment it is closed.
+      return db.transaction(() => {
+        const info = close.run(end.status, end.outcome, end.detail ?? null, end.exitCode ?? null, end.at, id);
+        if (info.changes === 1) dropLeases.run(id);
+        return info.changes === 1;
+      })();
     },
     event(id: number, at: number, kind: string, data: unknown = {}): void {
       addEvent.run(id, at, kind, JSON.stringify(data));
@@ -232,3 +367,8 @@ export function createAttemptStore(db: Db) {
 }
 
 export type AttemptStore = ReturnType<typeof createAttemptStore>;
+
+/** `0,1,2` -> [0, 1, 2]; null or empty -> []. */
+export function parseGpus(gpus: string | null | undefined): number[] {
+  return gpus ? gpus.split(',').map((g) => Number(g.trim())) : [];
+}

@@ -163,6 +163,35 @@ const MIGRATIONS: string[] = [
   `CREATE INDEX suggestions_by_batch ON suggestions(batch, n)`,
   // Attempts made together (the steps of a bisection) share one chat thread.
   `ALTER TABLE attempts ADD COLUMN group_key TEXT`,
+  // Several servers per host (issue 7): the one-per-host rule becomes one holder per GPU and one server per port. A
+  // lease row lives exactly as long as its attempt is live (attempts.finish deletes it in the same transaction); the
+  // primary key makes two concurrent launches wanting the same GPU insert exactly one lease, across processes.
+  `DROP INDEX one_active_attempt_per_host`,
+  `CREATE UNIQUE INDEX one_active_attempt_per_port ON attempts(host, port) WHERE active = 1`,
+  `CREATE TABLE gpu_leases (
+     host TEXT NOT NULL,
+     gpu INTEGER NOT NULL,
+     attempt_id INTEGER NOT NULL REFERENCES attempts(id),
+     PRIMARY KEY (host, gpu)
+   )`,
+  `CREATE INDEX gpu_leases_by_attempt ON gpu_leases(attempt_id)`,
+  `INSERT OR IGNORE INTO gpu_leases (host, gpu, attempt_id)
+     SELECT a.host, CAST(j.value AS INTEGER), a.id FROM attempts a, json_each('[' || a.gpus || ']') j
+     WHERE a.active = 1 AND a.gpus IS NOT NULL AND a.gpus != ''`,
+  // Multi-node attempts: node 0 (the head) is the attempt row itself; the worker nodes are here.
+  `CREATE TABLE attempt_nodes (
+     attempt_id INTEGER NOT NULL REFERENCES attempts(id),
+     rank INTEGER NOT NULL,
+     host TEXT NOT NULL,
+     gpus TEXT,
+     run_dir TEXT,
+     log_path TEXT,
+     pgid INTEGER,
+     pgid_start TEXT,
+     log_offset INTEGER NOT NULL DEFAULT 0,
+     PRIMARY KEY (attempt_id, rank)
+   )`,
+  `ALTER TABLE attempts ADD COLUMN dist_init_addr TEXT`,
 ];
 
 export function openDb(path: string): Db {

@@ -1,5 +1,6 @@
 // Launch: profile + host -> an attempt in the ledger -> the server started detached on the host -> its log
 // followed until it is ready (ready line, /health 200, and a first real request answered) or it fails.
+import { distAddress } from '../config/load.ts';
 import { RemoteError, UserError } from '../errors.ts';
 import {
   archOf,
@@ -8,6 +9,7 @@ import {
   type KnownBadEntry,
   loadHardwareCatalog,
 } from '../fleet/hardware.ts';
+import { type GpuPlan, gpusPerNode, needsVisibleDevices, planGpus } from '../fleet/leases.ts';
 import type { Attempt } from '../ledger/attempts.ts';
 import { parseMilestone } from '../logs/milestones.ts';
 import { commandLine, dialectForVersion, flagView, type ResolvedProfile, renderLaunch } from '../profiles/index.ts';
@@ -17,9 +19,13 @@ import type { DiagnoserFactory, Diagnosis } from './diagnosis.ts';
 import { createEarlyAlert } from './early-alert.ts';
 import { type Engine, hostOf, publish } from './engine.ts';
 import { readComputeCap, readVersions } from './host-info.ts';
+import { failNodes, type NodeFailure, namedDiagnoser, watchWorkers } from './node-watch.ts';
+import { headNode } from './nodes.ts';
 import { advance, initialProgress, type Progress } from './progress.ts';
+import { reconcile } from './reconcile.ts';
 import { readRemoteState, runIdFor } from './remote-state.ts';
-import { LAUNCH, script } from './scripts.ts';
+import { FREE_PORT, LAUNCH, script } from './scripts.ts';
+import { stopNodes } from './stop.ts';
 import { watchAttempt } from './watch.ts';
 
 export interface LaunchRequest {
@@ -38,6 +44,12 @@ export interface LaunchRequest {
   confirmed?: boolean;
   /** Asks the person (interactive faces); without it, a known crash needs `confirmed`. */
   confirm?: (question: string) => Promise<boolean>;
+  /** A multi-node launch: every node's host, node 0 (the head, `hostName`) first. */
+  nodes?: string[];
+  /** The head's rendezvous port (a host group's dist_port); default: a free one found on the head. */
+  distPort?: number;
+  /** These GPUs (per node) instead of the profile's or the bot's choice. */
+  gpus?: number[];
 }
 
 export type LaunchEvent =
@@ -56,7 +68,7 @@ export interface LaunchResult {
   diagnosis?: Diagnosis;
 }
 
-async function renderFor(engine: Engine, req: LaunchRequest) {
+async function renderFor(engine: Engine, req: LaunchRequest, profile: ResolvedProfile) {
   const { host, cfg } = hostOf(engine, req.hostName);
   let dialect = cfg.flag_dialect === 'auto' ? undefined : cfg.flag_dialect;
   let dialectNote: string | undefined;
@@ -69,18 +81,23 @@ async function renderFor(engine: Engine, req: LaunchRequest) {
     if (!req.dryRun) throw e;
     dialectNote = `host unreachable (${(e as Error).message}); assumed the --nsa-* flag names`;
   }
-  const rendered = renderLaunch(req.profile, { python: cfg.python, dialect: dialect ?? 'nsa', portOverride: req.port });
+  const rendered = renderLaunch(profile, { python: cfg.python, dialect: dialect ?? 'nsa', portOverride: req.port });
   // Host env first, so a profile can override it for one configuration.
   const env = { ...cfg.env, ...rendered.env };
-  return {
-    host,
-    cfg,
-    argv: rendered.argv,
-    env,
-    dialectNote,
-    sglangVersion,
-    line: commandLine({ argv: rendered.argv, env }),
-  };
+  return { host, cfg, argv: rendered.argv, env, dialectNote, sglangVersion };
+}
+
+/** One node's share of a launch: where, with which GPUs, and the exact argv and env it runs. */
+interface NodePlan {
+  rank: number;
+  hostName: string;
+  gpus: GpuPlan;
+  argv: string[];
+  env: Record<string, string>;
+}
+
+function shown(p: NodePlan): string {
+  return redactText(commandLine({ argv: redactArgv(p.argv), env: redactEnv(p.env) }));
 }
 
 export async function launch(
@@ -89,8 +106,34 @@ export async function launch(
   emit: (e: LaunchEvent) => void,
   diagnoser: DiagnoserFactory,
 ): Promise<LaunchResult> {
-  const r = await renderFor(engine, req);
-  const shownLine = redactText(commandLine({ argv: redactArgv(r.argv), env: redactEnv(r.env) }));
+  const hosts = req.nodes && req.nodes.length > 1 ? req.nodes : [req.hostName];
+  if (hosts[0] !== req.hostName) throw new Error('launch: hostName must be node 0');
+  const multi = hosts.length > 1;
+  // --gpus picks the GPUs for this launch (on every node of a multi-node one), like the profile's gpus would.
+  const profile: ResolvedProfile = req.gpus ? { ...req.profile, gpus: req.gpus } : req.profile;
+  const perNode = profile.gpus?.length ?? gpusPerNode(profile.tp, hosts.length);
+  if (multi && profile.gpus && profile.gpus.length * hosts.length !== (profile.tp ?? 1)) {
+    throw new UserError(
+      `a ${hosts.length}-node launch of tp ${profile.tp ?? 1} runs ${(profile.tp ?? 1) / hosts.length} GPUs per node, but ${profile.gpus.length} are named`,
+      'name the GPUs of one node with --gpus (the same on every node), or leave them to the bot',
+    );
+  }
+  const r = await renderFor(engine, req, profile);
+  const port = req.port ?? profile.port;
+  // A lease whose attempt ended while no bot watched (a restart) must not hold a launch back: ask the hosts first.
+  if (!req.dryRun) await reconcile(engine, hosts, { skipStarting: true });
+  const distInitAddr = multi ? await distInit(engine, hosts[0]!, req.distPort, req.dryRun) : undefined;
+  const plans: NodePlan[] = [];
+  for (const [rank, hostName] of hosts.entries()) {
+    const gpus = await planGpus(engine, hostName, perNode, profile.gpus);
+    const env = needsVisibleDevices(gpus) ? { CUDA_VISIBLE_DEVICES: gpus.gpus.join(','), ...r.env } : r.env;
+    const nodeArgs = multi
+      ? ['--nnodes', String(hosts.length), '--node-rank', String(rank), '--dist-init-addr', distInitAddr!]
+      : [];
+    plans.push({ rank, hostName, gpus, argv: [...r.argv, ...nodeArgs], env });
+  }
+  const head = plans[0]!;
+  const shownLine = shown(head);
   emit({ kind: 'command', commandLine: shownLine, dialectNote: r.dialectNote });
   const warnings = await knownCrashes(engine, req);
   if (req.dryRun) return { outcome: 'dry-run', commandLine: shownLine, warnings };
@@ -105,9 +148,11 @@ export async function launch(
     }
   }
 
-  const port = req.port ?? req.profile.port;
-  // The ledger's answer first (it names who launched what); the atomic check is attempts.open below.
-  engine.attempts.assertIdle(req.hostName);
+  // The ledger's answer first (it names who holds what); the atomic check is attempts.open below.
+  for (const p of plans) {
+    const c = engine.attempts.conflict(p.hostName, port, p.gpus.gpus);
+    if (c) throw c;
+  }
   await assertPortFree(engine, req.hostName, port);
   const started = engine.clock.now();
   let attempt = engine.attempts.open({
@@ -115,75 +160,119 @@ export async function launch(
     profile: req.profile.name,
     profileJson: JSON.stringify({ ...req.profile, env: redactEnv(req.profile.env) }),
     flags: flagView(req.profile),
-    argv: redactArgv(r.argv),
-    env: redactEnv(r.env),
+    argv: redactArgv(head.argv),
+    env: redactEnv(head.env),
     commandLine: shownLine,
     port,
-    // The GPUs this attempt holds while it lives: the profile's list, else the first tp of them (CUDA's order).
-    gpus: (req.profile.gpus ?? Array.from({ length: req.profile.tp ?? 1 }, (_, i) => i)).join(','),
+    gpus: head.gpus.gpus.join(','),
     sglangVersion: r.sglangVersion,
     actor: req.actor,
     origin: req.origin,
     startedAt: started,
     groupKey: req.groupKey,
+    leases: plans.map((p) => ({ host: p.hostName, gpus: p.gpus.gpus })),
+    nodes: plans.slice(1).map((p) => ({ rank: p.rank, host: p.hostName, gpus: p.gpus.gpus })),
+    distInitAddr,
   });
   // Once per host and SGLang version (cached in the ledger), for upstream reports; before the server starts, so
   // check_env's CUDA contexts never compete with the server's memory sizing. It never throws.
   await captureEnvironment(engine, req.hostName, { attemptId: attempt.id });
-  const envArgs = Object.entries(r.env).map(([k, v]) => `${k}=${v}`);
-  const serverArgv = envArgs.length > 0 ? ['env', ...envArgs, ...r.argv] : r.argv;
-  let out: { stdout: string; stderr: string; code: number | null };
-  try {
-    out = await r.host.exec(
-      script(LAUNCH, 'glm-launch', [
-        r.cfg.workdir,
-        runIdFor(attempt.id),
-        r.cfg.env_file ?? '',
-        r.cfg.bin_dirs.join(':'),
-        '--',
-        ...serverArgv,
-      ]),
-      { timeoutMs: 30_000 },
-    );
-  } catch (e) {
-    // Never connected: nothing started. Lost mid-command: we cannot know, and `status` reconciles with the host.
-    const kind = e instanceof RemoteError ? e.details.kind : undefined;
-    const notStarted = kind === 'connect' || kind === 'host-key' || kind === 'auth';
-    engine.attempts.finish(attempt.id, {
-      status: 'failed',
-      outcome: notStarted ? 'launch_failed' : 'launch_unknown',
-      detail: (e as Error).message,
-      at: engine.clock.now(),
-    });
-    throw e;
+  // The head first: it opens the rendezvous store the workers connect to (they retry until it answers).
+  for (const p of plans) {
+    try {
+      const started = await startNode(engine, attempt, p);
+      if (p.rank === 0) {
+        engine.attempts.update(attempt.id, { status: 'loading', ...started });
+      } else {
+        engine.attempts.updateNode(attempt.id, p.rank, started);
+      }
+    } catch (e) {
+      // Whatever already started is stopped: a partial multi-node server only waits for the missing node.
+      if (p.rank > 0) {
+        await stopNodes(engine, engine.attempts.get(attempt.id)!).catch((err: Error) =>
+          engine.log.error({ err: err.message, attempt: attempt.id }, 'could not stop the started nodes'),
+        );
+      }
+      const kind = e instanceof RemoteError ? e.details.kind : undefined;
+      const notStarted = kind === 'connect' || kind === 'host-key' || kind === 'auth' || e instanceof LaunchRefused;
+      engine.attempts.finish(attempt.id, {
+        status: 'failed',
+        outcome: e instanceof LaunchRefused ? 'launch_refused' : notStarted ? 'launch_failed' : 'launch_unknown',
+        detail: multi ? `node ${p.rank} (${p.hostName}): ${(e as Error).message}` : (e as Error).message,
+        at: engine.clock.now(),
+      });
+      throw e;
+    }
   }
-  const tag = out.stdout.trim().split('\n').pop() ?? '';
-  if (!tag.startsWith('GLM_STARTED')) {
-    const detail = tag.startsWith('GLM_RUNNING')
-      ? `the host already runs a server this ledger does not know (pgid ${tag.split(' ')[1]}, ${tag.split(' ')[2]})`
-      : tag === 'GLM_BUSY'
-        ? 'another launch or stop holds the host lock'
-        : `launcher failed (exit ${out.code}): ${out.stderr.trim().split('\n').slice(-3).join(' | ')}`;
-    engine.attempts.finish(attempt.id, { status: 'failed', outcome: 'launch_refused', detail, at: engine.clock.now() });
-    throw new RemoteError(`launch on ${req.hostName} refused: ${detail}`, {
-      host: req.hostName,
-      exitCode: out.code,
-      stderrTail: out.stderr.slice(-2000),
-      hint: tag.startsWith('GLM_RUNNING') ? `stop it with: stop --host ${req.hostName}` : undefined,
-    });
-  }
-  const [, pg, st, runDir] = tag.split(' ');
-  engine.attempts.update(attempt.id, {
-    status: 'loading',
-    pgid: Number(pg),
-    pgidStart: st,
-    runDir,
-    logPath: `${runDir}/out.log`,
+  engine.attempts.event(attempt.id, engine.clock.now(), 'started', {
+    pgid: engine.attempts.get(attempt.id)!.pgid,
+    ...(multi ? { nodes: plans.map((p) => ({ rank: p.rank, host: p.hostName, gpus: p.gpus.gpus })) } : {}),
   });
-  engine.attempts.event(attempt.id, engine.clock.now(), 'started', { pgid: Number(pg) });
   attempt = engine.attempts.get(attempt.id)!;
   publish(engine, emit, { kind: 'started', attempt });
   return follow(engine, attempt, req.firstRequest ?? true, emit, diagnoser);
+}
+
+class LaunchRefused extends RemoteError {}
+
+/** Starts one node's server detached on its host; returns where the host recorded it. */
+async function startNode(engine: Engine, attempt: Attempt, p: NodePlan) {
+  const { host, cfg } = hostOf(engine, p.hostName);
+  const envArgs = Object.entries(p.env).map(([k, v]) => `${k}=${v}`);
+  const serverArgv = envArgs.length > 0 ? ['env', ...envArgs, ...p.argv] : p.argv;
+  const out = await host.exec(
+    script(LAUNCH, 'glm-launch', [
+      cfg.workdir,
+      runIdFor(attempt.id, p.rank),
+      cfg.env_file ?? '',
+      cfg.bin_dirs.join(':'),
+      p.gpus.gpus.join(','),
+      '--',
+      ...serverArgv,
+    ]),
+    { timeoutMs: 30_000 },
+  );
+  const tag = out.stdout.trim().split('\n').pop() ?? '';
+  if (!tag.startsWith('GLM_STARTED')) {
+    const [, pgid, run, gpus] = tag.split(' ');
+    const detail = tag.startsWith('GLM_RUNNING')
+      ? `the host already runs a server on GPUs ${gpus} that this ledger does not know (pgid ${pgid}, ${run}), e.g. started by another bot`
+      : tag === 'GLM_BUSY'
+        ? 'another launch or stop holds the host lock'
+        : `launcher failed (exit ${out.code}): ${out.stderr.trim().split('\n').slice(-3).join(' | ')}`;
+    throw new LaunchRefused(`launch on ${p.hostName} refused: ${detail}`, {
+      host: p.hostName,
+      exitCode: out.code,
+      stderrTail: out.stderr.slice(-2000),
+      hint: tag.startsWith('GLM_RUNNING')
+        ? `stop it where it was started, or on the host: kill -TERM -${pgid}; or launch on other GPUs (--gpus)`
+        : undefined,
+    });
+  }
+  const [, pg, st, runDir] = tag.split(' ');
+  return { pgid: Number(pg), pgidStart: st!, runDir: runDir!, logPath: `${runDir}/out.log` };
+}
+
+/** `addr:port` of the head's rendezvous store: its cluster address and the group's port, else a free one found there. */
+async function distInit(engine: Engine, head: string, port: number | undefined, dryRun?: boolean): Promise<string> {
+  const { host, cfg } = hostOf(engine, head);
+  const addr = distAddress(cfg);
+  if (!addr) {
+    throw new UserError(
+      `no address for the other nodes to reach ${head} on`,
+      `set hosts.${head}.dist_addr in the config to its IP address on the network the nodes share`,
+    );
+  }
+  if (port) return `${addr}:${port}`;
+  try {
+    const r = await host.exec(script(FREE_PORT, 'glm-free-port', ['20000']));
+    const found = Number(r.stdout.trim());
+    if (!Number.isInteger(found) || found <= 0) throw new Error(`no free port found: ${r.stdout.trim()}`);
+    return `${addr}:${found}`;
+  } catch (e) {
+    if (dryRun) return `${addr}:PORT`;
+    throw e;
+  }
 }
 
 let hardwareCatalog: KnownBadEntry[] | undefined;
@@ -219,7 +308,8 @@ export async function follow(
   diagnoser: DiagnoserFactory,
 ): Promise<LaunchResult> {
   const { host } = hostOf(engine, attempt.host);
-  const diag = diagnoser();
+  const multi = engine.attempts.nodes(attempt.id).length > 0;
+  const diag = multi ? namedDiagnoser(diagnoser(), headNode(attempt)) : diagnoser();
   let progress = initialProgress();
   const told = new Set<string>();
   let outcome: LaunchResult['outcome'] | undefined;
@@ -240,6 +330,12 @@ export async function follow(
   }, 250);
   let checking: Promise<void> | undefined;
   const early = createEarlyAlert(engine, attempt, diag);
+  // Multi-node: a worker that crashes or exits ends the attempt, whatever the head is doing.
+  let nodeFailure: NodeFailure | undefined;
+  const workers = watchWorkers(engine, attempt, diagnoser, (f) => {
+    nodeFailure = f;
+    abort.abort();
+  });
 
   await watchAttempt(
     engine,
@@ -281,6 +377,11 @@ export async function follow(
   clearInterval(stallTimer);
   early.cancel();
   await checking;
+  await workers.stop();
+  if (nodeFailure && outcome !== 'ready') {
+    const f = await failNodes(engine, attempt, nodeFailure, emit);
+    return { outcome: 'crashed', commandLine: attempt.commandLine, attempt: f.attempt, diagnosis: f.diagnosis };
+  }
 
   if (outcome === 'ready' && !diag.crashed()) {
     const now = engine.clock.now();
@@ -363,10 +464,16 @@ export async function recordExit(
   const { host, cfg } = hostOf(engine, attempt.host);
   let exitCode: number | null = null;
   try {
-    const st = await readRemoteState(host, cfg);
-    if (st.state !== 'none' && st.runId === runIdFor(attempt.id)) exitCode = st.exitCode;
+    const st = await readRemoteState(host, cfg, runIdFor(attempt.id));
+    if (st.state !== 'none') exitCode = st.exitCode;
   } catch {
     // unreachable now: the outcome still stands from the log
+  }
+  // The head is gone: workers of a multi-node server would wait for it forever.
+  if (engine.attempts.nodes(attempt.id).length > 0) {
+    await stopNodes(engine, attempt, [0]).catch((e: Error) =>
+      engine.log.error({ err: e.message, attempt: attempt.id }, 'could not stop the worker nodes'),
+    );
   }
   const crashed = diagnosis.category !== 'none' || (exitCode !== null && exitCode !== 0);
   const outcome = crashed ? (diagnosis.category !== 'none' ? diagnosis.category : 'crashed') : 'exited';

@@ -5,6 +5,8 @@ import type { DiagnoserFactory } from './diagnosis.ts';
 import { createEarlyAlert } from './early-alert.ts';
 import type { Engine } from './engine.ts';
 import { type LaunchEvent, recordExit } from './launch.ts';
+import { failNodes, type NodeFailure, namedDiagnoser, watchWorkers } from './node-watch.ts';
+import { headNode } from './nodes.ts';
 import { watchAttempt } from './watch.ts';
 
 const watching = new Map<number, AbortController>();
@@ -18,8 +20,15 @@ export function monitorAttempt(
   if (watching.has(attempt.id)) return;
   const abort = new AbortController();
   watching.set(attempt.id, abort);
-  const diag = diagnoser();
+  const multi = engine.attempts.nodes(attempt.id).length > 0;
+  const diag = multi ? namedDiagnoser(diagnoser(), headNode(attempt)) : diagnoser();
   const early = createEarlyAlert(engine, attempt, diag);
+  // A multi-node server dies with any of its nodes.
+  let nodeFailure: NodeFailure | undefined;
+  const workers = watchWorkers(engine, attempt, diagnoser, (f) => {
+    nodeFailure = f;
+    abort.abort();
+  });
   void watchAttempt(
     engine,
     attempt,
@@ -33,7 +42,9 @@ export function monitorAttempt(
     abort.signal,
   )
     .then(async (end) => {
-      if (end === 'server-exited') await recordExit(engine, attempt, diag.result(), emit);
+      await workers.stop();
+      if (nodeFailure) await failNodes(engine, attempt, nodeFailure, emit);
+      else if (end === 'server-exited') await recordExit(engine, attempt, diag.result(), emit);
     })
     .catch((e: Error) => engine.log.error({ err: e.message, attempt: attempt.id }, 'monitor failed'))
     .finally(() => {

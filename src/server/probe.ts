@@ -40,18 +40,27 @@ export interface ProbeReport {
   lastMilestone: string | null;
   uptimeS: number | null;
   gpu: GpuReport | { error: string };
+  /** Which attempt holds which GPU on the probed host. */
+  leases: Array<{ gpu: number; attemptId: number }>;
 }
 
-export async function probe(engine: Engine, hostName: string): Promise<ProbeReport> {
+/** Probes the attempt named, else the newest live attempt on the host (a multi-node one is probed on its head). */
+export async function probe(engine: Engine, hostGiven: string, attemptId?: number): Promise<ProbeReport> {
+  const attempt =
+    (attemptId !== undefined ? engine.attempts.get(attemptId) : engine.attempts.activeOn(hostGiven)) ?? null;
+  const hostName = attempt?.host ?? hostGiven;
   const { host, cfg } = hostOf(engine, hostName);
-  const attempt = engine.attempts.activeOn(hostName) ?? null;
   const port = attempt?.port ?? 30000;
+  const runId = attempt ? runIdFor(attempt.id) : undefined;
+  const noRun = async (): Promise<RemoteState> => ({ state: 'none' });
   // The parts are independent: ask them all at once.
   const [proc, health, serverInfo, models, gpu] = await Promise.all([
-    sharedState(hostName, () => readRemoteState(host, cfg)).catch((e: Error) => ({
-      state: 'unreachable' as const,
-      error: e.message,
-    })),
+    (runId ? sharedState(`${hostName}/${runId}`, () => readRemoteState(host, cfg, runId)) : noRun()).catch(
+      (e: Error) => ({
+        state: 'unreachable' as const,
+        error: e.message,
+      }),
+    ),
     host
       .http(port, { method: 'GET', path: '/health', timeoutMs: 25_000 })
       .then((r) => ({ status: r.status as number | null, error: undefined as string | undefined }))
@@ -74,6 +83,7 @@ export async function probe(engine: Engine, hostName: string): Promise<ProbeRepo
     lastMilestone: attempt?.lastMilestone ?? null,
     uptimeS: ours && 'uptimeS' in proc ? proc.uptimeS : null,
     gpu,
+    leases: engine.attempts.leasesOn(hostName),
   };
 }
 

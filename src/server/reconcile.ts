@@ -1,8 +1,11 @@
-// After a restart (or before answering status), the ledger's live attempts are checked against each host's own
-// record: a server that died while nobody watched is closed with its exit status; one still running is kept.
+// After a restart (or before answering status, or before a launch takes GPUs), the ledger's live attempts are checked
+// against each host's own record: a server that died while nobody watched is closed with its exit status, which ends
+// its GPU leases; one still running is kept. A multi-node attempt whose head is gone has its workers stopped.
 import type { Attempt } from '../ledger/attempts.ts';
 import { type Engine, hostOf } from './engine.ts';
+import { nodesOf } from './nodes.ts';
 import { readRemoteState, runIdFor } from './remote-state.ts';
+import { stopNodes } from './stop.ts';
 
 export interface Reconciled {
   attempt: Attempt;
@@ -10,15 +13,22 @@ export interface Reconciled {
   note?: string;
 }
 
-export async function reconcile(engine: Engine, hostNames?: string[]): Promise<Reconciled[]> {
+export async function reconcile(
+  engine: Engine,
+  hostNames?: string[],
+  opts: { skipStarting?: boolean } = {},
+): Promise<Reconciled[]> {
   const out: Reconciled[] = [];
   for (const a of engine.attempts.allActive()) {
-    if (hostNames && !hostNames.includes(a.host)) continue;
+    const nodeHosts = nodesOf(engine, a).map((n) => n.host);
+    if (hostNames && !nodeHosts.some((h) => hostNames.includes(h))) continue;
+    // A launch in flight in this process has no record on the host yet: it is not stale.
+    if (opts.skipStarting && a.status === 'starting') continue;
     const { host, cfg } = hostOf(engine, a.host);
     try {
-      const st = await readRemoteState(host, cfg);
-      const mine = st.state !== 'none' && st.runId === runIdFor(a.id);
-      if (mine && (st.state === 'alive' || st.state === 'orphans')) {
+      const st = await readRemoteState(host, cfg, runIdFor(a.id));
+      const mine = st.state !== 'none';
+      if (st.state === 'alive' || st.state === 'orphans') {
         out.push({
           attempt: a,
           state: 'running',
@@ -40,6 +50,7 @@ export async function reconcile(engine: Engine, hostNames?: string[]): Promise<R
           continue;
         }
       }
+      if (nodeHosts.length > 1) await stopNodes(engine, a, [0]);
       const exitCode = mine && st.state === 'dead' ? st.exitCode : null;
       const crashed = exitCode !== null && exitCode !== 0;
       engine.attempts.finish(a.id, {

@@ -1,4 +1,4 @@
-// Reading the host's own record of what runs there (the `current` file and the run directory).
+// Reading the host's own record of one run (its run directory: the process group, its start time, the exit status).
 import type { HostConfig } from '../config/schema.ts';
 import type { RemoteHost } from '../hosts/types.ts';
 import { STATUS, script } from './scripts.ts';
@@ -15,8 +15,8 @@ export type RemoteState =
       uptimeS: number | null;
     };
 
-export async function readRemoteState(host: RemoteHost, cfg: HostConfig): Promise<RemoteState> {
-  const r = await host.exec(script(STATUS, 'glm-status', [cfg.workdir]));
+export async function readRemoteState(host: RemoteHost, cfg: HostConfig, runId: string): Promise<RemoteState> {
+  const r = await host.exec(script(STATUS, 'glm-status', [cfg.workdir, runId]));
   const line = r.stdout.trim().split('\n').pop() ?? '';
   const [tag, pg, st, run, ex, up] = line.split(' ');
   if (tag === 'GLM_NONE' || !pg || !st || !run) return { state: 'none' };
@@ -31,7 +31,10 @@ export async function readRemoteState(host: RemoteHost, cfg: HostConfig): Promis
   };
 }
 
-/** Run ids name the attempt, so the host's record can be matched to the ledger. */
-export function runIdFor(attemptId: number): string {
-  return `attempt-${attemptId}`;
+/**
+ * Run ids name the attempt (and the node of a multi-node attempt), so the host's record can be matched to the ledger;
+ * two nodes on one machine sharing a work directory still get their own run directories.
+ */
+export function runIdFor(attemptId: number, rank = 0): string {
+  return rank === 0 ? `attempt-${attemptId}` : `attempt-${attemptId}-node${rank}`;
 }

@@ -17,19 +17,36 @@ group_alive() { ps -eo pgid=,stat= | awk -v g="$1" '$1 == g && $2 !~ /^Z/ { n++ 
 start_time() { s=$(cat "/proc/$1/stat" 2>/dev/null) || return 1; set -- \${s##*) }; printf %s "\${20}"; }
 `;
 
-/** launch WORKDIR RUN_ID ENV_FILE PATH_PREPEND -- ARGV... */
+/**
+ * launch WORKDIR RUN_ID ENV_FILE PATH_PREPEND GPUS -- ARGV...
+ * Refuses (GLM_RUNNING) while a live server started by any bot on this host holds one of GPUS (comma list; empty means
+ * "unknown", which clashes with everything): the host's own last line of defence behind the ledger's leases.
+ */
 export const LAUNCH = `${PRELUDE}
 set -e
-W=$(home_path "$1"); RUN=$2; ENVF=$(home_path "$3"); PP=$4; shift 4
+W=$(home_path "$1"); RUN=$2; ENVF=$(home_path "$3"); PP=$4; GPUS=$5; shift 5
 [ "\${1-}" = "--" ] && shift
 if [ -n "$PP" ]; then PATH=$PP:$PATH; export PATH; fi
-mkdir -p "$W/runs"
+mkdir -p "$W/runs" "$W/live"
 exec 9>>"$W/host.lock"
 flock -w 10 9 || { echo "GLM_BUSY"; exit 75; }
-if [ -s "$W/current" ]; then
-  read -r pg st run < "$W/current" || true
-  if alive "$pg" "$st" || group_alive "$pg"; then echo "GLM_RUNNING $pg $run"; exit 3; fi
-fi
+clash() {
+  if [ -z "$1" ] || [ -z "$2" ]; then return 0; fi
+  for g in $(printf %s "$1" | tr , ' '); do case ",$2," in *",$g,"*) return 0 ;; esac; done
+  return 1
+}
+# One record per live server (live/RUN: pgid, start time, run, GPUs); \`current\` is the record of bots before
+# leases, which ran one server per host.
+for f in "$W/current" "$W"/live/*; do
+  [ -s "$f" ] || continue
+  pg=; st=; run=; gp=
+  read -r pg st run gp < "$f" || true
+  if alive "$pg" "$st" || group_alive "$pg"; then
+    if clash "$GPUS" "$gp"; then echo "GLM_RUNNING $pg $run \${gp:-all}"; exit 3; fi
+  else
+    rm -f "$f"
+  fi
+done
 R=$W/runs/$RUN
 mkdir "$R"
 : > "$R/out.log"
@@ -48,36 +65,35 @@ echo "$rc" > "$R/exit.tmp" && mv -f "$R/exit.tmp" "$R/exit"
 ' glm-server "$R" "$ENVF" "$@" </dev/null >>"$R/out.log" 2>&1 9>&- &
 pg=$!
 st=$(start_time "$pg")
-printf '%s %s %s\\n' "$pg" "$st" "$RUN" > "$W/current.tmp"
-mv -f "$W/current.tmp" "$W/current"
 printf '%s %s\\n' "$pg" "$st" > "$R/pgid"
+printf '%s %s %s %s\\n' "$pg" "$st" "$RUN" "$GPUS" > "$W/live/$RUN.tmp"
+mv -f "$W/live/$RUN.tmp" "$W/live/$RUN"
 echo "GLM_STARTED $pg $st $R"
 `;
 
-/** status WORKDIR: what runs on the host now, from the host's own record. */
+/** status WORKDIR RUN_ID: the state of one run, from the host's own record of it. */
 export const STATUS = `${PRELUDE}
-W=$(home_path "$1")
-[ -s "$W/current" ] || { echo "GLM_NONE"; exit 0; }
-read -r pg st run < "$W/current" || { echo "GLM_NONE"; exit 0; }
-ex=$(cat "$W/runs/$run/exit" 2>/dev/null || echo -)
+W=$(home_path "$1"); RUN=$2; R=$W/runs/$RUN
+[ -s "$R/pgid" ] || { echo "GLM_NONE"; exit 0; }
+read -r pg st < "$R/pgid" || { echo "GLM_NONE"; exit 0; }
+ex=$(cat "$R/exit" 2>/dev/null || echo -)
 up=$(ps -o etimes= -p "$pg" 2>/dev/null | tr -d ' ' || true)
-if alive "$pg" "$st"; then echo "GLM_ALIVE $pg $st $run $ex \${up:--}"
-elif group_alive "$pg" && ! [ -r "/proc/$pg/stat" ]; then echo "GLM_ORPHANS $pg $st $run $ex -"
-else echo "GLM_DEAD $pg $st $run $ex -"; fi
+if alive "$pg" "$st"; then echo "GLM_ALIVE $pg $st $RUN $ex \${up:--}"
+elif group_alive "$pg" && ! [ -r "/proc/$pg/stat" ]; then echo "GLM_ORPHANS $pg $st $RUN $ex -"
+else echo "GLM_DEAD $pg $st $RUN $ex -"; fi
 `;
 
-/** stop WORKDIR GRACE_DECISECONDS RUN_ID: TERM the group, wait, KILL what remains. Only the run named is stopped. */
+/** stop WORKDIR GRACE_DECISECONDS RUN_ID: TERM the run's group, wait, KILL what remains. Nothing else is signalled. */
 export const STOP = `${PRELUDE}
-W=$(home_path "$1"); GRACE=$2; RUN=$3
+W=$(home_path "$1"); GRACE=$2; RUN=$3; R=$W/runs/$RUN
 exec 9>>"$W/host.lock" 2>/dev/null || { echo "GLM_NOT_RUNNING"; exit 0; }
 flock -w 60 9 || { echo "GLM_BUSY"; exit 75; }
-[ -s "$W/current" ] || { echo "GLM_NOT_RUNNING"; exit 0; }
-read -r pg st run < "$W/current" || { echo "GLM_NOT_RUNNING"; exit 0; }
-if [ -n "$RUN" ] && [ "$run" != "$RUN" ]; then echo "GLM_OTHER $pg $run"; exit 0; fi
+[ -s "$R/pgid" ] || { echo "GLM_NOT_RUNNING"; exit 0; }
+read -r pg st < "$R/pgid" || { echo "GLM_NOT_RUNNING"; exit 0; }
 # A leader PID that exists with another start time was reused: our group is gone (the kernel does not reuse a PID
 # while it still names a process group), so there is nothing of ours to signal.
-if [ -r "/proc/$pg/stat" ] && ! alive "$pg" "$st"; then rm -f "$W/current"; echo "GLM_NOT_RUNNING"; exit 0; fi
-if ! group_alive "$pg"; then rm -f "$W/current"; echo "GLM_NOT_RUNNING $(cat "$W/runs/$run/exit" 2>/dev/null || echo -)"; exit 0; fi
+if [ -r "/proc/$pg/stat" ] && ! alive "$pg" "$st"; then rm -f "$W/live/$RUN"; echo "GLM_NOT_RUNNING"; exit 0; fi
+if ! group_alive "$pg"; then rm -f "$W/live/$RUN"; echo "GLM_NOT_RUNNING $(cat "$R/exit" 2>/dev/null || echo -)"; exit 0; fi
 kill -TERM "-$pg" 2>/dev/null || true
 i=0
 while group_alive "$pg" && [ "$i" -lt "$GRACE" ]; do sleep 0.1; i=$((i + 1)); done
@@ -89,8 +105,19 @@ if group_alive "$pg"; then
   while group_alive "$pg" && [ "$j" -lt 50 ]; do sleep 0.1; j=$((j + 1)); done
 fi
 if group_alive "$pg"; then echo "GLM_STUCK $pg"; exit 1; fi
-rm -f "$W/current"
-echo "GLM_STOPPED $how $pg $run $(cat "$W/runs/$run/exit" 2>/dev/null || echo -)"
+rm -f "$W/live/$RUN"
+echo "GLM_STOPPED $how $pg $RUN $(cat "$R/exit" 2>/dev/null || echo -)"
+`;
+
+/** free-port START: the first TCP port from START that nothing listens on (IPv4 or IPv6), from /proc/net/tcp*. */
+export const FREE_PORT = `
+p=$1
+used=$(cat /proc/net/tcp /proc/net/tcp6 2>/dev/null | awk '$4 == "0A" { split($2, a, ":"); print a[2] }')
+while [ "$p" -lt 65535 ]; do
+  hex=$(printf '%04X' "$p")
+  case " $(printf '%s ' $used) " in *" $hex "*) p=$((p + 1)) ;; *) echo "$p"; exit 0 ;; esac
+done
+exit 1
 `;
 
 /**

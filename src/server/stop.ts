@@ -1,11 +1,12 @@
 // Stop: TERM the server's process group, wait the grace period, KILL what remains; then say whether the GPUs let
 // go of their memory. Only the process group this bot recorded is signalled, after checking its start time (a
-// reused PID is never killed).
+// reused PID is never killed). A multi-node attempt is stopped on every node at once.
 import { RemoteError, UserError } from '../errors.ts';
-import type { Attempt } from '../ledger/attempts.ts';
+import { GPU_IN_USE_MIB } from '../fleet/leases.ts';
+import { type Attempt, parseGpus } from '../ledger/attempts.ts';
 import { type Engine, hostOf } from './engine.ts';
 import { type GpuReport, readGpus } from './host-info.ts';
-import { runIdFor } from './remote-state.ts';
+import { type NodeRef, nodeLabel, nodesOf } from './nodes.ts';
 import { STOP, script } from './scripts.ts';
 
 export interface StopResult {
@@ -15,65 +16,140 @@ export interface StopResult {
   gpu: GpuReport | null;
   /** true/false when nvidia-smi could tell; null when it is not there. */
   gpuReleased: boolean | null;
+  /** The attempt's GPUs still holding memory after the stop (head host). */
+  gpusStillInUse: Array<{ index: number; memUsedMiB: number }>;
 }
 
-export async function stop(engine: Engine, hostName: string, actor: string): Promise<StopResult> {
-  const attempt = engine.attempts.activeOn(hostName);
-  if (!attempt)
+export interface NodeStop {
+  node: NodeRef;
+  how: 'TERM' | 'KILL' | 'already-gone';
+  exitCode: number | null;
+}
+
+/**
+ * The live attempt a stop (or probe) means: the one named, else the only one on the host. Several servers on one host
+ * make `--host` ambiguous: then say which there are, rather than guess.
+ */
+export function targetAttempt(engine: Engine, hostName: string | undefined, attemptId?: number): Attempt {
+  if (attemptId !== undefined) {
+    const a = engine.attempts.get(attemptId);
+    if (!a) throw new UserError(`there is no attempt #${attemptId}`, 'see the attempts with: attempts');
+    if (!a.active)
+      throw new UserError(`attempt #${a.id} is not running: it ended ${a.outcome ?? a.status}`, 'see: status');
+    return a;
+  }
+  const live = hostName ? engine.attempts.allActiveOn(hostName) : [];
+  if (live.length === 0)
     throw new UserError(
       `nothing is running on ${hostName} (according to the ledger)`,
       'see what runs where with: status',
     );
-  const { host, cfg } = hostOf(engine, hostName);
+  if (live.length > 1) {
+    throw new UserError(
+      `${hostName} runs ${live.length} servers: ${live.map((a) => `#${a.id} (${a.profile}, GPUs ${a.gpus ?? '?'}, port ${a.port}, by ${a.actor})`).join(', ')}`,
+      `name one with --attempt N, e.g. stop --attempt ${live[0]!.id}`,
+    );
+  }
+  return live[0]!;
+}
+
+/** Runs the host's stop script for one node. Throws when processes survive SIGKILL or the host cannot tell. */
+export async function stopNode(engine: Engine, node: NodeRef): Promise<NodeStop> {
+  const { host, cfg } = hostOf(engine, node.host);
   const grace = Math.round(engine.loaded.config.timeouts.stop_grace_s * 10);
-  const r = await host.exec(script(STOP, 'glm-stop', [cfg.workdir, String(grace), runIdFor(attempt.id)]), {
+  const r = await host.exec(script(STOP, 'glm-stop', [cfg.workdir, String(grace), node.runId]), {
     timeoutMs: grace * 100 + 30_000,
   });
   const line = r.stdout.trim().split('\n').pop() ?? '';
-  const [tag, a, b, , ex] = line.split(' ');
+  const [tag, a, , , ex] = line.split(' ');
   if (tag === 'GLM_STUCK') {
-    throw new RemoteError(`processes of group ${a} on ${hostName} survived SIGKILL`, {
-      host: hostName,
+    throw new RemoteError(`processes of group ${a} on ${node.host} survived SIGKILL`, {
+      host: node.host,
       hint: 'they are probably in uninterruptible I/O (D state) on a GPU; check the host with ps and nvidia-smi',
     });
   }
   if (tag === 'GLM_BUSY')
-    throw new RemoteError(`another launch or stop holds the lock on ${hostName}`, {
-      host: hostName,
+    throw new RemoteError(`another launch or stop holds the lock on ${node.host}`, {
+      host: node.host,
       hint: 'try again in a moment',
     });
-  if (tag === 'GLM_OTHER') {
-    throw new RemoteError(`${hostName} runs ${b} (pgid ${a}), not attempt #${attempt.id}`, {
-      host: hostName,
-      hint: 'the host and the ledger disagree; run status to reconcile',
-    });
-  }
   if (tag !== 'GLM_STOPPED' && tag !== 'GLM_NOT_RUNNING') {
-    throw new RemoteError(`stop on ${hostName} failed (exit ${r.code})`, {
-      host: hostName,
+    throw new RemoteError(`stop on ${node.host} failed (exit ${r.code})`, {
+      host: node.host,
       stderrTail: r.stderr.slice(-2000),
     });
   }
   const how = tag === 'GLM_STOPPED' ? (a as 'TERM' | 'KILL') : 'already-gone';
   const exitText = tag === 'GLM_STOPPED' ? ex : a;
-  const exitCode = exitText && exitText !== '-' ? Number(exitText) : null;
+  return { node, how, exitCode: exitText && exitText !== '-' ? Number(exitText) : null };
+}
+
+/** Stops every node of the attempt that is still running (all at once); the nodes in `skip` are left alone. */
+export async function stopNodes(engine: Engine, a: Attempt, skipRanks: number[] = []): Promise<NodeStop[]> {
+  const nodes = nodesOf(engine, a).filter((n) => !skipRanks.includes(n.rank) && n.pgid !== null);
+  const results = await Promise.allSettled(nodes.map((n) => stopNode(engine, n)));
+  const failed = results.flatMap((r, i) =>
+    r.status === 'rejected' ? [{ node: nodes[i]!, err: r.reason as Error }] : [],
+  );
+  if (failed.length > 0) {
+    const first = failed[0]!.err;
+    const text = failed.map((f) => `${nodeLabel(f.node)}: ${f.err.message}`).join('; ');
+    throw first instanceof RemoteError ? new RemoteError(text, first.details) : new Error(text);
+  }
+  return results.map((r) => (r as PromiseFulfilledResult<NodeStop>).value);
+}
+
+/** Someone asked for this attempt to stop (in this or another bot process). */
+export function stopRequested(engine: Engine, attemptId: number): boolean {
+  return engine.attempts.events(attemptId).some((e) => e.kind === 'stop_requested');
+}
+
+export async function stop(
+  engine: Engine,
+  hostName: string | undefined,
+  actor: string,
+  attemptId?: number,
+): Promise<StopResult> {
+  const attempt = targetAttempt(engine, hostName, attemptId);
+  // Told before the signals: a node watcher that sees a node go down now knows it was asked to (see failNodes).
+  engine.attempts.event(attempt.id, engine.clock.now(), 'stop_requested', { actor });
+  const stops = await stopNodes(engine, attempt);
+  const head = stops.find((s) => s.node.rank === 0) ?? { how: 'already-gone' as const, exitCode: null };
+  const how = head.how;
   const now = engine.clock.now();
+  const workers = stops.filter((s) => s.node.rank > 0);
+  const nodesNote = workers.length > 0 ? `; ${stops.length} nodes` : '';
   engine.attempts.finish(attempt.id, {
     status: 'stopped',
     outcome: 'stopped',
     detail:
-      how === 'already-gone' ? `stopped by ${actor}; the server had already exited` : `stopped by ${actor} (${how})`,
-    exitCode,
+      how === 'already-gone'
+        ? `stopped by ${actor}; the server had already exited${nodesNote}`
+        : `stopped by ${actor} (${how})${nodesNote}`,
+    exitCode: head.exitCode,
     at: now,
   });
-  engine.attempts.event(attempt.id, now, 'stopped', { actor, how });
+  engine.attempts.event(attempt.id, now, 'stopped', {
+    actor,
+    how,
+    nodes: stops.map((s) => ({ rank: s.node.rank, host: s.node.host, how: s.how })),
+  });
+  // Other servers may share the host: only this attempt's GPUs say whether its memory was released.
+  const { host, cfg } = hostOf(engine, attempt.host);
   let gpu: GpuReport | null = null;
   let gpuReleased: boolean | null = null;
+  let gpusStillInUse: StopResult['gpusStillInUse'] = [];
   try {
     gpu = await readGpus(host, cfg);
-    gpuReleased = gpu.available ? gpu.apps.length === 0 : null;
+    if (gpu.available) {
+      const mine = new Set(parseGpus(attempt.gpus));
+      gpusStillInUse = gpu.gpus
+        .filter((g) => mine.has(g.index) && g.memUsedMiB >= GPU_IN_USE_MIB)
+        .map((g) => ({ index: g.index, memUsedMiB: g.memUsedMiB }));
+      gpuReleased = gpusStillInUse.length === 0;
+    }
   } catch {
     gpu = null;
   }
-  return { attempt: engine.attempts.get(attempt.id)!, how, exitCode, gpu, gpuReleased };
+  return { attempt: engine.attempts.get(attempt.id)!, how, exitCode: head.exitCode, gpu, gpuReleased, gpusStillInUse };
 }

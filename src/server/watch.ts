@@ -5,7 +5,8 @@
 import type { Attempt } from '../ledger/attempts.ts';
 import { LineSplitter, type LogLine } from '../logs/lines.ts';
 import { type Engine, hostOf } from './engine.ts';
-import { readRemoteState, runIdFor } from './remote-state.ts';
+import { headNode, type NodeRef, saveOffset } from './nodes.ts';
+import { readRemoteState } from './remote-state.ts';
 import { FOLLOW, READ_FROM, script } from './scripts.ts';
 
 export interface WatchHandlers {
@@ -19,22 +20,36 @@ const TAIL_NOTICE =
 
 export type WatchEnd = 'server-exited' | 'stopped-by-handler' | 'aborted' | 'attempt-closed';
 
-export async function watchAttempt(
+/** Follows node 0's log (the only node of a plain launch). */
+export function watchAttempt(
   engine: Engine,
   attempt: Attempt,
   handlers: WatchHandlers,
   signal?: AbortSignal,
 ): Promise<WatchEnd> {
-  const { host, cfg } = hostOf(engine, attempt.host);
+  return watchNode(engine, headNode(attempt), handlers, signal);
+}
+
+export async function watchNode(
+  engine: Engine,
+  node: NodeRef,
+  handlers: WatchHandlers,
+  signal?: AbortSignal,
+  /** false: a display-only follower (`logs --follow`) that must not move the attempt's saved offset. */
+  persist = true,
+): Promise<WatchEnd> {
+  const { host, cfg } = hostOf(engine, node.host);
+  const attempt = { id: node.attemptId, logPath: node.logPath, pgid: node.pgid, pgidStart: node.pgidStart };
   if (!attempt.logPath || attempt.pgid === null || !attempt.pgidStart) return 'attempt-closed';
-  let offset = attempt.logOffset;
+  let offset = node.logOffset;
   let lastSaved = offset;
   let splitter = new LineSplitter(offset);
 
   const save = (force = false) => {
     // Persist the offset now and then (and at the end), so a restarted bot resumes where this one stopped.
+    if (!persist) return;
     if (force || offset - lastSaved > 64 * 1024) {
-      engine.attempts.update(attempt.id, { logOffset: offset });
+      saveOffset(engine, node, offset);
       lastSaved = offset;
     }
   };
@@ -95,8 +110,8 @@ export async function watchAttempt(
     // The stream ended: either the server is gone, or the connection dropped. Ask the host which.
     let gone = false;
     try {
-      const st = await readRemoteState(host, cfg);
-      gone = st.state === 'none' || st.runId !== runIdFor(attempt.id) || st.state === 'dead';
+      const st = await readRemoteState(host, cfg, node.runId);
+      gone = st.state === 'none' || st.state === 'dead';
     } catch (e) {
       engine.log.warn({ err: (e as Error).message, attempt: attempt.id }, 'host unreachable while following; retrying');
       await engine.clock.sleep(backoff);

@@ -65,10 +65,14 @@ describe('bisect', () => {
     expect(bot.app.engine.attempts.activeOn('gpu')).toBeUndefined();
   });
 
-  it('refuses two identical profiles and a busy host', async () => {
+  it('refuses two identical profiles, and GPUs held by another attempt (naming it)', async () => {
     expect((await bot.run('bisect small small')).text).toMatch(/launch the same server/);
     expect((await bot.run(`launch small --port ${await freePort()}`)).exitCode ?? 0).toBe(0);
-    expect((await bot.run('bisect glm5-tilelang-bf16 glm5-bad')).text).toMatch(/gpu is busy/);
+    const busy = await bot.run('bisect glm5-tilelang-bf16 glm5-bad');
+    expect(busy.exitCode).toBe(2);
+    expect(busy.text).toMatch(
+      /gpu has 7 free GPUs of 8; this launch needs 8: GPUs 0 held by attempt #\d+ \(small, tester/,
+    );
     await bot.run('stop');
   });
 });

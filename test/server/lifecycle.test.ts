@@ -69,13 +69,39 @@ describe('launch', () => {
     expect(b.app.engine.attempts.get(1)).toMatchObject({ status: 'stopped', active: false });
   });
 
-  it('refuses a second launch on a busy host, naming who launched the running one', async () => {
+  it('refuses a second launch on GPUs that are held, naming who launched the holder', async () => {
+    const b = bot();
+    expect((await b.run(`launch small --gpus 3 --port ${await freePort()}`)).exitCode).toBe(0);
+    const again = await b.run(`launch small --gpus 3 --port ${await freePort()}`);
+    expect(again.exitCode).toBe(2);
+    expect(again.text).toMatch(/GPU 3 on gpu: GPU 3 held by attempt #1 \(small\), launched by tester at \d{4}-/);
+    expect(again.text).toMatch(/stop --attempt 1/);
+    // The same port is refused too, whatever the GPUs: the ledger names the server on it.
+    const port = b.app.engine.attempts.get(1)!.port;
+    const samePort = await b.run(`launch small --gpus 4 --port ${port}`);
+    expect(samePort.text).toMatch(new RegExp(`port ${port} on gpu is served by attempt #1 \\(small\\)`));
+    expect(b.app.engine.attempts.list()).toHaveLength(1);
+    await b.run('stop');
+  });
+
+  it('a second launch without named GPUs takes the next free one, and both run side by side', async () => {
     const b = bot();
     expect((await b.run(`launch small --port ${await freePort()}`)).exitCode).toBe(0);
-    const again = await b.run(`launch small --port ${await freePort()}`);
-    expect(again.exitCode).toBe(2);
-    expect(again.text).toMatch(/a server already runs on gpu: attempt #1 \(small\), launched by tester at \d{4}-/);
-    expect(again.text).toMatch(/stop --host gpu/);
+    const second = await b.run(`launch small --port ${await freePort()}`);
+    expect(second.exitCode, second.text).toBe(0);
+    const [first, next] = b.app.engine.attempts.allActive();
+    expect(first!.gpus).toBe('0');
+    expect(next!.gpus).toBe('1');
+    // The bot's choice reaches the server: CUDA_VISIBLE_DEVICES=1 on the command line that ran.
+    expect(next!.commandLine).toMatch(/^CUDA_VISIBLE_DEVICES=1 /);
+    const status = await b.run('status');
+    expect(status.text).toMatch(/#1 +small .* 0 +tester/);
+    expect(status.text).toMatch(/#2 +small .* 1 +tester/);
+    // --host is ambiguous now: the bot says which servers there are instead of guessing.
+    const ambiguous = await b.run('stop');
+    expect(ambiguous.text).toMatch(/gpu runs 2 servers: #1 \(small, GPUs 0.*#2 \(small, GPUs 1/);
+    expect((await b.run('stop --attempt 2')).text).toMatch(/stopped attempt #2/);
+    expect(b.app.engine.attempts.leasesOn('gpu')).toEqual([{ gpu: 0, attemptId: 1 }]);
     await b.run('stop');
   });
 

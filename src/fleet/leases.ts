@@ -1,0 +1,86 @@
+// GPU leases: which GPUs a launch takes on each host. A profile that lists its GPUs gets exactly those (the ledger
+// refuses them while another attempt holds one, naming it); otherwise the bot takes the lowest-numbered GPUs that no
+// live attempt holds and nvidia-smi shows idle, so two people sharing a box do not start on each other's GPUs and
+// wait minutes for an OOM that looks like a model problem.
+import { UserError } from '../errors.ts';
+import type { Attempt } from '../ledger/attempts.ts';
+import { type Engine, hostOf } from '../server/engine.ts';
+import { type GpuReport, readGpus } from '../server/host-info.ts';
+
+/** A GPU with at least this much memory in use runs something (an idle card shows a few MiB). */
+export const GPU_IN_USE_MIB = 1024;
+
+export interface GpuPlan {
+  gpus: number[];
+  /** The bot chose them (not the profile): rendered as CUDA_VISIBLE_DEVICES unless they are CUDA's default 0..n-1. */
+  chosen: boolean;
+}
+
+/**
+ * The GPUs a launch of `count` GPUs per node takes on `hostName`. `explicit` (the profile's `gpus`, or --gpus) wins;
+ * without nvidia-smi the bot cannot see the host's GPUs and takes 0..count-1, CUDA's own choice.
+ */
+export async function planGpus(
+  engine: Engine,
+  hostName: string,
+  count: number,
+  explicit?: readonly number[],
+): Promise<GpuPlan> {
+  if (explicit?.length) return { gpus: [...explicit], chosen: false };
+  const first = Array.from({ length: count }, (_, i) => i);
+  const { host, cfg } = hostOf(engine, hostName);
+  let report: GpuReport;
+  try {
+    report = await readGpus(host, cfg);
+  } catch {
+    return { gpus: first, chosen: false };
+  }
+  if (!report.available || report.gpus.length === 0) return { gpus: first, chosen: false };
+  const leased = new Map(engine.attempts.leasesOn(hostName).map((l) => [l.gpu, l.attemptId]));
+  const busy = report.gpus.filter((g) => !leased.has(g.index) && g.memUsedMiB >= GPU_IN_USE_MIB);
+  const free = report.gpus
+    .map((g) => g.index)
+    .filter((i) => !leased.has(i) && !busy.some((b) => b.index === i))
+    .sort((a, b) => a - b);
+  if (free.length >= count) return { gpus: free.slice(0, count), chosen: true };
+
+  const holders = new Map<number, { attempt: Attempt; gpus: number[] }>();
+  for (const [gpu, id] of leased) {
+    const a = engine.attempts.get(id);
+    if (!a) continue;
+    const h = holders.get(id) ?? { attempt: a, gpus: [] };
+    h.gpus.push(gpu);
+    holders.set(id, h);
+  }
+  const parts = [
+    ...[...holders.values()].map(
+      (h) =>
+        `GPUs ${h.gpus.sort((x, y) => x - y).join(',')} held by attempt #${h.attempt.id} (${h.attempt.profile}, ${h.attempt.actor}, ${h.attempt.status})`,
+    ),
+    ...busy.map((g) => `GPU ${g.index} busy outside this bot (${g.memUsedMiB} MiB in use)`),
+  ];
+  const firstHolder = [...holders.keys()][0];
+  throw new UserError(
+    `${hostName} has ${free.length} free GPU${free.length === 1 ? '' : 's'} of ${report.gpus.length}; this launch needs ${count}: ${parts.join('; ')}`,
+    firstHolder !== undefined
+      ? `wait for a holder to end, or stop one (stop --attempt ${firstHolder}); see who holds what with: status`
+      : 'free the GPUs on the host (see nvidia-smi), or launch elsewhere',
+  );
+}
+
+/** GPUs per node: the profile's list, else its tensor-parallel size split over the nodes. */
+export function gpusPerNode(tp: number | undefined, nnodes: number): number {
+  const total = tp ?? 1;
+  if (total % nnodes !== 0) {
+    throw new UserError(
+      `tp ${total} does not split over ${nnodes} nodes`,
+      `use a tp that is a multiple of ${nnodes} (each node runs tp/${nnodes} GPUs)`,
+    );
+  }
+  return total / nnodes;
+}
+
+/** Whether a plan must be spelled out as CUDA_VISIBLE_DEVICES (CUDA takes 0..n-1 by itself). */
+export function needsVisibleDevices(plan: GpuPlan): boolean {
+  return plan.chosen && plan.gpus.some((g, i) => g !== i);
+}

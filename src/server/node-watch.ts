@@ -1,0 +1,135 @@
+// Multi-node attempts: every worker's log is followed beside the head's. A crash or exit on any node is the attempt's
+// crash, named by its node; the other nodes are then stopped (a head whose worker died waits on NCCL forever).
+import type { Attempt } from '../ledger/attempts.ts';
+import type { Diagnoser, DiagnoserFactory, Diagnosis } from './diagnosis.ts';
+import { SETTLE_MS } from './early-alert.ts';
+import { type Engine, hostOf, publish } from './engine.ts';
+import type { LaunchEvent } from './launch.ts';
+import { type NodeRef, nodeLabel, nodesOf } from './nodes.ts';
+import { readRemoteState } from './remote-state.ts';
+import { stopNodes, stopRequested } from './stop.ts';
+import { watchNode } from './watch.ts';
+
+export interface NodeFailure {
+  node: NodeRef;
+  diagnosis: Diagnosis;
+}
+
+/** A diagnoser whose verdict names the node it read (only for multi-node attempts). */
+export function namedDiagnoser(d: Diagnoser, node: Pick<NodeRef, 'rank' | 'host'>): Diagnoser {
+  return {
+    ...d,
+    result: () => {
+      const r = d.result();
+      return r.category === 'none' ? r : { ...r, summary: `${nodeLabel(node)}: ${r.summary}` };
+    },
+    stalled: d.stalled
+      ? (now) => {
+          const s = d.stalled!(now);
+          return s ? { ...s, summary: `${nodeLabel(node)}: ${s.summary}` } : null;
+        }
+      : undefined,
+  };
+}
+
+/**
+ * Follows every worker node (rank >= 1) of the attempt. `onFailure` is called once, for the first node whose log shows
+ * a crash (after the settle time, so its traceback is complete) or whose server exits. No-op for a single node.
+ */
+export function watchWorkers(
+  engine: Engine,
+  attempt: Attempt,
+  diagnoser: DiagnoserFactory,
+  onFailure: (f: NodeFailure) => void,
+): { stop(): Promise<void> } {
+  const workers = nodesOf(engine, attempt).filter((n) => n.rank > 0);
+  const abort = new AbortController();
+  let told = false;
+  const tell = (f: NodeFailure) => {
+    if (told || abort.signal.aborted) return;
+    told = true;
+    onFailure(f);
+  };
+  const running = workers.map((node) => {
+    const diag = namedDiagnoser(diagnoser(), node);
+    let settle: NodeJS.Timeout | undefined;
+    return watchNode(
+      engine,
+      node,
+      {
+        onLine: (l) => {
+          diag.push(l.text, l.lineNo);
+          if (diag.crashed() && !settle) settle = setTimeout(() => tell({ node, diagnosis: diag.result() }), SETTLE_MS);
+          return undefined;
+        },
+      },
+      abort.signal,
+    )
+      .then((end) => {
+        if (end === 'server-exited' || end === 'attempt-closed') {
+          clearTimeout(settle);
+          tell({ node, diagnosis: exitDiagnosis(diag.result(), node) });
+        }
+      })
+      .catch((e: Error) =>
+        engine.log.error({ err: e.message, attempt: attempt.id, node: node.rank }, 'node watch failed'),
+      )
+      .finally(() => clearTimeout(settle));
+  });
+  return {
+    async stop() {
+      abort.abort();
+      await Promise.all(running);
+    },
+  };
+}
+
+/** A node that exited without a classified crash still ends the attempt: say so. */
+function exitDiagnosis(d: Diagnosis, node: NodeRef): Diagnosis {
+  if (d.category !== 'none') return d;
+  return {
+    ...d,
+    category: 'node_lost',
+    summary: `${nodeLabel(node)}: its server exited; the other nodes cannot go on without it`,
+    dedupKey: `${d.dedupKey}/node_lost`,
+  };
+}
+
+/** Ends the attempt for a failed node: every node stopped, the crash recorded and told, naming the node. */
+export async function failNodes(
+  engine: Engine,
+  attempt: Attempt,
+  failure: NodeFailure,
+  emit: (e: LaunchEvent) => void,
+): Promise<{ attempt: Attempt; diagnosis: Diagnosis }> {
+  // A node going down because someone stopped the attempt is no crash: the stop records the outcome.
+  if (stopRequested(engine, attempt.id))
+    return { attempt: engine.attempts.get(attempt.id)!, diagnosis: failure.diagnosis };
+  try {
+    await stopNodes(engine, attempt);
+  } catch (e) {
+    engine.log.error({ err: (e as Error).message, attempt: attempt.id }, 'could not stop every node');
+  }
+  let exitCode: number | null = null;
+  try {
+    const { host, cfg } = hostOf(engine, failure.node.host);
+    const st = await readRemoteState(host, cfg, failure.node.runId);
+    if (st.state !== 'none') exitCode = st.exitCode;
+  } catch {
+    // unreachable: the log's verdict stands
+  }
+  const d = failure.diagnosis;
+  const now = engine.clock.now();
+  const closed = engine.attempts.finish(attempt.id, {
+    status: 'crashed',
+    outcome: d.category,
+    detail: d.summary,
+    exitCode,
+    at: now,
+  });
+  engine.attempts.update(attempt.id, { classification: d });
+  engine.attempts.event(attempt.id, now, 'node_failed', { rank: failure.node.rank, host: failure.node.host });
+  const a = engine.attempts.get(attempt.id)!;
+  if (closed) publish(engine, emit, { kind: 'failed', attempt: a, outcome: d.category, diagnosis: d, exitCode });
+  return { attempt: a, diagnosis: d };
+}

@@ -1,0 +1,54 @@
+// The nodes of an attempt: one for a plain launch, several for a multi-node one (node 0, the head, is the attempt row;
+// workers are in attempt_nodes). Watching, stopping and reconciling work on nodes, so one code path serves both.
+import type { Attempt } from '../ledger/attempts.ts';
+import type { Engine } from './engine.ts';
+import { runIdFor } from './remote-state.ts';
+
+export interface NodeRef {
+  attemptId: number;
+  rank: number;
+  host: string;
+  runId: string;
+  logPath: string | null;
+  pgid: number | null;
+  pgidStart: string | null;
+  logOffset: number;
+}
+
+export function headNode(a: Attempt): NodeRef {
+  return {
+    attemptId: a.id,
+    rank: 0,
+    host: a.host,
+    runId: runIdFor(a.id),
+    logPath: a.logPath,
+    pgid: a.pgid,
+    pgidStart: a.pgidStart,
+    logOffset: a.logOffset,
+  };
+}
+
+/** Every node of the attempt, head first, as the ledger has them now. */
+export function nodesOf(engine: Engine, a: Attempt): NodeRef[] {
+  const workers = engine.attempts.nodes(a.id).map((n) => ({
+    attemptId: a.id,
+    rank: n.rank,
+    host: n.host,
+    runId: runIdFor(a.id, n.rank),
+    logPath: n.logPath,
+    pgid: n.pgid,
+    pgidStart: n.pgidStart,
+    logOffset: n.logOffset,
+  }));
+  return [headNode(a), ...workers];
+}
+
+export function saveOffset(engine: Engine, node: NodeRef, offset: number): void {
+  if (node.rank === 0) engine.attempts.update(node.attemptId, { logOffset: offset });
+  else engine.attempts.updateNode(node.attemptId, node.rank, { logOffset: offset });
+}
+
+/** How a node is named in messages: `node 1 (gpu-b)`. */
+export function nodeLabel(node: Pick<NodeRef, 'rank' | 'host'>): string {
+  return `node ${node.rank} (${node.host})`;
+}
