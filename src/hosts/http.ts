@@ -21,8 +21,12 @@ export function httpRequest(req: HttpRequest, target: HttpTarget): Promise<HttpR
       method: req.method,
       path: req.path,
       headers,
-      agent: false,
     };
+    // `agent: false` makes node:http create a fresh Agent, and an Agent opens its own TCP socket, ignoring the
+    // request's createConnection: the request would silently go to this machine's port instead of through the
+    // tunnel (unnoticed while every test host was this machine; the network-namespace hosts showed it). Without an
+    // agent and with createConnection, node:http uses the supplied connection.
+    if (!target.connect) options.agent = false;
     if (target.connect) {
       const connect = target.connect;
       options.createConnection = ((_opts: unknown, cb: (err: Error | null, s?: Duplex) => void) => {
