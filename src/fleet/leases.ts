@@ -84,3 +84,24 @@ export function gpusPerNode(tp: number | undefined, nnodes: number): number {
 export function needsVisibleDevices(plan: GpuPlan): boolean {
   return plan.chosen && plan.gpus.some((g, i) => g !== i);
 }
+
+/**
+ * The live attempt a launch would run into on this host (its port, or GPUs it needs), or undefined when it fits
+ * beside whatever runs there. For faces that offer to replace a server instead of refusing.
+ */
+export async function clashingAttempt(
+  engine: Engine,
+  hostName: string,
+  want: { port: number; count: number; gpus?: readonly number[] },
+): Promise<Attempt | undefined> {
+  const onPort = engine.attempts.allActiveOn(hostName).find((a) => a.host === hostName && a.port === want.port);
+  if (onPort) return onPort;
+  if (want.gpus?.length) return engine.attempts.holders(hostName, want.gpus)[0]?.attempt;
+  try {
+    await planGpus(engine, hostName, want.count);
+    return undefined;
+  } catch {
+    const held = engine.attempts.leasesOn(hostName)[0];
+    return held ? engine.attempts.get(held.attemptId) : undefined;
+  }
+}

@@ -84,7 +84,7 @@ async function renderFor(engine: Engine, req: LaunchRequest, profile: ResolvedPr
   const rendered = renderLaunch(profile, { python: cfg.python, dialect: dialect ?? 'nsa', portOverride: req.port });
   // Host env first, so a profile can override it for one configuration.
   const env = { ...cfg.env, ...rendered.env };
-  return { host, cfg, argv: rendered.argv, env, dialectNote, sglangVersion };
+  return { host, cfg, argv: rendered.argv, env, profileEnv: rendered.env, dialectNote, sglangVersion };
 }
 
 /** One node's share of a launch: where, with which GPUs, and the exact argv and env it runs. */
@@ -126,11 +126,14 @@ export async function launch(
   const plans: NodePlan[] = [];
   for (const [rank, hostName] of hosts.entries()) {
     const gpus = await planGpus(engine, hostName, perNode, profile.gpus);
-    const env = needsVisibleDevices(gpus) ? { CUDA_VISIBLE_DEVICES: gpus.gpus.join(','), ...r.env } : r.env;
+    // Each node runs the same server with its own host's Python and environment (the profile's env on top).
+    const nodeCfg = hostOf(engine, hostName).cfg;
+    const hostEnv = { ...nodeCfg.env, ...r.profileEnv };
+    const env = needsVisibleDevices(gpus) ? { CUDA_VISIBLE_DEVICES: gpus.gpus.join(','), ...hostEnv } : hostEnv;
     const nodeArgs = multi
       ? ['--nnodes', String(hosts.length), '--node-rank', String(rank), '--dist-init-addr', distInitAddr!]
       : [];
-    plans.push({ rank, hostName, gpus, argv: [...r.argv, ...nodeArgs], env });
+    plans.push({ rank, hostName, gpus, argv: [nodeCfg.python, ...r.argv.slice(1), ...nodeArgs], env });
   }
   const head = plans[0]!;
   const shownLine = shown(head);

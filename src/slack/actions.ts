@@ -10,7 +10,7 @@ import type {
 } from '@slack/bolt';
 import type { Identity } from '../commands/define.ts';
 import type { Attempt } from '../ledger/attempts.ts';
-import { runCommand } from './commands.ts';
+import { launchClash, runCommand } from './commands.ts';
 import {
   auditClick,
   commandDef,
@@ -80,7 +80,7 @@ export function onStopClick(deps: FaceDeps) {
       // The trigger lives 3 s and works once: nothing to retry later. Say so and how to go on.
       auditClick(deps, who_, 'stop', args, 'allow', `error: confirmation not shown: ${(e as Error).message}`);
       reply(deps, who_, body.response_url, {
-        text: `error: could not show the stop confirmation (${(e as Error).message})\n  click Stop again, or type /glm stop --host ${a.host}`,
+        text: `error: could not show the stop confirmation (${(e as Error).message})\n  click Stop again, or type /glm stop --attempt ${a.id}`,
       });
     }
   };
@@ -108,13 +108,12 @@ export function onStopConfirmed(deps: FaceDeps) {
 
 async function stopAttempt(deps: FaceDeps, identity: Identity, id: number, responseUrl: string | undefined) {
   const a = deps.glm.engine.attempts.get(id);
-  const current = a ? deps.glm.engine.attempts.activeOn(a.host) : undefined;
-  if (!a || current?.id !== a.id) {
+  if (!a?.active) {
     auditClick(deps, identity, 'stop', { attempt: id }, 'allow', 'not running any more');
     reply(deps, identity, responseUrl, { text: `attempt #${id} is not running any more: nothing stopped` });
     return false;
   }
-  const out = await deps.glm.dispatch.run(`stop --host ${a.host}`, slackContext(deps, identity));
+  const out = await deps.glm.dispatch.run(`stop --attempt ${a.id}`, slackContext(deps, identity));
   if (out.exitCode) {
     reply(deps, identity, responseUrl, { text: out.text });
     return false;
@@ -137,7 +136,7 @@ export function onProbeClick(deps: FaceDeps) {
     if (!a) return;
     deps.track(
       (async () => {
-        const out = await deps.glm.dispatch.run(`probe --host ${a.host}`, slackContext(deps, identity));
+        const out = await deps.glm.dispatch.run(`probe --attempt ${a.id}`, slackContext(deps, identity));
         if (out.exitCode === 2) reply(deps, identity, body.response_url, { text: out.text });
         else
           threadPost(deps, a.id, {
@@ -240,7 +239,7 @@ export function onReplaceClick(deps: FaceDeps) {
     }
     deps.track(
       (async () => {
-        const running = deps.glm.engine.attempts.activeOn(p.host);
+        const running = (await launchClash(deps, p.text))?.running;
         if (running && running.id !== p.replaces) {
           // Something else runs now: ask again about that one.
           const id = deps.pending.add({ ...p, replaces: running.id });

@@ -1,10 +1,13 @@
 // `/glm <command> [args]`: the terminal's commands and syntax. The ack goes back at once (Slack allows 3 s) with a
 // "working on it" line; authorisation, SSH and everything slow happen after it, and the answer replaces that line.
 import type { SlackCommandMiddlewareArgs } from '@slack/bolt';
+import { resolveLaunchProfile } from '../advice/profiles.ts';
 import type { Identity } from '../commands/define.ts';
 import { parseArgs, tokenize, validateArgs } from '../commands/parse.ts';
 import { authorize } from '../commands/registry.ts';
-import { resolveHostName } from '../hosts/from-config.ts';
+import { clashingAttempt } from '../fleet/leases.ts';
+import { resolveLaunchHosts } from '../hosts/from-config.ts';
+import type { Attempt } from '../ledger/attempts.ts';
 import { auditClick, commandDef, type FaceDeps, reply, slackContext } from './face-deps.ts';
 import { esc, normalizeCommandText } from './mrkdwn.ts';
 import { replaceBlocks } from './views.ts';
@@ -59,8 +62,35 @@ export async function runCommand(deps: FaceDeps, identity: Identity, text: strin
 }
 
 /**
- * A launch on a host that already runs a server: instead of refusing, name what would be replaced and ask. Only for
- * someone allowed to launch (everyone else goes on to the registry, which refuses and audits).
+ * The server a `/glm launch ...` would run into (its port, or GPUs it needs on its head host), if any. A launch that
+ * fits beside what runs there (other GPUs, another port) clashes with nothing.
+ */
+export async function launchClash(
+  deps: FaceDeps,
+  text: string,
+): Promise<{ host: string; args: Record<string, unknown>; running?: Attempt } | null> {
+  const def = commandDef(deps, 'launch');
+  const engine = deps.glm.engine;
+  try {
+    const args = validateArgs(def, parseArgs(def, tokenize(text).slice(1)));
+    const host = resolveLaunchHosts(engine.loaded, args.host as string | undefined).hosts[0]!;
+    const profile = resolveLaunchProfile(engine, String(args.profile), args.set as string | undefined);
+    const gpus = args.gpus ? String(args.gpus).split(',').map(Number) : profile.gpus;
+    const running = await clashingAttempt(engine, host, {
+      port: (args.port as number | undefined) ?? profile.port,
+      count: gpus?.length ?? profile.tp ?? 1,
+      gpus,
+    });
+    return { host, args, running };
+  } catch {
+    return null; // the registry explains the mistake
+  }
+}
+
+/**
+ * A launch that would run into a server (same port, or GPUs it needs): instead of refusing, name what would be
+ * replaced and ask. Only for someone allowed to launch (everyone else goes on to the registry, which refuses and
+ * audits).
  */
 async function askToReplace(
   deps: FaceDeps,
@@ -70,17 +100,10 @@ async function askToReplace(
   responseUrl: string | undefined,
 ): Promise<boolean> {
   const def = commandDef(deps, 'launch');
-  let args: Record<string, unknown>;
-  let host: string;
-  try {
-    args = validateArgs(def, parseArgs(def, tokens.slice(1)));
-    host = resolveHostName(deps.glm.engine.loaded, args.host as string | undefined);
-  } catch {
-    return false; // the registry explains the mistake
-  }
-  if (args.dryRun) return false;
-  const running = deps.glm.engine.attempts.activeOn(host);
-  if (!running) return false;
+  if (tokens.includes('--dry-run')) return false;
+  const clash = await launchClash(deps, text);
+  if (!clash?.running || clash.args.dryRun) return false;
+  const { host, args, running } = clash;
   const ctx = slackContext(deps, identity);
   if (!(await authorize(def, ctx)).allow) return false;
   const id = deps.pending.add({ text, identity, responseUrl, host, replaces: running.id });

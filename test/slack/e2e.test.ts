@@ -201,7 +201,14 @@ describe('an attempt in Slack', () => {
   });
 
   it('launching over the running server asks first, naming what would be replaced', async () => {
-    const r = await slash(`launch small --port ${await freePort()}`);
+    // A launch that fits beside it (another GPU, another port) needs no question: it just goes.
+    const beside = await slash(`launch small --gpus 5 --port ${await freePort()}`);
+    expect(await answer(beside.rid, /ready:|error|already runs/)).toMatch(/ready: attempt #\d+ \(small\)/);
+    const besideId = face.glm.engine.attempts.list().at(-1)!.id;
+    expect(face.glm.engine.attempts.get(besideId)!.gpus).toBe('5');
+    await face.glm.dispatch.run(`stop --attempt ${besideId}`, terminal());
+    // Its GPU (or its port) is what a launch would run into.
+    const r = await slash(`launch small --gpus 0 --port ${await freePort()}`);
     const prompt = await answer(r.rid, /already runs/);
     expect(prompt).toMatch(new RegExp(`already runs attempt #${id} \`small\` on \`gpu\`.*launched by <@UGROUPIE>`));
     const resp = fake.responses.find((x) => x.id === r.rid && blockText(x.body.blocks).includes('glm_replace'))!;
@@ -217,7 +224,7 @@ describe('an attempt in Slack', () => {
     expect(face.glm.engine.attempts.activeOn('gpu')!.id).toBe(id);
 
     // Again, and this time replace: the named attempt is stopped, the new one launched.
-    const again = await slash(`launch small --port ${await freePort()}`);
+    const again = await slash(`launch small --gpus 0 --port ${await freePort()}`);
     await answer(again.rid, /already runs/);
     const resp2 = fake.responses.find((x) => x.id === again.rid && blockText(x.body.blocks).includes('glm_replace'))!;
     const value = (resp2.body.blocks as Array<{ type: string; elements?: Array<Record<string, unknown>> }>)

@@ -1,0 +1,197 @@
+// A two-node launch across two hosts that are network namespaces, each with its own sshd (or, without namespaces,
+// two sshds on 127.0.0.1): the head's cluster address and a free port found on it are what every node meets at, the
+// attempt is ready only when node 0 is, and a crash on node 1 is the attempt's crash, named by its node, alerted
+// once, with node 0 stopped by the bot.
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import pino from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApp } from '../../src/app.ts';
+import { createConsoleAdapter } from '../../src/chat/console.ts';
+import type { CommandContext } from '../../src/commands/define.ts';
+import { type LoadedConfig, PACKAGE_ROOT, validate } from '../../src/config/load.ts';
+import { STANDIN } from '../helpers/app.ts';
+import { type HostGroup, startHostGroup } from '../helpers/netns.ts';
+import { userDir } from '../helpers/sshd.ts';
+
+let group: HostGroup;
+const closers: Array<() => Promise<void>> = [];
+
+beforeAll(async () => {
+  group = await startHostGroup(2);
+}, 60_000);
+afterAll(async () => {
+  for (const c of closers) await c();
+  await group.close();
+});
+
+/** A bot whose config has the group's hosts as node0/node1 and a host group `pair`; per-node stand-in env. */
+function pairBot(nodeEnv: Array<Record<string, string>> = [{}, {}]) {
+  const workdirs = group.hosts.map(() => userDir(`glm-work-${process.env.GLM_TEST_RUN ?? 'manual'}-`));
+  const hosts = Object.fromEntries(
+    group.hosts.map((h, i) => [
+      h.name,
+      {
+        ssh: {
+          host: h.address,
+          port: h.port,
+          user: h.user,
+          key_file: h.userKeyPath,
+          known_hosts: h.knownHostsPath,
+          ssh_config: '/dev/null',
+        },
+        python: join(STANDIN, 'python'),
+        workdir: workdirs[i]!,
+        bin_dirs: [join(STANDIN, 'bin')],
+        env: {
+          STANDIN_TIME_SCALE: '0.002',
+          // Each host has its own simulated GPUs.
+          STANDIN_STATE_DIR: join(workdirs[i]!, 'standin-state'),
+          ...nodeEnv[i],
+        },
+      },
+    ]),
+  );
+  const config = validate(
+    {
+      default_host: 'node0',
+      timeouts: { connect_s: 5, command_s: 20, keepalive_s: 2, ready_s: 60, stop_grace_s: 2 },
+      hosts,
+      host_groups: { pair: { hosts: ['node0', 'node1'] } },
+    },
+    'test config',
+  );
+  const loaded: LoadedConfig = {
+    config,
+    source: 'test config',
+    dataDir: userDir('glm-data-'),
+    profilesDir: join(PACKAGE_ROOT, 'profiles'),
+    defaultHost: 'node0',
+  };
+  const printed: string[] = [];
+  const app = createApp({
+    loaded,
+    log: pino({ level: 'silent' }),
+    chat: {
+      adapter: createConsoleAdapter((s) => printed.push(s)),
+      channel: 'C-ops',
+      parentMessages: true,
+      milestonesInThread: true,
+    },
+  });
+  const said: string[] = [];
+  const ctx: CommandContext = {
+    engine: app.engine,
+    actor: 'U-tester',
+    origin: 'terminal',
+    log: app.engine.log,
+    say: (t) => said.push(t),
+    diagnoser: app.diagnoser,
+    longLived: true,
+    commands: app.dispatch.commands,
+  };
+  closers.push(async () => {
+    for (const a of app.engine.attempts.allActive()) await app.dispatch.run(`stop --attempt ${a.id}`, ctx);
+    await app.close();
+  });
+  return { app, ctx, printed, said, workdirs, run: (t: string) => app.dispatch.run(t, ctx) };
+}
+
+/** Live members of a process group (zombies do not count), read from ps in the root namespace. */
+function groupMembers(pgid: number): number[] {
+  return execFileSync('ps', ['-eo', 'pid=,pgid=,stat='], { encoding: 'utf8' })
+    .trim()
+    .split('\n')
+    .map((l) => l.trim().split(/\s+/))
+    .filter(([, g, st]) => Number(g) === pgid && !st!.startsWith('Z'))
+    .map(([p]) => Number(p));
+}
+
+async function until(what: () => boolean, ms: number): Promise<void> {
+  const end = Date.now() + ms;
+  while (!what()) {
+    if (Date.now() > end) throw new Error('timed out waiting');
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+describe('multi-node launch', () => {
+  it('starts both nodes at the head address, is ready when node 0 is, and stops both', async () => {
+    const b = pairBot();
+    const head = group.hosts[0]!;
+    const r = await b.run('launch small --set tp=2 --host pair --port 30100');
+    expect(r.exitCode ?? 0, `${r.text}\n${b.said.join('\n')}`).toBe(0);
+    expect(r.text).toMatch(/^ready: attempt #1 \(small\.tp-2\) on node0\+node1, serving at node0:30100/);
+
+    const a = b.app.engine.attempts.get(1)!;
+    const [worker] = b.app.engine.attempts.nodes(1);
+    // Every node met at the head's own address (not 127.0.0.1) and a port found free there.
+    expect(a.distInitAddr).toMatch(new RegExp(`^${head.address.replace(/\./g, '\\.')}:\\d+$`));
+    expect(a.commandLine).toContain(`--nnodes 2 --node-rank 0 --dist-init-addr ${a.distInitAddr}`);
+    expect(worker).toMatchObject({ rank: 1, host: 'node1', gpus: '0' });
+    const workerLog = readFileSync(worker!.logPath!, 'utf8');
+    expect(workerLog.length).toBeGreaterThan(0);
+    // The worker's argv on its host says rank 1 and the same rendezvous.
+    const workerCmd = readFileSync(`/proc/${worker!.pgid}/cmdline`, 'utf8').split('\0');
+    expect(workerCmd.join(' ')).toContain(`--nnodes 2 --node-rank 1 --dist-init-addr ${a.distInitAddr}`);
+    if (group.kind === 'netns') {
+      // The head's rendezvous socket is bound in node0's namespace on its own address.
+      const ss = execFileSync('ip', ['netns', 'exec', head.netns!, 'cat', '/proc/net/tcp'], { encoding: 'utf8' });
+      const port = Number(a.distInitAddr!.split(':')[1]);
+      expect(ss).toMatch(new RegExp(`: ?[0-9A-F]{8}:${port.toString(16).toUpperCase().padStart(4, '0')} `));
+    }
+    // Each node leases its own GPU on its own host; status shows the attempt on both.
+    expect(b.app.engine.attempts.leasesOn('node0')).toEqual([{ gpu: 0, attemptId: 1 }]);
+    expect(b.app.engine.attempts.leasesOn('node1')).toEqual([{ gpu: 0, attemptId: 1 }]);
+    const status = (await b.run('status')).text;
+    expect(status).toMatch(/node0 +ready +#1 +small\.tp-2 +0\/2/);
+    expect(status).toMatch(/node1 +ready +#1 +small\.tp-2 +1\/2/);
+    // `logs --node 1` reads the worker's log on its own host.
+    expect((await b.run('logs --attempt 1 --node 1 --lines 5')).text).toContain('node 1 (node1)');
+
+    const s = await b.run('stop --host node1');
+    expect(s.text).toMatch(/stopped attempt #1 \(small\.tp-2\) on node0\+node1: .*\(all 2 nodes\)/);
+    expect(groupMembers(a.pgid!)).toEqual([]);
+    expect(groupMembers(worker!.pgid!)).toEqual([]);
+    expect(b.app.engine.attempts.leasesOn('node1')).toEqual([]);
+  });
+
+  it('a crash on node 1 is the attempt crash, named by node, alerted once, and the bot stops node 0', async () => {
+    // Node 1 runs out of memory while capturing CUDA graphs; node 0 is healthy.
+    const b = pairBot([{}, { STANDIN_SCENARIO: 'oom_graph_capture' }]);
+    const r = await b.run('launch small --set tp=2 --host pair --port 30200');
+    expect(r.exitCode, r.text).toBe(1);
+    const a = b.app.engine.attempts.get(1)!;
+    expect(a).toMatchObject({ status: 'crashed', active: false, outcome: 'cuda_oom' });
+    const d = a.classification as { category: string; summary: string; evidence: Array<{ text: string }> };
+    expect(d.summary).toMatch(/^node 1 \(node1\): /);
+    expect(d.evidence.some((e) => /out of memory/i.test(e.text))).toBe(true);
+    // Node 0 did not crash by itself: the bot stopped it (its group is gone, and the head's log has no traceback).
+    expect(b.app.engine.attempts.events(1).some((e) => e.kind === 'node_failed')).toBe(true);
+    expect(groupMembers(a.pgid!)).toEqual([]);
+    const headLog = readFileSync(a.logPath!, 'utf8');
+    expect(headLog).not.toMatch(/out of memory/i);
+    // One alert, naming node 1, in the attempt's one message thread.
+    await b.app.engine.notifier?.idle();
+    await until(() => b.printed.some((p) => p.includes('CRASH ')), 10_000);
+    const alerts = b.printed.filter((p) => p.includes('CRASH '));
+    expect(alerts).toHaveLength(1);
+    expect(alerts[0]).toMatch(/node 1 \(node1\)/);
+    // The lease ended with the attempt on both hosts.
+    expect(b.app.engine.attempts.leasesOn('node0')).toEqual([]);
+    expect(b.app.engine.attempts.leasesOn('node1')).toEqual([]);
+  });
+
+  it('refuses a group whose tp does not split over its nodes, and a worker host with its GPUs held', async () => {
+    const b = pairBot();
+    const odd = await b.run('launch small --host pair');
+    expect(odd.exitCode).toBe(2);
+    expect(odd.text).toMatch(/tp 1 does not split over 2 nodes/);
+    expect((await b.run('launch small --host node1 --gpus 0 --port 30001')).exitCode ?? 0).toBe(0);
+    const held = await b.run('launch small --set tp=2 --host pair --gpus 0');
+    expect(held.exitCode).toBe(2);
+    expect(held.text).toMatch(/GPU 0 on node1: GPU 0 held by attempt #1 \(small\)/);
+    expect(b.app.engine.attempts.list()).toHaveLength(1);
+  });
+});
