@@ -35,6 +35,9 @@ function typedFieldOf(name: string): { field: FlagField; via?: string } | undefi
   return undefined;
 }
 
+/** The multi-node flags: the bot renders them per node (the head's address, a free port, each node's rank). */
+const NODE_FLAGS = ['--nnodes', '--node-rank', '--dist-init-addr', '--nccl-init-addr'];
+
 export function checkExtraArgs(label: string, args: readonly string[]): Issue[] {
   const issues: Issue[] = [];
   let valueMayFollow = false;
@@ -53,6 +56,14 @@ export function checkExtraArgs(label: string, args: readonly string[]): Issue[] 
           path,
           message: `'${arg}' is not a --flag`,
           fix: 'write --flag, --flag=value, or a value after a flag',
+        });
+        return;
+      }
+      if (NODE_FLAGS.includes(name)) {
+        issues.push({
+          path,
+          message: `${name} is set by the bot for each node of a multi-node launch`,
+          fix: 'remove it and launch on a host group (launch PROFILE --host GROUP, or --host head,worker)',
         });
         return;
       }

@@ -1,0 +1,141 @@
+// GPU leases: the ledger knows which GPUs each live attempt holds, refuses a launch that would clash (naming the
+// holder), and ends a lease with its attempt, however the attempt ends: a crash the bot saw, or one that happened
+// while no bot was running.
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { UserError } from '../../src/errors.ts';
+import { createAttemptStore, type NewAttempt } from '../../src/ledger/attempts.ts';
+import { openDb } from '../../src/ledger/db.ts';
+import { freshDirs, makeBot, type TestBot, testConfig } from '../helpers/app.ts';
+import { freePort, type Sshd, startSshd, userDir } from '../helpers/sshd.ts';
+
+const row = (gpus: string, port: number, actor = 'alice'): NewAttempt => ({
+  host: 'h',
+  profile: 'p',
+  profileJson: '{}',
+  flags: {},
+  argv: [],
+  env: {},
+  commandLine: 'x',
+  port,
+  gpus,
+  actor,
+  origin: 'terminal',
+  startedAt: Date.UTC(2026, 10, 29, 12),
+});
+
+describe('leases in the ledger', () => {
+  it('refuse a clashing GPU or port naming the holder, and end with the attempt', () => {
+    const file = join(userDir('glm-lease-db-'), 'ledger.db');
+    const a = createAttemptStore(openDb(file));
+    // A second connection to the same file: another bot process (terminal beside the Slack bot).
+    const other = createAttemptStore(openDb(file));
+    const first = a.open(row('0,1', 30000));
+    let err: unknown;
+    try {
+      other.open(row('1,2', 30001, 'bob'));
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(UserError);
+    expect((err as UserError).message).toBe(
+      `GPUs 1,2 on h: GPU 1 held by attempt #${first.id} (p), launched by alice at 2026-11-29T12:00:00.000Z, starting`,
+    );
+    expect((err as UserError).hint).toMatch(`stop --attempt ${first.id}`);
+    expect(() => other.open(row('4', 30000, 'bob'))).toThrow(/port 30000 on h is served by attempt #1/);
+    // Beside it, on other GPUs and another port: fine.
+    const beside = other.open(row('2,3', 30001, 'bob'));
+    expect(a.leasesOn('h').map((l) => [l.gpu, l.attemptId])).toEqual([
+      [0, first.id],
+      [1, first.id],
+      [2, beside.id],
+      [3, beside.id],
+    ]);
+    expect(a.finish(first.id, { status: 'crashed', outcome: 'cuda_oom', at: Date.now() })).toBe(true);
+    expect(other.leasesOn('h').map((l) => l.gpu)).toEqual([2, 3]);
+    expect(other.open(row('0,1', 30000, 'bob')).id).toBeGreaterThan(beside.id);
+  });
+});
+
+let sshd: Sshd;
+const bots: TestBot[] = [];
+beforeAll(async () => {
+  sshd = await startSshd();
+});
+afterAll(async () => {
+  for (const b of bots) {
+    for (const a of b.app.engine.attempts.allActive()) await b.run(`stop --attempt ${a.id}`).catch(() => {});
+    await b.app.close();
+  }
+  await sshd.stop();
+});
+
+async function until(what: () => boolean, ms: number): Promise<void> {
+  const end = Date.now() + ms;
+  while (!what()) {
+    if (Date.now() > end) throw new Error('timed out waiting');
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+describe('leases over sshd', () => {
+  it('two launches wanting the same GPUs: the second is refused naming the first; after the first crashes it goes', async () => {
+    const control = join(userDir('glm-ctl-'), 'control');
+    writeFileSync(control, '', { mode: 0o666 });
+    const dirs = freshDirs();
+    const b = makeBot(testConfig(sshd, { ...dirs, env: { STANDIN_CONTROL: control } }), { ...dirs, longLived: true });
+    bots.push(b);
+    const port = await freePort();
+    expect((await b.run(`launch small --set tp=2 --gpus 0,1 --port ${port}`)).exitCode).toBe(0);
+
+    const second = await b.run(`launch small --set tp=2 --gpus 1,2 --port ${await freePort()}`);
+    expect(second.exitCode).toBe(2);
+    expect(second.text).toMatch(/GPUs 1,2 on gpu: GPU 1 held by attempt #1 \(small\.tp-2\), launched by tester at/);
+    expect(b.app.engine.attempts.list()).toHaveLength(1);
+    expect((await b.run('status')).text).toMatch(/gpu +ready +#1 +small\.tp-2 +- +0,1 +tester/);
+
+    // The first server NaNs on its next request; the bot (watching it) records the crash, and the lease ends.
+    writeFileSync(control, 'nan_decode\n');
+    await b.app.engine.pool
+      .get('gpu')
+      .http(port, {
+        method: 'POST',
+        path: '/generate',
+        body: '{"text":"hi","sampling_params":{"max_new_tokens":4}}',
+        headers: { 'content-type': 'application/json' },
+      })
+      .catch(() => undefined);
+    await until(() => b.app.engine.attempts.get(1)?.active === false, 20_000);
+    expect(b.app.engine.attempts.get(1)).toMatchObject({ status: 'crashed', outcome: 'nan_in_sampling' });
+    expect(b.app.engine.attempts.leasesOn('gpu')).toEqual([]);
+    writeFileSync(control, '');
+
+    // (The ledger now knows this configuration crashed on this host: the launch is held back until confirmed.)
+    const held = await b.run(`launch small --set tp=2 --gpus 1,2 --port ${await freePort()}`);
+    expect(held.text).toMatch(/small\.tp-2 on gpu is known to crash:\n.*#1/);
+    const again = await b.run(`launch small --set tp=2 --gpus 1,2 --yes --port ${await freePort()}`);
+    expect(again.exitCode, again.text).toBe(0);
+    expect(b.app.engine.attempts.leasesOn('gpu').map((l) => l.gpu)).toEqual([1, 2]);
+  });
+
+  it('a lease whose server died while no bot ran ends when the next launch asks the host', async () => {
+    const dirs = freshDirs();
+    const cfg = testConfig(sshd, dirs);
+    const first = makeBot(cfg, dirs);
+    expect((await first.run(`launch small --gpus 4 --port ${await freePort()}`)).exitCode).toBe(0);
+    const a = first.app.engine.attempts.get(1)!;
+    await first.app.close();
+    // The server dies while nobody watches.
+    process.kill(-a.pgid!, 'SIGKILL');
+
+    const restarted = makeBot(cfg, dirs);
+    bots.push(restarted);
+    expect(restarted.app.engine.attempts.leasesOn('gpu')).toEqual([{ gpu: 4, attemptId: 1 }]);
+    const r = await restarted.run(`launch small --gpus 4 --port ${await freePort()}`);
+    expect(r.exitCode, r.text).toBe(0);
+    expect(restarted.app.engine.attempts.get(1)!.active).toBe(false);
+    expect(restarted.app.engine.attempts.get(1)!.outcomeDetail).toBe('ended while the bot was not watching');
+    expect(restarted.app.engine.attempts.leasesOn('gpu')).toEqual([{ gpu: 4, attemptId: 2 }]);
+  });
+});
