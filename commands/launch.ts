@@ -106,7 +106,7 @@ export default defineCommand({
     }
     if (r.outcome === 'timeout')
       return {
-        text: `not ready after ${ctx.engine.loaded.config.timeouts.ready_s} s: attempt #${a.id} left running; stop it with: stop --host ${hostName}`,
+        text: `not ready after ${ctx.engine.loaded.config.timeouts.ready_s} s (timeouts.ready_s): attempt #${a.id} is left running and keeps its GPUs; look with: logs --attempt ${a.id}; stop it with: stop --attempt ${a.id}`,
         data,
         exitCode: 1,
       };

@@ -25,6 +25,7 @@ export async function planGpus(
   hostName: string,
   count: number,
   explicit?: readonly number[],
+  opts: { dryRun?: boolean } = {},
 ): Promise<GpuPlan> {
   if (explicit?.length) return { gpus: [...explicit], chosen: false };
   const first = Array.from({ length: count }, (_, i) => i);
@@ -32,8 +33,10 @@ export async function planGpus(
   let report: GpuReport;
   try {
     report = await readGpus(host, cfg);
-  } catch {
-    return { gpus: first, chosen: false };
+  } catch (e) {
+    // An unreachable host fails the launch here, before any node starts; a dry run shows CUDA's default instead.
+    if (opts.dryRun) return { gpus: first, chosen: false };
+    throw e;
   }
   if (!report.available || report.gpus.length === 0) return { gpus: first, chosen: false };
   const leased = new Map(engine.attempts.leasesOn(hostName).map((l) => [l.gpu, l.attemptId]));

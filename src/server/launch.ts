@@ -125,7 +125,7 @@ export async function launch(
   const distInitAddr = multi ? await distInit(engine, hosts[0]!, req.distPort, req.dryRun) : undefined;
   const plans: NodePlan[] = [];
   for (const [rank, hostName] of hosts.entries()) {
-    const gpus = await planGpus(engine, hostName, perNode, profile.gpus);
+    const gpus = await planGpus(engine, hostName, perNode, profile.gpus, { dryRun: req.dryRun });
     // Each node runs the same server with its own host's Python and environment (the profile's env on top).
     const nodeCfg = hostOf(engine, hostName).cfg;
     const hostEnv = { ...nodeCfg.env, ...r.profileEnv };
@@ -404,12 +404,12 @@ export async function follow(
     return { outcome: 'hang', commandLine: attempt.commandLine, attempt: a, diagnosis: d };
   }
   if (outcome === 'timeout') {
+    // Like a hang, the server still runs and still holds its GPUs: the attempt stays live (its lease with it) until
+    // someone stops it or it ends; closing it here would free GPUs that are still in use.
     const d = diag.result();
-    engine.attempts.finish(attempt.id, {
-      status: 'failed',
-      outcome: 'timeout',
-      detail: `not ready after ${timeoutMs / 1000} s (${progress.stage})`,
-      at: engine.clock.now(),
+    engine.attempts.event(attempt.id, engine.clock.now(), 'ready_timeout', {
+      seconds: timeoutMs / 1000,
+      stage: progress.stage,
     });
     return {
       outcome: 'timeout',

@@ -131,6 +131,26 @@ describe('launch', () => {
   });
 });
 
+describe('not ready in time', () => {
+  it('a server not ready after ready_s is left running, keeps its GPUs, and can be stopped by attempt', async () => {
+    const b = bot({ STANDIN_SCENARIO: 'stall:weight_load' });
+    b.app.engine.loaded.config.timeouts.ready_s = 2;
+    const r = await b.run(`launch small --gpus 2 --port ${await freePort()}`);
+    expect(r.exitCode).toBe(1);
+    expect(r.text).toMatch(/^not ready after 2 s \(timeouts\.ready_s\): attempt #1 is left running and keeps its GPUs/);
+    const a = b.app.engine.attempts.get(1)!;
+    expect(a.active).toBe(true);
+    expect(groupMembers(a.pgid!).length).toBeGreaterThan(0);
+    expect(b.app.engine.attempts.leasesOn('gpu')).toEqual([{ gpu: 2, attemptId: 1 }]);
+    expect(b.app.engine.attempts.events(1).map((e) => e.kind)).toContain('ready_timeout');
+    // Its GPU is still taken: a launch on it is refused naming it.
+    expect((await b.run(`launch small --gpus 2 --port ${await freePort()}`)).text).toMatch(/GPU 2 held by attempt #1/);
+    expect((await b.run('stop --attempt 1')).text).toMatch(/stopped attempt #1 \(small\) on gpu/);
+    expect(groupMembers(a.pgid!)).toEqual([]);
+    expect(b.app.engine.attempts.leasesOn('gpu')).toEqual([]);
+  });
+});
+
 describe('crashes', () => {
   // The seeds' attempts, as the stand-in fails them: class and phase come from the catalog-driven classifier.
   const cases: Array<[string, string, string, RegExp]> = [

@@ -183,6 +183,22 @@ describe('multi-node launch', () => {
     expect(b.app.engine.attempts.leasesOn('node1')).toEqual([]);
   });
 
+  it('an unreachable worker host fails the launch before any node starts, naming the host', async () => {
+    const b = pairBot();
+    const worker = group.hosts[1]!;
+    await worker.stop();
+    try {
+      const r = await b.run('launch small --set tp=2 --host pair --port 30300');
+      expect(r.exitCode).not.toBe(0);
+      expect(r.text).toMatch(/node1/);
+      // Nothing was started on the head, nothing is held.
+      expect(b.app.engine.attempts.list()).toHaveLength(0);
+      expect(b.app.engine.attempts.leasesOn('node0')).toEqual([]);
+    } finally {
+      await worker.start();
+    }
+  });
+
   it('refuses a group whose tp does not split over its nodes, and a worker host with its GPUs held', async () => {
     const b = pairBot();
     const odd = await b.run('launch small --host pair');
