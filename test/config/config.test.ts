@@ -77,6 +77,41 @@ describe('config', () => {
     expect(paths.some((p) => p.startsWith("default_host: names unknown host 'gpu2'"))).toBe(true);
   });
 
+  it('host groups: known hosts, listed once, a head the other nodes can reach, no name shared with a host', () => {
+    const issues = issuesOf(() =>
+      parseConfigText(
+        [
+          'hosts:',
+          '  a: { ssh: { host: gpu-a.lan } }',
+          '  b: { ssh: { host: 10.0.0.2 } }',
+          'host_groups:',
+          '  pair: { hosts: [a, bb] }',
+          '  twice: { hosts: [b, b] }',
+          '  b: { hosts: [b, a] }',
+          '',
+        ].join('\n'),
+        'c.yaml',
+      ),
+    );
+    const paths = issues.map((i) => `${i.path}: ${i.message} (${i.fix ?? ''})`);
+    expect(paths).toContain("host_groups.pair.hosts.1: names unknown host 'bb' (did you mean 'b'?)");
+    expect(paths).toContain("host_groups.twice.hosts.1: lists 'b' twice ()");
+    expect(paths).toContain('host_groups.b: has the name of a host (give the group a name no host has)');
+    // a's ssh.host is a DNS name: the workers need an address for it.
+    expect(paths).toContain(
+      "hosts.a.dist_addr: is needed: 'a' is the head of group 'pair' and its ssh.host is not an IP address (set dist_addr to the IP address the other nodes reach it on)",
+    );
+  });
+
+  it('a host group of one host is a schema error', () => {
+    const issues = issuesOf(() =>
+      parseConfigText('hosts:\n  a: { local: true }\nhost_groups:\n  solo: { hosts: [a] }\n', 'c.yaml'),
+    );
+    expect(issues.map((i) => `${i.path}: ${i.message}`)).toContain(
+      'host_groups.solo.hosts: a group has at least two hosts',
+    );
+  });
+
   it('malformed YAML is reported with its line', () => {
     const issues = issuesOf(() => parseConfigText('hosts:\n  a: [\n', 'c.yaml'));
     expect(issues[0]?.path).toMatch(/^line \d+/);
