@@ -332,7 +332,9 @@ export async function follow(
     }
   }, 250);
   let checking: Promise<void> | undefined;
-  const early = createEarlyAlert(engine, attempt, diag);
+  // Multi-node: the head's first crash line may only blame a lost peer, so the alert waits for the verdict over all
+  // nodes (about a second later) instead of going out early.
+  const early = multi ? { check() {}, cancel() {} } : createEarlyAlert(engine, attempt, diag);
   // Multi-node: a worker that crashes or exits ends the attempt, whatever the head is doing.
   let nodeFailure: NodeFailure | undefined;
   const workers = watchWorkers(engine, attempt, diagnoser, (f) => {
@@ -380,6 +382,8 @@ export async function follow(
   clearInterval(stallTimer);
   early.cancel();
   await checking;
+  const headGone = outcome !== 'ready' && outcome !== 'hang' && outcome !== 'timeout';
+  if (multi && headGone && !nodeFailure) nodeFailure = await workers.deadNode();
   await workers.stop();
   if (nodeFailure && outcome !== 'ready') {
     const f = await failNodes(engine, attempt, nodeFailure, emit);

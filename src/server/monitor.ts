@@ -22,7 +22,8 @@ export function monitorAttempt(
   watching.set(attempt.id, abort);
   const multi = engine.attempts.nodes(attempt.id).length > 0;
   const diag = multi ? namedDiagnoser(diagnoser(), headNode(attempt)) : diagnoser();
-  const early = createEarlyAlert(engine, attempt, diag);
+  // Multi-node: the verdict waits until every node has been asked (see follow in launch.ts).
+  const early = multi ? { check() {}, cancel() {} } : createEarlyAlert(engine, attempt, diag);
   // A multi-node server dies with any of its nodes.
   let nodeFailure: NodeFailure | undefined;
   const workers = watchWorkers(engine, attempt, diagnoser, (f) => {
@@ -42,6 +43,7 @@ export function monitorAttempt(
     abort.signal,
   )
     .then(async (end) => {
+      if (multi && !nodeFailure && end === 'server-exited') nodeFailure = await workers.deadNode();
       await workers.stop();
       if (nodeFailure) await failNodes(engine, attempt, nodeFailure, emit);
       else if (end === 'server-exited') await recordExit(engine, attempt, diag.result(), emit);

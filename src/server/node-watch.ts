@@ -41,8 +41,9 @@ export function watchWorkers(
   attempt: Attempt,
   diagnoser: DiagnoserFactory,
   onFailure: (f: NodeFailure) => void,
-): { stop(): Promise<void> } {
+): { stop(): Promise<void>; deadNode(): Promise<NodeFailure | undefined> } {
   const workers = nodesOf(engine, attempt).filter((n) => n.rank > 0);
+  const diags = new Map<number, Diagnoser>();
   const abort = new AbortController();
   let told = false;
   const tell = (f: NodeFailure) => {
@@ -52,6 +53,7 @@ export function watchWorkers(
   };
   const running = workers.map((node) => {
     const diag = namedDiagnoser(diagnoser(), node);
+    diags.set(node.rank, diag);
     let settle: NodeJS.Timeout | undefined;
     return watchNode(
       engine,
@@ -81,7 +83,29 @@ export function watchWorkers(
       abort.abort();
       await Promise.all(running);
     },
+    /**
+     * The first worker whose server is gone, asked of the hosts now. When the head fails, its own log often blames
+     * a peer (gloo's "Connection closed by peer"): a worker that is already gone is the cause, not the head.
+     */
+    async deadNode() {
+      for (const node of workers) {
+        try {
+          const { host, cfg } = hostOf(engine, node.host);
+          const st = await readRemoteState(host, cfg, node.runId);
+          if (st.state === 'alive' || st.state === 'orphans') continue;
+        } catch {
+          continue; // unreachable is not proof of death
+        }
+        const diag = diags.get(node.rank);
+        return { node, diagnosis: exitDiagnosis(diag ? diag.result() : noDiagnosis(), node) };
+      }
+      return undefined;
+    },
   };
+}
+
+function noDiagnosis(): Diagnosis {
+  return { category: 'none', phase: 'unknown', summary: '', evidence: [], rank: null, dedupKey: 'none', confidence: 0 };
 }
 
 /** A node that exited without a classified crash still ends the attempt: say so. */

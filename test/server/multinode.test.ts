@@ -11,6 +11,7 @@ import { createApp } from '../../src/app.ts';
 import { createConsoleAdapter } from '../../src/chat/console.ts';
 import type { CommandContext } from '../../src/commands/define.ts';
 import { type LoadedConfig, PACKAGE_ROOT, validate } from '../../src/config/load.ts';
+import { resumeWatches } from '../../src/server/resume.ts';
 import { STANDIN } from '../helpers/app.ts';
 import { type HostGroup, startHostGroup } from '../helpers/netns.ts';
 import { userDir } from '../helpers/sshd.ts';
@@ -27,7 +28,7 @@ afterAll(async () => {
 });
 
 /** A bot whose config has the group's hosts as node0/node1 and a host group `pair`; per-node stand-in env. */
-function pairBot(nodeEnv: Array<Record<string, string>> = [{}, {}]) {
+function pairBot(nodeEnv: Array<Record<string, string>> = [{}, {}], same?: LoadedConfig) {
   const workdirs = group.hosts.map(() => userDir(`glm-work-${process.env.GLM_TEST_RUN ?? 'manual'}-`));
   const hosts = Object.fromEntries(
     group.hosts.map((h, i) => [
@@ -62,7 +63,7 @@ function pairBot(nodeEnv: Array<Record<string, string>> = [{}, {}]) {
     },
     'test config',
   );
-  const loaded: LoadedConfig = {
+  const loaded: LoadedConfig = same ?? {
     config,
     source: 'test config',
     dataDir: userDir('glm-data-'),
@@ -92,10 +93,14 @@ function pairBot(nodeEnv: Array<Record<string, string>> = [{}, {}]) {
     commands: app.dispatch.commands,
   };
   closers.push(async () => {
-    for (const a of app.engine.attempts.allActive()) await app.dispatch.run(`stop --attempt ${a.id}`, ctx);
-    await app.close();
+    try {
+      for (const a of app.engine.attempts.allActive()) await app.dispatch.run(`stop --attempt ${a.id}`, ctx);
+      await app.close();
+    } catch {
+      // a test closed this bot itself (a restart)
+    }
   });
-  return { app, ctx, printed, said, workdirs, run: (t: string) => app.dispatch.run(t, ctx) };
+  return { app, ctx, printed, said, workdirs, loaded, run: (t: string) => app.dispatch.run(t, ctx) };
 }
 
 /** Live members of a process group (zombies do not count), read from ps in the root namespace. */
@@ -181,6 +186,27 @@ describe('multi-node launch', () => {
     // The lease ended with the attempt on both hosts.
     expect(b.app.engine.attempts.leasesOn('node0')).toEqual([]);
     expect(b.app.engine.attempts.leasesOn('node1')).toEqual([]);
+  });
+
+  it('a restarted bot follows every node again: a worker dying later ends the attempt and stops the head', async () => {
+    const first = pairBot();
+    expect((await first.run('launch small --set tp=2 --host pair --port 30400')).exitCode ?? 0).toBe(0);
+    const a = first.app.engine.attempts.get(1)!;
+    const [worker] = first.app.engine.attempts.nodes(1);
+    await first.app.close();
+
+    const b = pairBot([{}, {}], first.loaded);
+    expect(await resumeWatches(b.app.engine, () => {}, b.app.diagnoser)).toBe(1);
+    // The worker dies without a word (a host lost its power): the bot names the node and stops the head.
+    process.kill(-worker!.pgid!, 'SIGKILL');
+    await until(() => b.app.engine.attempts.get(1)?.active === false, 20_000);
+    const after = b.app.engine.attempts.get(1)!;
+    expect(after.status).toBe('crashed');
+    expect(after.outcomeDetail).toMatch(/^node 1 \(node1\): /);
+    await until(() => groupMembers(a.pgid!).length === 0, 10_000);
+    await b.app.engine.notifier?.idle();
+    await until(() => b.printed.some((p) => p.includes('CRASH ')), 10_000);
+    expect(b.printed.filter((p) => p.includes('CRASH ')).join('\n')).toMatch(/node 1 \(node1\)/);
   });
 
   it('an unreachable worker host fails the launch before any node starts, naming the host', async () => {
