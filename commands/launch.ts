@@ -45,7 +45,8 @@ export default defineCommand({
   async run(ctx, { profile, set, host, gpus, port, yes, dryRun, noCheck, json }) {
     // A profile, a suggestion of `next` (next:N), or either with --set: validated exactly like profile files.
     const p = resolveLaunchProfile(ctx.engine, profile, set);
-    const target = resolveLaunchHosts(ctx.engine.loaded, host);
+    // --host, else the profile's own host or host group, else the config's default host.
+    const target = resolveLaunchHosts(ctx.engine.loaded, host ?? p.host);
     const hostName = target.hosts[0]!;
     const where = target.hosts.length > 1 ? `${target.hosts.join('+')}` : hostName;
     const simulated = (ctx.engine.loaded.config.hosts[hostName]?.python ?? '').includes('standin');

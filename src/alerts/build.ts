@@ -1,7 +1,7 @@
 // A crash alert's content: the class and root lines, what changed since the last good (or previous) attempt, what
 // was already tried for this class, the catalog's usual next steps, and the team's own findings about it.
 import type { Excerpt, View } from '../chat/types.ts';
-import type { Attempt, AttemptStore } from '../ledger/attempts.ts';
+import { type Attempt, type AttemptStore, attemptWhere } from '../ledger/attempts.ts';
 import type { Diagnosis } from '../server/diagnosis.ts';
 
 export interface AlertSources {
@@ -47,7 +47,7 @@ export async function buildAlert(
     type: 'alert',
     attemptId: a.id,
     profile: a.profile,
-    host: a.host,
+    host: attemptWhere(a),
     actor: a.actor,
     diagnosis: d,
     flagChanges,

@@ -6,7 +6,7 @@ import type { Delivery } from '../chat/delivery.ts';
 import { viewText } from '../chat/text.ts';
 import type { ChatMessage, View } from '../chat/types.ts';
 import type { Clock } from '../clock.ts';
-import type { Attempt } from '../ledger/attempts.ts';
+import { type Attempt, attemptWhere } from '../ledger/attempts.ts';
 import type { Db } from '../ledger/db.ts';
 import type { Outbox } from '../ledger/outbox.ts';
 import type { LaunchEvent } from '../server/launch.ts';
@@ -33,7 +33,7 @@ export function createNotifier(
       type: 'attempt',
       attemptId: a.id,
       profile: a.profile,
-      host: a.host,
+      host: attemptWhere(a),
       actor: a.actor,
       state,
       detail,

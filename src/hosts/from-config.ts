@@ -115,17 +115,15 @@ export function resolveLaunchHosts(
       throw new UserError(`'${name}' names a host twice`, 'list each node once, the head first');
     return { hosts };
   }
-  try {
-    return { hosts: [resolveHostName(loaded, name)] };
-  } catch (e) {
-    const groups = Object.keys(loaded.config.host_groups);
-    if (!name || groups.length === 0) throw e;
-    const s = suggest(name, [...hostNames(loaded), ...groups]);
-    throw new UserError(
-      `unknown host or host group '${name}'`,
-      `${s ? `did you mean '${s}'? ` : ''}hosts: ${hostNames(loaded).join(', ')}; groups: ${groups.join(', ')}`,
-    );
-  }
+  if (!name || loaded.config.hosts[name]) return { hosts: [resolveHostName(loaded, name)] };
+  const groups = Object.keys(loaded.config.host_groups);
+  const s = suggest(name, [...hostNames(loaded), ...groups]);
+  throw new UserError(
+    `unknown host or host group '${name}'`,
+    `${s ? `did you mean '${s}'? ` : ''}hosts: ${hostNames(loaded).join(', ')}; ${
+      groups.length ? `groups: ${groups.join(', ')}` : 'no host groups: define one under host_groups in the config'
+    }`,
+  );
 }
 
 /** One RemoteHost per configured host, created on first use and kept (one SSH connection per host). */

@@ -39,6 +39,8 @@ export interface Attempt {
   groupKey: string | null;
   /** Multi-node attempts: the head's `addr:port` every node met at; null for one node. */
   distInitAddr: string | null;
+  /** Multi-node attempts: every node's host, head first; empty for one node. */
+  nodeHosts: string[];
 }
 
 /** A worker node of a multi-node attempt (rank >= 1); node 0 is the attempt row itself. */
@@ -116,7 +118,13 @@ function fromRow(r: Row): Attempt {
     endedAt: (r.ended_at as number) ?? null,
     groupKey: (r.group_key as string) ?? null,
     distInitAddr: (r.dist_init_addr as string) ?? null,
+    nodeHosts: r.node_hosts ? (r.node_hosts as string).split(',') : [],
   };
+}
+
+/** Where an attempt runs, for people: `gpu1`, or `gpu1+gpu2` for a multi-node one. */
+export function attemptWhere(a: Pick<Attempt, 'host' | 'nodeHosts'>): string {
+  return a.nodeHosts.length > 1 ? a.nodeHosts.join('+') : a.host;
 }
 
 function nodeFromRow(r: Row): AttemptNode {
@@ -142,9 +150,9 @@ const gpuList = (gpus: number[]): string => `GPU${gpus.length === 1 ? '' : 's'} 
 export function createAttemptStore(db: Db) {
   const insert = db.prepare(`INSERT INTO attempts
     (host, profile, profile_json, flags_json, argv_json, env_json, command_line, port, gpus, sglang_version, actor,
-     origin, status, active, started_at, group_key, dist_init_addr)
+     origin, status, active, started_at, group_key, dist_init_addr, node_hosts)
     VALUES (@host, @profile, @profile_json, @flags_json, @argv_json, @env_json, @command_line, @port, @gpus,
-     @sglang_version, @actor, @origin, 'starting', 1, @started_at, @group_key, @dist_init_addr)`);
+     @sglang_version, @actor, @origin, 'starting', 1, @started_at, @group_key, @dist_init_addr, @node_hosts)`);
   const byId = db.prepare('SELECT * FROM attempts WHERE id = ?');
   const activeOnHost = db.prepare(
     `SELECT * FROM attempts WHERE active = 1
@@ -223,6 +231,7 @@ export function createAttemptStore(db: Db) {
       started_at: a.startedAt,
       group_key: a.groupKey ?? null,
       dist_init_addr: a.distInitAddr ?? null,
+      node_hosts: a.nodes?.length ? [a.host, ...a.nodes.map((n) => n.host)].join(',') : null,
     });
     const id = Number(info.lastInsertRowid);
     for (const l of leases) for (const g of l.gpus) addLease.run(l.host, g, id);

@@ -192,6 +192,8 @@ const MIGRATIONS: string[] = [
      PRIMARY KEY (attempt_id, rank)
    )`,
   `ALTER TABLE attempts ADD COLUMN dist_init_addr TEXT`,
+  // Every node's host, head first (multi-node only), so a message can say where an attempt runs without a join.
+  `ALTER TABLE attempts ADD COLUMN node_hosts TEXT`,
 ];
 
 export function openDb(path: string): Db {

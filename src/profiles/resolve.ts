@@ -13,9 +13,11 @@ export interface ResolvedProfile extends LaunchFields {
   file: string;
   /** Smoke-test settings, validated by the smoke part. */
   smoke?: unknown;
+  /** Where `launch` runs it without --host: a host or a host group. */
+  host?: string;
 }
 
-export type Layer = Partial<LaunchFields> & { smoke?: unknown };
+export type Layer = Partial<LaunchFields> & { smoke?: unknown; host?: string };
 
 export const DEFAULTS = { port: 30000, host_bind: '127.0.0.1', cuda_graph: true } as const;
 

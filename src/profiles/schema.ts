@@ -111,6 +111,12 @@ export const profileSchema = z
       .array(z.string().regex(ONE_LINE, 'must not contain a newline or NUL'))
       .describe('Raw SGLang arguments after the typed flags: --flag, --flag=value, or a value after a flag.'),
     smoke: z.unknown().describe('Smoke-test settings (validated by the smoke part).'),
+    host: z
+      .string()
+      .regex(/^[a-z0-9][a-z0-9_.-]*$/i, 'must be a host or host group name from the config')
+      .describe(
+        'Where `launch` runs this profile when --host is not given: a host, or a host group (host_groups in the config) for one server across several hosts.',
+      ),
   })
   .partial()
   .strict()

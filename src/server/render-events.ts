@@ -1,5 +1,6 @@
 // Launch events as text lines for a person (terminal now; the Slack face renders its own blocks).
 import { duration } from '../format/table.ts';
+import { attemptWhere } from '../ledger/attempts.ts';
 import type { Diagnosis } from './diagnosis.ts';
 import type { LaunchEvent } from './launch.ts';
 
@@ -21,14 +22,14 @@ export function eventText(e: LaunchEvent, simulated: boolean): string {
     case 'command':
       return `command: ${e.commandLine}${e.dialectNote ? `\n  note: ${e.dialectNote}` : ''}`;
     case 'started':
-      return `attempt #${e.attempt.id}: ${e.attempt.profile} started on ${e.attempt.host} (pgid ${e.attempt.pgid}, log ${e.attempt.logPath})${sim}`;
+      return `attempt #${e.attempt.id}: ${e.attempt.profile} started on ${attemptWhere(e.attempt)} (pgid ${e.attempt.pgid}, log ${e.attempt.logPath})${sim}`;
     case 'milestone':
       return `  ${e.text}`;
     case 'ready':
       return `attempt #${e.attempt.id}: READY in ${duration(e.seconds * 1000)} on ${e.attempt.host}:${e.attempt.port}${sim}`;
     case 'failed':
       return [
-        `attempt #${e.attempt.id}: ${e.outcome === 'exited' ? 'EXITED' : e.outcome === 'hang' ? 'HUNG (still running)' : 'CRASHED'} (${e.outcome}${e.exitCode !== null ? `, exit ${e.exitCode}` : ''}) on ${e.attempt.host}${sim}`,
+        `attempt #${e.attempt.id}: ${e.outcome === 'exited' ? 'EXITED' : e.outcome === 'hang' ? 'HUNG (still running)' : 'CRASHED'} (${e.outcome}${e.exitCode !== null ? `, exit ${e.exitCode}` : ''}) on ${attemptWhere(e.attempt)}${sim}`,
         ...crashText(e.diagnosis),
       ].join('\n');
   }

@@ -2,7 +2,7 @@
 // Both name what will be stopped and who launched it; untrusted parts are escaped.
 import type { types } from '@slack/bolt';
 import { duration } from '../format/table.ts';
-import type { Attempt } from '../ledger/attempts.ts';
+import { type Attempt, attemptWhere } from '../ledger/attempts.ts';
 import { esc, who } from './mrkdwn.ts';
 
 export const STOP_MODAL = 'glm_stop_confirm';
@@ -14,7 +14,7 @@ const plain = (text: string, max: number): types.PlainTextElement => ({
 });
 
 export function describeAttempt(a: Attempt, now: number): string {
-  return `attempt #${a.id} \`${esc(a.profile)}\` on \`${esc(a.host)}\` (port ${a.port}, ${esc(a.status)} for ${duration(now - a.startedAt)}), launched by ${who(a.actor)}`;
+  return `attempt #${a.id} \`${esc(a.profile)}\` on \`${esc(attemptWhere(a))}\` (port ${a.port}, ${esc(a.status)} for ${duration(now - a.startedAt)}), launched by ${who(a.actor)}`;
 }
 
 export function stopModal(a: Attempt, channel: string, now: number): types.ModalView {

@@ -3,7 +3,8 @@
 // attempt is ready only when node 0 is, and a crash on node 1 is the attempt's crash, named by its node, alerted
 // once, with node 0 stopped by the bot.
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -67,7 +68,7 @@ function pairBot(nodeEnv: Array<Record<string, string>> = [{}, {}], same?: Loade
     config,
     source: 'test config',
     dataDir: userDir('glm-data-'),
-    profilesDir: join(PACKAGE_ROOT, 'profiles'),
+    profilesDir: profilesWithPair(),
     defaultHost: 'node0',
   };
   const printed: string[] = [];
@@ -101,6 +102,17 @@ function pairBot(nodeEnv: Array<Record<string, string>> = [{}, {}], same?: Loade
     }
   });
   return { app, ctx, printed, said, workdirs, loaded, run: (t: string) => app.dispatch.run(t, ctx) };
+}
+
+/** The shipped profiles plus one that names the host group itself, so `launch small-pair` needs no --host. */
+function profilesWithPair(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'glm-profiles-'));
+  cpSync(join(PACKAGE_ROOT, 'profiles'), dir, { recursive: true });
+  writeFileSync(
+    join(dir, 'small-pair.yaml'),
+    'extends: small\ndescription: small across the two hosts of group pair\ntp: 2\nhost: pair\n',
+  );
+  return dir;
 }
 
 /** Live members of a process group (zombies do not count), read from ps in the root namespace. */
@@ -165,7 +177,8 @@ describe('multi-node launch', () => {
   it('a crash on node 1 is the attempt crash, named by node, alerted once, and the bot stops node 0', async () => {
     // Node 1 runs out of memory while capturing CUDA graphs; node 0 is healthy.
     const b = pairBot([{}, { STANDIN_SCENARIO: 'oom_graph_capture' }]);
-    const r = await b.run('launch small --set tp=2 --host pair --port 30200');
+    // The profile names the host group: no --host needed.
+    const r = await b.run('launch small-pair --port 30200');
     expect(r.exitCode, r.text).toBe(1);
     const a = b.app.engine.attempts.get(1)!;
     expect(a).toMatchObject({ status: 'crashed', active: false, outcome: 'cuda_oom' });
@@ -183,6 +196,8 @@ describe('multi-node launch', () => {
     const alerts = b.printed.filter((p) => p.includes('CRASH '));
     expect(alerts).toHaveLength(1);
     expect(alerts[0]).toMatch(/node 1 \(node1\)/);
+    // One attempt, one message: the parent names both hosts.
+    expect(alerts[0]).toMatch(/CRASH cuda_oom during .*: attempt #1 small-pair on node0\+node1/);
     // The lease ended with the attempt on both hosts.
     expect(b.app.engine.attempts.leasesOn('node0')).toEqual([]);
     expect(b.app.engine.attempts.leasesOn('node1')).toEqual([]);
@@ -230,6 +245,8 @@ describe('multi-node launch', () => {
     const odd = await b.run('launch small --host pair');
     expect(odd.exitCode).toBe(2);
     expect(odd.text).toMatch(/tp 1 does not split over 2 nodes/);
+    const unknown = await b.run('launch small --host piar');
+    expect(unknown.text).toMatch(/unknown host or host group 'piar'\n.*did you mean 'pair'\?/);
     expect((await b.run('launch small --host node1 --gpus 0 --port 30001')).exitCode ?? 0).toBe(0);
     const held = await b.run('launch small --set tp=2 --host pair --gpus 0');
     expect(held.exitCode).toBe(2);
