@@ -4,6 +4,7 @@ import { execFileSync } from 'node:child_process';
 import { startSshd } from '../test/helpers/sshd.ts';
 import { benchAlertLatency, benchThroughput } from './diagnosis.ts';
 import { benchEngine } from './engine.ts';
+import { benchFleet } from './fleet.ts';
 import { benchLoad } from './load.ts';
 import { benchSlackAck } from './slack.ts';
 import type { Row } from './stats.ts';
@@ -41,6 +42,10 @@ try {
   printTable(
     "load benchmark (issue 5): measured against the stand-in's set TTFT and per-token delay",
     await benchLoad(sshd),
+  );
+  printTable(
+    'fleet (issue 7): GPU lease refusals, multi-node launch and crash handling over two hosts',
+    await benchFleet(sshd),
   );
 } finally {
   await sshd.stop();

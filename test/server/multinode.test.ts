@@ -11,11 +11,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../src/app.ts';
 import { createConsoleAdapter } from '../../src/chat/console.ts';
 import type { CommandContext } from '../../src/commands/define.ts';
-import { type LoadedConfig, PACKAGE_ROOT, validate } from '../../src/config/load.ts';
+import { type LoadedConfig, PACKAGE_ROOT } from '../../src/config/load.ts';
 import { resumeWatches } from '../../src/server/resume.ts';
-import { STANDIN } from '../helpers/app.ts';
+import { groupConfig } from '../helpers/group-config.ts';
 import { type HostGroup, startHostGroup } from '../helpers/netns.ts';
-import { userDir } from '../helpers/sshd.ts';
 
 let group: HostGroup;
 const closers: Array<() => Promise<void>> = [];
@@ -30,47 +29,7 @@ afterAll(async () => {
 
 /** A bot whose config has the group's hosts as node0/node1 and a host group `pair`; per-node stand-in env. */
 function pairBot(nodeEnv: Array<Record<string, string>> = [{}, {}], same?: LoadedConfig) {
-  const workdirs = group.hosts.map(() => userDir(`glm-work-${process.env.GLM_TEST_RUN ?? 'manual'}-`));
-  const hosts = Object.fromEntries(
-    group.hosts.map((h, i) => [
-      h.name,
-      {
-        ssh: {
-          host: h.address,
-          port: h.port,
-          user: h.user,
-          key_file: h.userKeyPath,
-          known_hosts: h.knownHostsPath,
-          ssh_config: '/dev/null',
-        },
-        python: join(STANDIN, 'python'),
-        workdir: workdirs[i]!,
-        bin_dirs: [join(STANDIN, 'bin')],
-        env: {
-          STANDIN_TIME_SCALE: '0.002',
-          // Each host has its own simulated GPUs.
-          STANDIN_STATE_DIR: join(workdirs[i]!, 'standin-state'),
-          ...nodeEnv[i],
-        },
-      },
-    ]),
-  );
-  const config = validate(
-    {
-      default_host: 'node0',
-      timeouts: { connect_s: 5, command_s: 20, keepalive_s: 2, ready_s: 60, stop_grace_s: 2 },
-      hosts,
-      host_groups: { pair: { hosts: ['node0', 'node1'] } },
-    },
-    'test config',
-  );
-  const loaded: LoadedConfig = same ?? {
-    config,
-    source: 'test config',
-    dataDir: userDir('glm-data-'),
-    profilesDir: profilesWithPair(),
-    defaultHost: 'node0',
-  };
+  const loaded = same ?? groupConfig(group.hosts, { nodeEnv, profilesDir: profilesWithPair() });
   const printed: string[] = [];
   const app = createApp({
     loaded,
@@ -101,7 +60,7 @@ function pairBot(nodeEnv: Array<Record<string, string>> = [{}, {}], same?: Loade
       // a test closed this bot itself (a restart)
     }
   });
-  return { app, ctx, printed, said, workdirs, loaded, run: (t: string) => app.dispatch.run(t, ctx) };
+  return { app, ctx, printed, said, loaded, run: (t: string) => app.dispatch.run(t, ctx) };
 }
 
 /** The shipped profiles plus one that names the host group itself, so `launch small-pair` needs no --host. */
