@@ -40,7 +40,8 @@ export async function runBench(engine: Engine, req: BenchRequest, say: (t: strin
       `attempt #${attempt.id} on ${req.hostName} is still ${attempt.status}`,
       'wait until it is ready',
     );
-  const { host } = hostOf(engine, req.hostName);
+  // A multi-node server is served by its head, whichever of its hosts was named.
+  const { host } = hostOf(engine, attempt.host);
   const started = engine.clock.now();
   const wall = Date.now();
   // Warm-up, not measured: one short request per slot of the widest level, all at once. The first burst of

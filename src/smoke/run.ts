@@ -130,7 +130,7 @@ export async function runSmoke(engine: Engine, req: SmokeRequest, hooks: Hooks):
   }
   if (mode === 'launch' && attempt && engine.attempts.get(attempt.id)?.active) {
     try {
-      const s = await stop(engine, req.hostName, req.actor);
+      const s = await stop(engine, req.hostName, req.actor, attempt.id);
       notes.push(`stopped attempt #${attempt.id} after the smoke (${s.how})`);
     } catch (e) {
       notes.push(`could not stop attempt #${attempt.id}: ${(e as Error).message}`);
@@ -222,9 +222,13 @@ async function launchWithin(
   const r = await Promise.race([launching, overBudget]).finally(() => clearTimeout(timer));
   if (r === 'budget') {
     notes.push(`the time budget ran out while ${profile.name} was loading`);
-    const a = engine.attempts.activeOn(req.hostName);
+    // The attempt this smoke launched (others may share the host on other GPUs).
+    const a = engine.attempts
+      .allActiveOn(req.hostName)
+      .filter((x) => x.profile === profile.name && x.actor === req.actor)
+      .at(-1);
     if (a) {
-      await stop(engine, req.hostName, req.actor).catch(() => {});
+      await stop(engine, req.hostName, req.actor, a.id).catch(() => {});
       notes.push(`stopped attempt #${a.id}`);
     }
     await Promise.race([launching.catch(() => {}), new Promise((x) => setTimeout(x, 5000))]);
