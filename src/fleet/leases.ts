@@ -27,8 +27,7 @@ export async function planGpus(
   explicit?: readonly number[],
   opts: { dryRun?: boolean } = {},
 ): Promise<GpuPlan> {
-  if (explicit?.length) return { gpus: [...explicit], chosen: false };
-  const first = Array.from({ length: count }, (_, i) => i);
+  const first = explicit?.length ? [...explicit] : Array.from({ length: count }, (_, i) => i);
   const { host, cfg } = hostOf(engine, hostName);
   let report: GpuReport;
   try {
@@ -41,6 +40,25 @@ export async function planGpus(
   if (!report.available || report.gpus.length === 0) return { gpus: first, chosen: false };
   const leased = new Map(engine.attempts.leasesOn(hostName).map((l) => [l.gpu, l.attemptId]));
   const busy = report.gpus.filter((g) => !leased.has(g.index) && g.memUsedMiB >= GPU_IN_USE_MIB);
+  if (explicit?.length) {
+    // Named GPUs: the ledger refuses those another attempt holds (naming it); memory in use that no attempt holds
+    // is someone else's process, and a server started there would die of an OOM minutes later.
+    const missing = explicit.filter((g) => !report.gpus.some((x) => x.index === g));
+    if (missing.length > 0) {
+      throw new UserError(
+        `${hostName} has no GPU ${missing.join(',')} (it has ${report.gpus.map((g) => g.index).join(',')})`,
+        'name GPUs the host has (see: check --host), or leave them to the bot',
+      );
+    }
+    const taken = busy.filter((g) => explicit.includes(g.index));
+    if (taken.length > 0 && !opts.dryRun) {
+      throw new UserError(
+        `${taken.map((g) => `GPU ${g.index} on ${hostName} has ${g.memUsedMiB} MiB in use`).join('; ')} by a process this bot did not start`,
+        'see what holds it with nvidia-smi on the host, free it, or launch on other GPUs (--gpus, or leave them to the bot)',
+      );
+    }
+    return { gpus: [...explicit], chosen: false };
+  }
   const free = report.gpus
     .map((g) => g.index)
     .filter((i) => !leased.has(i) && !busy.some((b) => b.index === i))
@@ -97,7 +115,7 @@ export async function clashingAttempt(
   hostName: string,
   want: { port: number; count: number; gpus?: readonly number[] },
 ): Promise<Attempt | undefined> {
-  const onPort = engine.attempts.allActiveOn(hostName).find((a) => a.host === hostName && a.port === want.port);
+  const onPort = engine.attempts.allActiveOn(hostName).find((a) => a.port === want.port);
   if (onPort) return onPort;
   if (want.gpus?.length) return engine.attempts.holders(hostName, want.gpus)[0]?.attempt;
   try {

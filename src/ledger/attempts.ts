@@ -158,7 +158,11 @@ export function createAttemptStore(db: Db) {
     `SELECT * FROM attempts WHERE active = 1
      AND (host = ? OR id IN (SELECT attempt_id FROM attempt_nodes WHERE host = ?)) ORDER BY id`,
   );
-  const onPort = db.prepare('SELECT * FROM attempts WHERE active = 1 AND host = ? AND port = ?');
+  // Every node of a multi-node server binds the port on its host (workers serve a dummy /health there).
+  const onPort = db.prepare(
+    `SELECT * FROM attempts WHERE active = 1 AND port = ?
+     AND (host = ? OR id IN (SELECT attempt_id FROM attempt_nodes WHERE host = ?))`,
+  );
   const leaseHolder = db.prepare(
     'SELECT a.*, l.gpu AS leased_gpu FROM gpu_leases l JOIN attempts a ON a.id = l.attempt_id WHERE l.host = ? AND l.gpu = ?',
   );
@@ -198,7 +202,7 @@ export function createAttemptStore(db: Db) {
         `wait for it to end, stop it with: stop --attempt ${ids[0]}, or launch on other GPUs (--gpus, or gpus: [...] in the profile)`,
       );
     }
-    const r = onPort.get(host, port) as Row | undefined;
+    const r = onPort.get(port, host, host) as Row | undefined;
     if (r) {
       const a = fromRow(r);
       return new UserError(

@@ -51,7 +51,9 @@ export async function readVersions(host: RemoteHost, cfg: HostConfig, fresh = fa
 }
 
 export async function readGpus(host: RemoteHost, cfg: HostConfig): Promise<GpuReport> {
-  const r = await host.exec(script(GPUS, 'glm-gpus', [cfg.bin_dirs.join(':')]));
+  // The host's configured environment applies, as for a launch (a library path nvidia-smi needs, say).
+  const env = Object.entries(cfg.env).map(([k, v]) => `${k}=${v}`);
+  const r = await host.exec(script(GPUS, 'glm-gpus', [cfg.bin_dirs.join(':'), ...env]));
   if (r.stdout.startsWith('NO_NVIDIA_SMI')) return { available: false, gpus: [], apps: [] };
   const [gpuPart = '', appPart = ''] = r.stdout.split('APPS\n');
   const gpus = gpuPart

@@ -156,7 +156,7 @@ export async function launch(
     const c = engine.attempts.conflict(p.hostName, port, p.gpus.gpus);
     if (c) throw c;
   }
-  await assertPortFree(engine, req.hostName, port);
+  for (const p of plans) await assertPortFree(engine, p.hostName, port);
   const started = engine.clock.now();
   let attempt = engine.attempts.open({
     host: req.hostName,
@@ -183,11 +183,11 @@ export async function launch(
   // The head first: it opens the rendezvous store the workers connect to (they retry until it answers).
   for (const p of plans) {
     try {
-      const started = await startNode(engine, attempt, p);
+      const where = await startNode(engine, attempt, p);
       if (p.rank === 0) {
-        engine.attempts.update(attempt.id, { status: 'loading', ...started });
+        engine.attempts.update(attempt.id, { status: 'loading', ...where });
       } else {
-        engine.attempts.updateNode(attempt.id, p.rank, started);
+        engine.attempts.updateNode(attempt.id, p.rank, where);
       }
     } catch (e) {
       // Whatever already started is stopped: a partial multi-node server only waits for the missing node.

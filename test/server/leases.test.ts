@@ -1,13 +1,15 @@
 // GPU leases: the ledger knows which GPUs each live attempt holds, refuses a launch that would clash (naming the
 // holder), and ends a lease with its attempt, however the attempt ends: a crash the bot saw, or one that happened
 // while no bot was running.
+import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UserError } from '../../src/errors.ts';
 import { createAttemptStore, type NewAttempt } from '../../src/ledger/attempts.ts';
 import { openDb } from '../../src/ledger/db.ts';
-import { freshDirs, makeBot, type TestBot, testConfig } from '../helpers/app.ts';
+import { readGpus } from '../../src/server/host-info.ts';
+import { freshDirs, makeBot, STANDIN, type TestBot, testConfig } from '../helpers/app.ts';
 import { freePort, type Sshd, startSshd, userDir } from '../helpers/sshd.ts';
 
 const row = (gpus: string, port: number, actor = 'alice'): NewAttempt => ({
@@ -80,6 +82,52 @@ async function until(what: () => boolean, ms: number): Promise<void> {
 }
 
 describe('leases over sshd', () => {
+  it('GPUs busy outside the bot: a launch naming them is refused with the memory in use; the bot picks around them', async () => {
+    const dirs = freshDirs();
+    const cfg = testConfig(sshd, dirs);
+    const b = makeBot(cfg, dirs);
+    bots.push(b);
+    // Someone's own server on GPUs 0 and 3, started by hand on the host (not through the bot).
+    const foreign = spawn(
+      join(STANDIN, 'python'),
+      [
+        '-m',
+        'sglang.launch_server',
+        '--model-path',
+        'Qwen/Qwen2.5-0.5B-Instruct',
+        '--tp-size',
+        '2',
+        '--port',
+        String(await freePort()),
+      ],
+      {
+        detached: true,
+        stdio: 'ignore',
+        env: { ...process.env, ...cfg.config.hosts.gpu!.env, CUDA_VISIBLE_DEVICES: '0,3' },
+      },
+    );
+    try {
+      const gpusNow = () => readGpus(b.app.engine.pool.get('gpu'), cfg.config.hosts.gpu!);
+      let used: number[] = [];
+      for (let i = 0; i < 200 && used.length < 2; i++) {
+        used = (await gpusNow()).gpus.filter((g) => g.memUsedMiB >= 1024).map((g) => g.index);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      expect(used).toEqual([0, 3]);
+      const named = await b.run(`launch small --gpus 3 --port ${await freePort()}`);
+      expect(named.exitCode).toBe(2);
+      expect(named.text).toMatch(/GPU 3 on gpu has \d+ MiB in use by a process this bot did not start/);
+      expect(b.app.engine.attempts.list()).toHaveLength(0);
+      const picked = await b.run(`launch small --set tp=2 --port ${await freePort()}`);
+      expect(picked.exitCode, picked.text).toBe(0);
+      expect(b.app.engine.attempts.get(1)!.gpus).toBe('1,2');
+      expect(b.app.engine.attempts.get(1)!.commandLine).toMatch(/^CUDA_VISIBLE_DEVICES=1,2 /);
+      await b.run('stop --attempt 1');
+    } finally {
+      if (foreign.pid) process.kill(-foreign.pid, 'SIGKILL');
+    }
+  });
+
   it('two launches wanting the same GPUs: the second is refused naming the first; after the first crashes it goes', async () => {
     const control = join(userDir('glm-ctl-'), 'control');
     writeFileSync(control, '', { mode: 0o666 });
