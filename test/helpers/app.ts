@@ -5,6 +5,7 @@ import { dirname, join } from 'node:path';
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { type App, createApp } from '../../src/app.ts';
+import { createConsoleAdapter } from '../../src/chat/console.ts';
 import type { CommandContext } from '../../src/commands/define.ts';
 import { type LoadedConfig, PACKAGE_ROOT, validate } from '../../src/config/load.ts';
 import type { Sshd } from './sshd.ts';
@@ -126,4 +127,62 @@ export function freshDirs(): { workdir: string; dataDir: string } {
     workdir: userDir(`glm-work-${process.env.GLM_TEST_RUN ?? 'manual'}-`),
     dataDir: mkdtempSync(join(tmpdir(), 'glm-data-')),
   };
+}
+
+export interface ChatBot {
+  app: App;
+  ctx: CommandContext;
+  /** What reached the chat (the console adapter's lines). */
+  printed: string[];
+  said: string[];
+  run: (text: string) => ReturnType<App['dispatch']['run']>;
+}
+
+/** A long-lived bot whose chat messages go to a console adapter (one parent per attempt, milestones in its thread). */
+export function makeChatBot(loaded: LoadedConfig, actor = 'U-tester'): ChatBot {
+  const printed: string[] = [];
+  const app = createApp({
+    loaded,
+    log: pino({ level: 'silent' }),
+    chat: {
+      adapter: createConsoleAdapter((s) => printed.push(s)),
+      channel: 'C-ops',
+      parentMessages: true,
+      milestonesInThread: true,
+    },
+  });
+  const said: string[] = [];
+  const ctx: CommandContext = {
+    engine: app.engine,
+    actor,
+    origin: 'terminal',
+    log: app.engine.log,
+    say: (t) => said.push(t),
+    diagnoser: app.diagnoser,
+    longLived: true,
+    commands: app.dispatch.commands,
+  };
+  return { app, ctx, printed, said, run: (t) => app.dispatch.run(t, ctx) };
+}
+
+/** Polls until `what` holds; fails after `ms`. */
+export async function until(what: () => boolean, ms: number): Promise<void> {
+  const end = Date.now() + ms;
+  while (!what()) {
+    if (Date.now() > end) throw new Error('timed out waiting');
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+/** One real request to a server through the bot's connection to its host (a crash armed by the control file fires). */
+export function postGenerate(app: App, host: string, port: number): Promise<unknown> {
+  return app.engine.pool
+    .get(host)
+    .http(port, {
+      method: 'POST',
+      path: '/generate',
+      body: '{"text":"hi","sampling_params":{"max_new_tokens":4}}',
+      headers: { 'content-type': 'application/json' },
+    })
+    .catch(() => undefined);
 }

@@ -10,7 +10,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, wr
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type Sshd, startSshd, testUser } from './sshd.ts';
+import { descendants, keygen, type Sshd, startSshd, testUser } from './sshd.ts';
 
 export interface NetHost extends Sshd {
   /** The IP the bot (root namespace) and the other hosts of the group reach this host on. */
@@ -263,32 +263,6 @@ async function claimSubnet(bridge: string): Promise<number> {
 }
 
 // --- sshd inside a namespace -----------------------------------------------------------------------------------
-
-// keygen, descendants and the TCP wait mirror test/helpers/sshd.ts, which does not export them.
-function keygen(path: string): void {
-  rmSync(path, { force: true });
-  rmSync(`${path}.pub`, { force: true });
-  execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'glm-test', '-f', path]);
-}
-
-function descendants(root: number): number[] {
-  const rows = execFileSync('ps', ['-eo', 'pid=,ppid='], { encoding: 'utf8' })
-    .trim()
-    .split('\n')
-    .map((l) => l.trim().split(/\s+/).map(Number) as [number, number]);
-  const out: number[] = [];
-  const queue = [root];
-  while (queue.length > 0) {
-    const parent = queue.shift();
-    for (const [pid, ppid] of rows) {
-      if (ppid === parent) {
-        out.push(pid);
-        queue.push(pid);
-      }
-    }
-  }
-  return out;
-}
 
 /** Connects from the root namespace, as the bot would; gives up at once if the server process has ended. */
 async function waitListening(host: string, port: number, ms: number, proc: ChildProcess): Promise<boolean> {

@@ -31,7 +31,7 @@ export async function freePort(): Promise<number> {
   });
 }
 
-function keygen(path: string): void {
+export function keygen(path: string): void {
   rmSync(path, { force: true });
   rmSync(`${path}.pub`, { force: true });
   execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'glm-test', '-f', path]);
@@ -55,7 +55,8 @@ async function waitListening(port: number, ms: number): Promise<boolean> {
   return false;
 }
 
-function descendants(root: number): number[] {
+/** Every process below `root` (children, grandchildren...). */
+export function descendants(root: number): number[] {
   const rows = execFileSync('ps', ['-eo', 'pid=,ppid='], { encoding: 'utf8' })
     .trim()
     .split('\n')

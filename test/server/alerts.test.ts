@@ -2,12 +2,8 @@
 // with the team's findings reaches the chat abstraction through the persistent outbox.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApp } from '../../src/app.ts';
-import { createConsoleAdapter } from '../../src/chat/console.ts';
-import type { CommandContext } from '../../src/commands/define.ts';
-import { freshDirs, testConfig } from '../helpers/app.ts';
+import { freshDirs, makeChatBot, postGenerate, testConfig, until } from '../helpers/app.ts';
 import { freePort, type Sshd, startSshd, userDir } from '../helpers/sshd.ts';
 
 let sshd: Sshd;
@@ -22,43 +18,14 @@ afterAll(async () => {
 });
 
 function chatBot(env: Record<string, string>, dirs = freshDirs(), timeouts: Record<string, number> = {}) {
-  const printed: string[] = [];
   const loaded = testConfig(sshd, { ...dirs, env });
   Object.assign(loaded.config.timeouts, timeouts);
-  const app = createApp({
-    loaded,
-    log: pino({ level: 'silent' }),
-    chat: {
-      adapter: createConsoleAdapter((s) => printed.push(s)),
-      channel: 'C-ops',
-      parentMessages: true,
-      milestonesInThread: true,
-    },
-  });
-  const said: string[] = [];
-  const ctx: CommandContext = {
-    engine: app.engine,
-    actor: 'U-tester',
-    origin: 'terminal',
-    log: app.engine.log,
-    say: (t) => said.push(t),
-    diagnoser: app.diagnoser,
-    longLived: true,
-    commands: app.dispatch.commands,
-  };
+  const b = makeChatBot(loaded);
   closers.push(async () => {
-    await app.dispatch.run('stop', ctx).catch(() => {});
-    await app.close();
+    await b.run('stop').catch(() => {});
+    await b.app.close();
   });
-  return { app, ctx, printed, said, run: (t: string) => app.dispatch.run(t, ctx) };
-}
-
-async function until(what: () => boolean, ms: number): Promise<void> {
-  const end = Date.now() + ms;
-  while (!what()) {
-    if (Date.now() > end) throw new Error('timed out waiting');
-    await new Promise((r) => setTimeout(r, 25));
-  }
+  return b;
 }
 
 const alertsIn = (printed: string[]) => printed.filter((p) => p.includes('CRASH '));
@@ -74,15 +41,7 @@ describe('crash alerts', () => {
     // The server serves; now the next request NaNs in decode, as the seeds' GLM-5 did.
     writeFileSync(control, 'nan_decode\n');
     const a = b.app.engine.attempts.activeOn('gpu')!;
-    await b.app.engine.pool
-      .get('gpu')
-      .http(port, {
-        method: 'POST',
-        path: '/generate',
-        body: '{"text":"hi","sampling_params":{"max_new_tokens":4}}',
-        headers: { 'content-type': 'application/json' },
-      })
-      .catch(() => undefined);
+    await postGenerate(b.app, 'gpu', port);
     await until(() => alertsIn(b.printed).length > 0, 20_000);
     await b.app.delivery!.flush(5000);
     const alerts = alertsIn(b.printed);

@@ -9,7 +9,7 @@ import { UserError } from '../../src/errors.ts';
 import { createAttemptStore, type NewAttempt } from '../../src/ledger/attempts.ts';
 import { openDb } from '../../src/ledger/db.ts';
 import { readGpus } from '../../src/server/host-info.ts';
-import { freshDirs, makeBot, STANDIN, type TestBot, testConfig } from '../helpers/app.ts';
+import { freshDirs, makeBot, postGenerate, STANDIN, type TestBot, testConfig, until } from '../helpers/app.ts';
 import { freePort, type Sshd, startSshd, userDir } from '../helpers/sshd.ts';
 
 const row = (gpus: string, port: number, actor = 'alice'): NewAttempt => ({
@@ -72,14 +72,6 @@ afterAll(async () => {
   }
   await sshd.stop();
 });
-
-async function until(what: () => boolean, ms: number): Promise<void> {
-  const end = Date.now() + ms;
-  while (!what()) {
-    if (Date.now() > end) throw new Error('timed out waiting');
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 describe('leases over sshd', () => {
   it('GPUs busy outside the bot: a launch naming them is refused with the memory in use; the bot picks around them', async () => {
@@ -145,15 +137,7 @@ describe('leases over sshd', () => {
 
     // The first server NaNs on its next request; the bot (watching it) records the crash, and the lease ends.
     writeFileSync(control, 'nan_decode\n');
-    await b.app.engine.pool
-      .get('gpu')
-      .http(port, {
-        method: 'POST',
-        path: '/generate',
-        body: '{"text":"hi","sampling_params":{"max_new_tokens":4}}',
-        headers: { 'content-type': 'application/json' },
-      })
-      .catch(() => undefined);
+    await postGenerate(b.app, 'gpu', port);
     await until(() => b.app.engine.attempts.get(1)?.active === false, 20_000);
     expect(b.app.engine.attempts.get(1)).toMatchObject({ status: 'crashed', outcome: 'nan_in_sampling' });
     expect(b.app.engine.attempts.leasesOn('gpu')).toEqual([]);

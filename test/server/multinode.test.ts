@@ -6,13 +6,10 @@ import { execFileSync } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApp } from '../../src/app.ts';
-import { createConsoleAdapter } from '../../src/chat/console.ts';
-import type { CommandContext } from '../../src/commands/define.ts';
 import { type LoadedConfig, PACKAGE_ROOT } from '../../src/config/load.ts';
 import { resumeWatches } from '../../src/server/resume.ts';
+import { makeChatBot, until } from '../helpers/app.ts';
 import { groupConfig } from '../helpers/group-config.ts';
 import { type HostGroup, startHostGroup } from '../helpers/netns.ts';
 
@@ -30,28 +27,8 @@ afterAll(async () => {
 /** A bot whose config has the group's hosts as node0/node1 and a host group `pair`; per-node stand-in env. */
 function pairBot(nodeEnv: Array<Record<string, string>> = [{}, {}], same?: LoadedConfig) {
   const loaded = same ?? groupConfig(group.hosts, { nodeEnv, profilesDir: profilesWithPair() });
-  const printed: string[] = [];
-  const app = createApp({
-    loaded,
-    log: pino({ level: 'silent' }),
-    chat: {
-      adapter: createConsoleAdapter((s) => printed.push(s)),
-      channel: 'C-ops',
-      parentMessages: true,
-      milestonesInThread: true,
-    },
-  });
-  const said: string[] = [];
-  const ctx: CommandContext = {
-    engine: app.engine,
-    actor: 'U-tester',
-    origin: 'terminal',
-    log: app.engine.log,
-    say: (t) => said.push(t),
-    diagnoser: app.diagnoser,
-    longLived: true,
-    commands: app.dispatch.commands,
-  };
+  const bot = makeChatBot(loaded);
+  const { app, ctx } = bot;
   closers.push(async () => {
     try {
       for (const a of app.engine.attempts.allActive()) await app.dispatch.run(`stop --attempt ${a.id}`, ctx);
@@ -60,7 +37,7 @@ function pairBot(nodeEnv: Array<Record<string, string>> = [{}, {}], same?: Loade
       // a test closed this bot itself (a restart)
     }
   });
-  return { app, ctx, printed, said, loaded, run: (t: string) => app.dispatch.run(t, ctx) };
+  return { ...bot, loaded };
 }
 
 /** The shipped profiles plus one that names the host group itself, so `launch small-pair` needs no --host. */
@@ -82,14 +59,6 @@ function groupMembers(pgid: number): number[] {
     .map((l) => l.trim().split(/\s+/))
     .filter(([, g, st]) => Number(g) === pgid && !st!.startsWith('Z'))
     .map(([p]) => Number(p));
-}
-
-async function until(what: () => boolean, ms: number): Promise<void> {
-  const end = Date.now() + ms;
-  while (!what()) {
-    if (Date.now() > end) throw new Error('timed out waiting');
-    await new Promise((r) => setTimeout(r, 25));
-  }
 }
 
 describe('multi-node launch', () => {
