@@ -10,7 +10,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, wr
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { descendants, keygen, type Sshd, startSshd, testUser } from './sshd.ts';
+import { descendants, keygen, type Sshd, sshdConfig, startSshd, testUser } from './sshd.ts';
 
 export interface NetHost extends Sshd {
   /** The IP the bot (root namespace) and the other hosts of the group reach this host on. */
@@ -294,26 +294,7 @@ async function startNsSshd(ns: string, address: string, name: string): Promise<N
   const port = 22;
   const user = testUser().name;
   const config = join(dir, 'sshd_config');
-  writeFileSync(
-    config,
-    [
-      `Port ${port}`,
-      `ListenAddress ${address}`,
-      `HostKey ${hostKey}`,
-      `PidFile ${join(dir, 'sshd.pid')}`,
-      `AuthorizedKeysFile ${join(dir, 'authorized_keys')}`,
-      'PasswordAuthentication no',
-      'KbdInteractiveAuthentication no',
-      'PubkeyAuthentication yes',
-      'UsePAM no',
-      'StrictModes no',
-      'PermitRootLogin prohibit-password',
-      'AllowTcpForwarding yes',
-      'MaxSessions 10',
-      'LogLevel ERROR',
-      '',
-    ].join('\n'),
-  );
+  writeFileSync(config, sshdConfig(dir, address, port, hostKey));
   let proc: ChildProcess | undefined;
   const knownHostsPath = join(dir, 'known_hosts');
   // Port 22: OpenSSH names the host plainly, without [host]:port brackets.

@@ -113,6 +113,27 @@ export function userDir(prefix = 'glm-host-'): string {
   return dir;
 }
 
+/** The test sshd's config: keys only, no PAM, forwarding on (the bot's HTTP tunnels), OpenSSH's 10 sessions. */
+export function sshdConfig(dir: string, listen: string, port: number, hostKey: string): string {
+  return [
+    `Port ${port}`,
+    `ListenAddress ${listen}`,
+    `HostKey ${hostKey}`,
+    `PidFile ${join(dir, 'sshd.pid')}`,
+    `AuthorizedKeysFile ${join(dir, 'authorized_keys')}`,
+    'PasswordAuthentication no',
+    'KbdInteractiveAuthentication no',
+    'PubkeyAuthentication yes',
+    'UsePAM no',
+    'StrictModes no',
+    'PermitRootLogin prohibit-password',
+    'AllowTcpForwarding yes',
+    'MaxSessions 10',
+    'LogLevel ERROR',
+    '',
+  ].join('\n');
+}
+
 export async function startSshd(): Promise<Sshd> {
   const dir = mkdtempSync(join(tmpdir(), 'glm-sshd-'));
   chmodSync(dir, 0o755);
@@ -124,26 +145,7 @@ export async function startSshd(): Promise<Sshd> {
   writeFileSync(join(dir, 'authorized_keys'), readFileSync(`${userKeyPath}.pub`));
   const port = await freePort();
   const user = testUser().name;
-  writeFileSync(
-    join(dir, 'sshd_config'),
-    [
-      `Port ${port}`,
-      'ListenAddress 127.0.0.1',
-      `HostKey ${hostKey}`,
-      `PidFile ${join(dir, 'sshd.pid')}`,
-      `AuthorizedKeysFile ${join(dir, 'authorized_keys')}`,
-      'PasswordAuthentication no',
-      'KbdInteractiveAuthentication no',
-      'PubkeyAuthentication yes',
-      'UsePAM no',
-      'StrictModes no',
-      'PermitRootLogin prohibit-password',
-      'AllowTcpForwarding yes',
-      'MaxSessions 10',
-      'LogLevel ERROR',
-      '',
-    ].join('\n'),
-  );
+  writeFileSync(join(dir, 'sshd_config'), sshdConfig(dir, '127.0.0.1', port, hostKey));
   let proc: ChildProcess | undefined;
   const knownHostsPath = join(dir, 'known_hosts');
   const writeKnownHosts = (): string => {
