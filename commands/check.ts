@@ -1,21 +1,22 @@
 import { z } from 'zod';
 import { defineCommand } from '../src/commands/define.ts';
 import { describeError } from '../src/errors-render.ts';
-import { resolveHostName } from '../src/hosts/from-config.ts';
+import { resolveLaunchHosts } from '../src/hosts/from-config.ts';
 import { hostOf } from '../src/server/engine.ts';
 import { readGpus, readVersions } from '../src/server/host-info.ts';
 
 export default defineCommand({
   name: 'check',
   summary: 'for each host: reachable, authenticated, Python and SGLang versions, GPUs',
-  usage: 'check [--host H] [--json]',
-  examples: ['check', 'check --host gpu1'],
+  usage: 'check [--host H|GROUP] [--json]',
+  examples: ['check', 'check --host gpu1', 'check --host pair'],
   positionals: [],
   switches: ['json'],
   args: z.object({ host: z.string().optional(), json: z.boolean().optional() }),
   effect: 'read',
   async run(ctx, { host, json }) {
-    const names = host ? [resolveHostName(ctx.engine.loaded, host)] : Object.keys(ctx.engine.loaded.config.hosts);
+    const group = host ? resolveLaunchHosts(ctx.engine.loaded, host) : undefined;
+    const names = group ? group.hosts : Object.keys(ctx.engine.loaded.config.hosts);
     const results = await Promise.all(
       names.map(async (name) => {
         const { host: h, cfg } = hostOf(ctx.engine, name);
@@ -72,6 +73,22 @@ export default defineCommand({
         ].join('\n');
       })
       .join('\n');
-    return { text, data: results, exitCode: results.every((r) => r.sglang) ? 0 : 1 };
+    // One server across several hosts needs the same SGLang (and Python) on each: torch.distributed and SGLang's
+    // own messages between nodes are not versioned.
+    const notes: string[] = [];
+    if (group && group.hosts.length > 1) {
+      for (const what of ['sglang', 'python'] as const) {
+        const seen = new Set(results.map((r) => r[what]).filter(Boolean));
+        if (seen.size > 1)
+          notes.push(
+            `the nodes of ${host} run different ${what === 'sglang' ? 'SGLang' : 'Python'} versions (${results.map((r) => `${r.host} ${r[what] ?? '?'}`).join(', ')}): a multi-node launch needs the same on every node`,
+          );
+      }
+    }
+    return {
+      text: [text, ...notes].join('\n'),
+      data: results,
+      exitCode: results.every((r) => r.sglang) && notes.length === 0 ? 0 : 1,
+    };
   },
 });

@@ -92,6 +92,11 @@ describe('multi-node launch', () => {
     const status = (await b.run('status')).text;
     expect(status).toMatch(/node0 +ready +#1 +small\.tp-2 +0\/2/);
     expect(status).toMatch(/node1 +ready +#1 +small\.tp-2 +1\/2/);
+    // `check` takes the group: each node's host, and whether they run the same SGLang.
+    const check = await b.run('check --host pair');
+    expect(check.exitCode ?? 0, check.text).toBe(0);
+    expect(check.text).toMatch(/^node0:\n {2}reachable: +yes/m);
+    expect(check.text).toMatch(/^node1:\n {2}reachable: +yes/m);
     // `logs --node 1` reads the worker's log on its own host.
     expect((await b.run('logs --attempt 1 --node 1 --lines 5')).text).toContain('node 1 (node1)');
 
