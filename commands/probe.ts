@@ -49,8 +49,12 @@ export default defineCommand({
       `  milestone:   ${r.lastMilestone ?? '-'}`,
       `  uptime:      ${r.uptimeS !== null ? duration(r.uptimeS * 1000) : '-'}`,
       `  GPUs:        ${gpu}`,
+      ...r.workers.map(
+        (w) => `  node ${w.rank}:      ${w.host}: ${w.state}${w.error ? ` (${w.error.split('\n')[0]})` : ''}`,
+      ),
     ];
-    const healthy = r.health.status === 200;
+    // A multi-node server is healthy only with every node's process alive.
+    const healthy = r.health.status === 200 && r.workers.every((w) => w.state === 'alive');
     return { text: lines.join('\n'), data: r, exitCode: healthy ? 0 : 1 };
   },
 });

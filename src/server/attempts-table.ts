@@ -1,7 +1,7 @@
 // The "Configurations Tried" table: one row per attempt, with only the flags that differ between the attempts
 // shown (what the team wrote by hand in the seeds).
 import { duration, when } from '../format/table.ts';
-import type { Attempt } from '../ledger/attempts.ts';
+import { type Attempt, attemptWhere } from '../ledger/attempts.ts';
 
 export interface AttemptRow {
   id: number;
@@ -34,7 +34,7 @@ export function attemptRows(attempts: Attempt[], now: number): AttemptRow[] {
       id: a.id,
       profile: a.profile,
       differing: Object.fromEntries(keys.map((k) => [k, a.flags[k] ?? '-'])),
-      host: a.host,
+      host: attemptWhere(a),
       actor: a.actor,
       startedAt: when(a.startedAt),
       duration: duration((a.endedAt ?? now) - a.startedAt),

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import type { Attempt } from '../ledger/attempts.ts';
 import { type Engine, hostOf } from './engine.ts';
 import { type GpuReport, readGpus } from './host-info.ts';
+import { nodesOf } from './nodes.ts';
 import { type RemoteState, readRemoteState, runIdFor } from './remote-state.ts';
 import { singleFlight } from './single-flight.ts';
 
@@ -42,6 +43,8 @@ export interface ProbeReport {
   gpu: GpuReport | { error: string };
   /** Which attempt holds which GPU on the probed host. */
   leases: Array<{ gpu: number; attemptId: number }>;
+  /** A multi-node attempt's workers: each one's process as its own host records it. */
+  workers: Array<{ rank: number; host: string; state: string; error?: string }>;
 }
 
 /** Probes the attempt named, else the newest live attempt on the host (a multi-node one is probed on its head). */
@@ -73,6 +76,20 @@ export async function probe(engine: Engine, hostGiven: string, attemptId?: numbe
     sharedGpus(hostName, () => readGpus(host, cfg)).catch((e: Error) => ({ error: e.message })),
   ]);
   const ours = 'runId' in proc && attempt && proc.runId === runIdFor(attempt.id);
+  const workers = attempt
+    ? await Promise.all(
+        nodesOf(engine, attempt)
+          .filter((n) => n.rank > 0)
+          .map(async (n) => {
+            try {
+              const h = hostOf(engine, n.host);
+              return { rank: n.rank, host: n.host, state: (await readRemoteState(h.host, h.cfg, n.runId)).state };
+            } catch (e) {
+              return { rank: n.rank, host: n.host, state: 'unreachable', error: (e as Error).message };
+            }
+          }),
+      )
+    : [];
   return {
     host: hostName,
     attempt,
@@ -84,6 +101,7 @@ export async function probe(engine: Engine, hostGiven: string, attemptId?: numbe
     uptimeS: ours && 'uptimeS' in proc ? proc.uptimeS : null,
     gpu,
     leases: engine.attempts.leasesOn(hostName),
+    workers,
   };
 }
 

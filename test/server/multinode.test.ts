@@ -97,6 +97,11 @@ describe('multi-node launch', () => {
     expect(check.exitCode ?? 0, check.text).toBe(0);
     expect(check.text).toMatch(/^node0:\n {2}reachable: +yes/m);
     expect(check.text).toMatch(/^node1:\n {2}reachable: +yes/m);
+    // probe (named by a worker's host) reports the head's server and each worker's process.
+    const probe = await b.run('probe --host node1');
+    expect(probe.exitCode ?? 0, probe.text).toBe(0);
+    expect(probe.text).toMatch(/^probe of node0 \(attempt #1 small\.tp-2, ready\)/);
+    expect(probe.text).toMatch(/node 1: +node1: alive/);
     // `logs --node 1` reads the worker's log on its own host.
     expect((await b.run('logs --attempt 1 --node 1 --lines 5')).text).toContain('node 1 (node1)');
 
