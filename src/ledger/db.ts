@@ -6,7 +6,7 @@ import Database from 'better-sqlite3';
 
 export type Db = Database.Database;
 
-const MIGRATIONS: string[] = [
+export const MIGRATIONS: string[] = [
   `CREATE TABLE attempts (
      id INTEGER PRIMARY KEY AUTOINCREMENT,
      host TEXT NOT NULL,
