@@ -123,23 +123,25 @@ export async function launch(
   // A lease whose attempt ended while no bot watched (a restart) must not hold a launch back: ask the hosts first.
   if (!req.dryRun) await reconcile(engine, hosts, { skipStarting: true });
   const distInitAddr = multi ? await distInit(engine, hosts[0]!, req.distPort, req.dryRun) : undefined;
-  const plans: NodePlan[] = [];
-  for (const [rank, hostName] of hosts.entries()) {
-    const gpus = await planGpus(engine, hostName, perNode, profile.gpus, { dryRun: req.dryRun });
-    // Each node runs the same server with its own host's Python and environment (the profile's env on top).
-    const nodeCfg = hostOf(engine, hostName).cfg;
-    const hostEnv = { ...nodeCfg.env, ...r.profileEnv };
-    const env = needsVisibleDevices(gpus) ? { CUDA_VISIBLE_DEVICES: gpus.gpus.join(','), ...hostEnv } : hostEnv;
-    const nodeArgs = multi
-      ? ['--nnodes', String(hosts.length), '--node-rank', String(rank), '--dist-init-addr', distInitAddr!]
-      : [];
-    plans.push({ rank, hostName, gpus, argv: [nodeCfg.python, ...r.argv.slice(1), ...nodeArgs], env });
-  }
-  const head = plans[0]!;
-  const shownLine = shown(head);
-  emit({ kind: 'command', commandLine: shownLine, dialectNote: r.dialectNote });
+  const planAll = async (): Promise<NodePlan[]> => {
+    const out: NodePlan[] = [];
+    for (const [rank, hostName] of hosts.entries()) {
+      const gpus = await planGpus(engine, hostName, perNode, profile.gpus, { dryRun: req.dryRun });
+      // Each node runs the same server with its own host's Python and environment (the profile's env on top).
+      const nodeCfg = hostOf(engine, hostName).cfg;
+      const hostEnv = { ...nodeCfg.env, ...r.profileEnv };
+      const env = needsVisibleDevices(gpus) ? { CUDA_VISIBLE_DEVICES: gpus.gpus.join(','), ...hostEnv } : hostEnv;
+      const nodeArgs = multi
+        ? ['--nnodes', String(hosts.length), '--node-rank', String(rank), '--dist-init-addr', distInitAddr!]
+        : [];
+      out.push({ rank, hostName, gpus, argv: [nodeCfg.python, ...r.argv.slice(1), ...nodeArgs], env });
+    }
+    return out;
+  };
+  let plans = await planAll();
+  emit({ kind: 'command', commandLine: shown(plans[0]!), dialectNote: r.dialectNote });
   const warnings = await knownCrashes(engine, req);
-  if (req.dryRun) return { outcome: 'dry-run', commandLine: shownLine, warnings };
+  if (req.dryRun) return { outcome: 'dry-run', commandLine: shown(plans[0]!), warnings };
   if (warnings.length > 0 && !req.confirmed) {
     const known = `${req.profile.name} on ${req.hostName} is known to crash:\n${warnings.map((w) => `  - ${w.text}${w.evidence.length ? ` (${w.evidence.join(', ')})` : ''}`).join('\n')}`;
     const yes = req.confirm ? await req.confirm(`${known}\nlaunch it anyway? [y/N]`) : false;
@@ -151,32 +153,22 @@ export async function launch(
     }
   }
 
-  // The ledger's answer first (it names who holds what); the atomic check is attempts.open below.
+  // A port one of our own servers uses is refused naming it; only then is a port nobody we know of answers on probed.
   for (const p of plans) {
-    const c = engine.attempts.conflict(p.hostName, port, p.gpus.gpus);
+    const c = engine.attempts.conflict(p.hostName, port, []);
     if (c) throw c;
   }
   for (const p of plans) await assertPortFree(engine, p.hostName, port);
-  const started = engine.clock.now();
-  let attempt = engine.attempts.open({
-    host: req.hostName,
-    profile: req.profile.name,
-    profileJson: JSON.stringify({ ...req.profile, env: redactEnv(req.profile.env) }),
-    flags: flagView(req.profile),
-    argv: redactArgv(head.argv),
-    env: redactEnv(head.env),
-    commandLine: shownLine,
-    port,
-    gpus: head.gpus.gpus.join(','),
-    sglangVersion: r.sglangVersion,
-    actor: req.actor,
-    origin: req.origin,
-    startedAt: started,
-    groupKey: req.groupKey,
-    leases: plans.map((p) => ({ host: p.hostName, gpus: p.gpus.gpus })),
-    nodes: plans.slice(1).map((p) => ({ rank: p.rank, host: p.hostName, gpus: p.gpus.gpus })),
-    distInitAddr,
-  });
+  let opened = tryOpen(engine, req, r, port, plans, distInitAddr);
+  for (let retry = 1; 'refused' in opened; retry++) {
+    // GPUs the bot chose were taken by a launch that won the race for them: choose again (a few times) rather than
+    // refuse a launch that fits on the GPUs still free. Named GPUs and a taken port are refused at once.
+    if (retry > 3 || !plans.some((p) => p.gpus.chosen) || !/held by attempt/.test(opened.refused.message))
+      throw opened.refused;
+    plans = await planAll();
+    opened = tryOpen(engine, req, r, port, plans, distInitAddr);
+  }
+  let attempt = opened.attempt;
   // Once per host and SGLang version (cached in the ledger), for upstream reports; before the server starts, so
   // check_env's CUDA contexts never compete with the server's memory sizing. It never throws.
   await captureEnvironment(engine, req.hostName, { attemptId: attempt.id });
@@ -217,6 +209,50 @@ export async function launch(
 }
 
 class LaunchRefused extends RemoteError {}
+
+/**
+ * Opens the attempt with its leases on every node, or says why not: the ledger's answer first (it names who holds
+ * what), then attempts.open, which checks and inserts in one transaction.
+ */
+function tryOpen(
+  engine: Engine,
+  req: LaunchRequest,
+  r: Awaited<ReturnType<typeof renderFor>>,
+  port: number,
+  plans: NodePlan[],
+  distInitAddr: string | undefined,
+): { attempt: Attempt } | { refused: UserError } {
+  const head = plans[0]!;
+  try {
+    for (const p of plans) {
+      const c = engine.attempts.conflict(p.hostName, port, p.gpus.gpus);
+      if (c) return { refused: c };
+    }
+    const attempt = engine.attempts.open({
+      host: req.hostName,
+      profile: req.profile.name,
+      profileJson: JSON.stringify({ ...req.profile, env: redactEnv(req.profile.env) }),
+      flags: flagView(req.profile),
+      argv: redactArgv(head.argv),
+      env: redactEnv(head.env),
+      commandLine: shown(head),
+      port,
+      gpus: head.gpus.gpus.join(','),
+      sglangVersion: r.sglangVersion,
+      actor: req.actor,
+      origin: req.origin,
+      startedAt: engine.clock.now(),
+      groupKey: req.groupKey,
+      leases: plans.map((p) => ({ host: p.hostName, gpus: p.gpus.gpus })),
+      nodes: plans.slice(1).map((p) => ({ rank: p.rank, host: p.hostName, gpus: p.gpus.gpus })),
+      distInitAddr,
+    });
+    return { attempt };
+  } catch (e) {
+    if (e instanceof UserError) return { refused: e };
+    throw e;
+  }
+}
 
 /** Starts one node's server detached on its host; returns where the host recorded it. */
 async function startNode(engine: Engine, attempt: Attempt, p: NodePlan) {

@@ -105,6 +105,16 @@ describe('launch', () => {
     await b.run('stop');
   });
 
+  it('concurrent launches without named GPUs each get their own: the one that loses a race chooses again', async () => {
+    const b = bot();
+    const ports = [await freePort(), await freePort(), await freePort()];
+    const results = await Promise.all(ports.map((p) => b.run(`launch small --no-check --port ${p}`)));
+    expect(results.map((r) => r.exitCode)).toEqual([0, 0, 0]);
+    const held = b.app.engine.attempts.allActive().map((a) => a.gpus);
+    expect([...held].sort()).toEqual(['0', '1', '2']);
+    for (const a of b.app.engine.attempts.allActive()) await b.run(`stop --attempt ${a.id}`);
+  });
+
   it('ten concurrent launches on one host start exactly one server', async () => {
     const b = bot();
     const port = await freePort();
