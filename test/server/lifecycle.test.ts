@@ -225,7 +225,12 @@ describe('restarts and failures', () => {
       expect(r.exitCode).toBe(2);
       const r2 = await b.run(`logs --host ${JSON.stringify(v)}`);
       expect(r2.exitCode).toBe(2);
+      // The fleet's new inputs: GPU lists, host lists and host groups.
+      expect((await b.run(`launch small --gpus ${JSON.stringify(v)}`)).exitCode).toBe(2);
+      expect((await b.run(`launch small --host ${JSON.stringify(`gpu,${v}`)}`)).exitCode).toBe(2);
+      expect((await b.run(`stop --attempt ${JSON.stringify(v)}`)).exitCode).toBe(2);
     }
+    expect(b.app.engine.attempts.list()).toHaveLength(0);
     expect(existsSync(canary)).toBe(false);
   });
 
