@@ -1,5 +1,4 @@
-// A two-node launch across two hosts that are network namespaces, each with its own sshd (or, without namespaces,
-// two sshds on 127.0.0.1): the head's cluster address and a free port found on it are what every node meets at, the
+// A two-node launch across two hosts that are network namespaces, each with its own sshd: the head's cluster address and a free port found on it are what every node meets at, the
 // attempt is ready only when node 0 is, and a crash on node 1 is the attempt's crash, named by its node, alerted
 // once, with node 0 stopped by the bot.
 import { execFileSync } from 'node:child_process';
@@ -18,6 +17,13 @@ const closers: Array<() => Promise<void>> = [];
 
 beforeAll(async () => {
   group = await startHostGroup(2);
+  // Two "hosts" on one machine cannot hold one multi-node server: every node binds the same --port (the workers'
+  // dummy health server), as real SGLang does. Say so plainly instead of failing with a port clash.
+  if (group.kind !== 'netns') {
+    throw new Error(
+      'multi-node tests need network namespaces (run as root with iproute2, as .ci/run does); got loopback sshds',
+    );
+  }
 }, 60_000);
 afterAll(async () => {
   for (const c of closers) await c();
@@ -80,7 +86,7 @@ describe('multi-node launch', () => {
     // The worker's argv on its host says rank 1 and the same rendezvous.
     const workerCmd = readFileSync(`/proc/${worker!.pgid}/cmdline`, 'utf8').split('\0');
     expect(workerCmd.join(' ')).toContain(`--nnodes 2 --node-rank 1 --dist-init-addr ${a.distInitAddr}`);
-    if (group.kind === 'netns') {
+    {
       // The head's rendezvous socket is bound in node0's namespace on its own address.
       const ss = execFileSync('ip', ['netns', 'exec', head.netns!, 'cat', '/proc/net/tcp'], { encoding: 'utf8' });
       const port = Number(a.distInitAddr!.split(':')[1]);
