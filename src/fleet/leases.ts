@@ -28,6 +28,8 @@ export async function planGpus(
   opts: { dryRun?: boolean } = {},
 ): Promise<GpuPlan> {
   const first = explicit?.length ? [...explicit] : Array.from({ length: count }, (_, i) => i);
+  // Named GPUs another attempt holds: the ledger refuses them (naming the holder) without asking nvidia-smi.
+  if (explicit?.length && engine.attempts.holders(hostName, explicit).length > 0) return { gpus: first, chosen: false };
   const { host, cfg } = hostOf(engine, hostName);
   let report: GpuReport;
   try {
