@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { defineCommand } from '../src/commands/define.ts';
 import { resolveHostName } from '../src/hosts/from-config.ts';
+import { parseGpus } from '../src/ledger/attempts.ts';
 import { stop } from '../src/server/stop.ts';
 
 export default defineCommand({
@@ -20,13 +21,13 @@ export default defineCommand({
   async run(ctx, { host, attempt, json }) {
     const hostName = attempt !== undefined && host === undefined ? undefined : resolveHostName(ctx.engine.loaded, host);
     const r = await stop(ctx.engine, hostName, ctx.actor, attempt);
-    const mine = r.attempt.gpus ?? '?';
+    const mine = parseGpus(r.attempt.gpus);
     const gpu =
       r.gpuReleased === null
         ? 'GPU memory: unknown (no nvidia-smi on the host)'
         : r.gpuReleased
-          ? `GPU memory released (GPUs ${mine}: ${r.gpu?.gpus
-              .filter((g) => mine.split(',').includes(String(g.index)))
+          ? `GPU memory released (GPUs ${mine.join(',')}: ${r.gpu?.gpus
+              .filter((g) => mine.includes(g.index))
               .map((g) => `${g.memUsedMiB} MiB`)
               .join(', ')} in use)`
           : `GPU memory NOT released: ${r.gpusStillInUse.map((g) => `GPU ${g.index} still holds ${g.memUsedMiB} MiB`).join(', ')}`;

@@ -16,11 +16,9 @@ import { commandLine, dialectForVersion, flagView, type ResolvedProfile, renderL
 import { redactArgv, redactEnv, redactText } from '../redact.ts';
 import { captureEnvironment } from '../reports/env.ts';
 import type { DiagnoserFactory, Diagnosis } from './diagnosis.ts';
-import { createEarlyAlert } from './early-alert.ts';
 import { type Engine, hostOf, publish } from './engine.ts';
 import { readComputeCap, readVersions } from './host-info.ts';
-import { failNodes, type NodeFailure, namedDiagnoser, watchWorkers } from './node-watch.ts';
-import { headNode } from './nodes.ts';
+import { failNodes, watchNodes } from './node-watch.ts';
 import { advance, initialProgress, type Progress } from './progress.ts';
 import { reconcile } from './reconcile.ts';
 import { readRemoteState, runIdFor } from './remote-state.ts';
@@ -347,13 +345,14 @@ export async function follow(
   diagnoser: DiagnoserFactory,
 ): Promise<LaunchResult> {
   const { host } = hostOf(engine, attempt.host);
-  const multi = engine.attempts.nodes(attempt.id).length > 0;
-  const diag = multi ? namedDiagnoser(diagnoser(), headNode(attempt)) : diagnoser();
   let progress = initialProgress();
   const told = new Set<string>();
   let outcome: LaunchResult['outcome'] | undefined;
   const timeoutMs = engine.loaded.config.timeouts.ready_s * 1000;
   const abort = new AbortController();
+  // Every node's log; a worker that crashes or exits ends the attempt, whatever the head is doing.
+  const nodes = watchNodes(engine, attempt, diagnoser, abort);
+  const { diag, early } = nodes;
   const timer = setTimeout(() => {
     outcome = 'timeout';
     abort.abort();
@@ -368,15 +367,6 @@ export async function follow(
     }
   }, 250);
   let checking: Promise<void> | undefined;
-  // Multi-node: the head's first crash line may only blame a lost peer, so the alert waits for the verdict over all
-  // nodes (about a second later) instead of going out early.
-  const early = multi ? { check() {}, cancel() {} } : createEarlyAlert(engine, attempt, diag);
-  // Multi-node: a worker that crashes or exits ends the attempt, whatever the head is doing.
-  let nodeFailure: NodeFailure | undefined;
-  const workers = watchWorkers(engine, attempt, diagnoser, (f) => {
-    nodeFailure = f;
-    abort.abort();
-  });
 
   await watchAttempt(
     engine,
@@ -416,11 +406,8 @@ export async function follow(
   );
   clearTimeout(timer);
   clearInterval(stallTimer);
-  early.cancel();
   await checking;
-  const headGone = outcome !== 'ready' && outcome !== 'hang' && outcome !== 'timeout';
-  if (multi && headGone && !nodeFailure) nodeFailure = await workers.deadNode();
-  await workers.stop();
+  const nodeFailure = await nodes.settle(outcome !== 'ready' && outcome !== 'hang' && outcome !== 'timeout');
   if (nodeFailure && outcome !== 'ready') {
     const f = await failNodes(engine, attempt, nodeFailure, emit);
     return { outcome: 'crashed', commandLine: attempt.commandLine, attempt: f.attempt, diagnosis: f.diagnosis };
@@ -513,7 +500,7 @@ export async function recordExit(
     // unreachable now: the outcome still stands from the log
   }
   // The head is gone: workers of a multi-node server would wait for it forever.
-  if (engine.attempts.nodes(attempt.id).length > 0) {
+  if (attempt.nodeHosts.length > 1) {
     await stopNodes(engine, attempt, [0]).catch((e: Error) =>
       engine.log.error({ err: e.message, attempt: attempt.id }, 'could not stop the worker nodes'),
     );

@@ -2,11 +2,9 @@
 // seeds' NaN) or hours later is still seen, classified and recorded.
 import type { Attempt } from '../ledger/attempts.ts';
 import type { DiagnoserFactory } from './diagnosis.ts';
-import { createEarlyAlert } from './early-alert.ts';
 import type { Engine } from './engine.ts';
 import { type LaunchEvent, recordExit } from './launch.ts';
-import { failNodes, type NodeFailure, namedDiagnoser, watchWorkers } from './node-watch.ts';
-import { headNode } from './nodes.ts';
+import { failNodes, watchNodes } from './node-watch.ts';
 import { watchAttempt } from './watch.ts';
 
 const watching = new Map<number, AbortController>();
@@ -20,16 +18,9 @@ export function monitorAttempt(
   if (watching.has(attempt.id)) return;
   const abort = new AbortController();
   watching.set(attempt.id, abort);
-  const multi = engine.attempts.nodes(attempt.id).length > 0;
-  const diag = multi ? namedDiagnoser(diagnoser(), headNode(attempt)) : diagnoser();
-  // Multi-node: the verdict waits until every node has been asked (see follow in launch.ts).
-  const early = multi ? { check() {}, cancel() {} } : createEarlyAlert(engine, attempt, diag);
-  // A multi-node server dies with any of its nodes.
-  let nodeFailure: NodeFailure | undefined;
-  const workers = watchWorkers(engine, attempt, diagnoser, (f) => {
-    nodeFailure = f;
-    abort.abort();
-  });
+  // Every node of a multi-node server: it dies with any of them.
+  const nodes = watchNodes(engine, attempt, diagnoser, abort);
+  const { diag, early } = nodes;
   void watchAttempt(
     engine,
     attempt,
@@ -43,8 +34,7 @@ export function monitorAttempt(
     abort.signal,
   )
     .then(async (end) => {
-      if (multi && !nodeFailure && end === 'server-exited') nodeFailure = await workers.deadNode();
-      await workers.stop();
+      const nodeFailure = await nodes.settle(end === 'server-exited');
       if (nodeFailure) await failNodes(engine, attempt, nodeFailure, emit);
       else if (end === 'server-exited') await recordExit(engine, attempt, diag.result(), emit);
     })

@@ -2,10 +2,10 @@
 // crash, named by its node; the other nodes are then stopped (a head whose worker died waits on NCCL forever).
 import type { Attempt } from '../ledger/attempts.ts';
 import type { Diagnoser, DiagnoserFactory, Diagnosis } from './diagnosis.ts';
-import { SETTLE_MS } from './early-alert.ts';
+import { createEarlyAlert, SETTLE_MS } from './early-alert.ts';
 import { type Engine, hostOf, publish } from './engine.ts';
 import type { LaunchEvent } from './launch.ts';
-import { type NodeRef, nodeLabel, nodesOf } from './nodes.ts';
+import { headNode, type NodeRef, nodeLabel, nodesOf } from './nodes.ts';
 import { readRemoteState } from './remote-state.ts';
 import { stopNodes, stopRequested } from './stop.ts';
 import { watchNode } from './watch.ts';
@@ -13,6 +13,38 @@ import { watchNode } from './watch.ts';
 export interface NodeFailure {
   node: NodeRef;
   diagnosis: Diagnosis;
+}
+
+/**
+ * What following an attempt needs for all its nodes, shared by launch's follow and the long-lived monitor: node 0's
+ * diagnoser (naming the node when there are several), the early crash alert, and a watch on every worker that aborts
+ * node 0's watch (`abort`) when a worker fails. One node: the plain diagnoser and early alert, no workers.
+ */
+export function watchNodes(engine: Engine, attempt: Attempt, diagnoser: DiagnoserFactory, abort: AbortController) {
+  const multi = attempt.nodeHosts.length > 1;
+  const diag = multi ? namedDiagnoser(diagnoser(), headNode(attempt)) : diagnoser();
+  // Multi-node: the head's first crash line may only blame a lost peer, so the alert waits for the verdict over all
+  // nodes (about a second later, in failNodes or recordExit) instead of going out early.
+  const early = multi ? { check() {}, cancel() {} } : createEarlyAlert(engine, attempt, diag);
+  let failure: NodeFailure | undefined;
+  const workers = watchWorkers(engine, attempt, diagnoser, (f) => {
+    failure = f;
+    abort.abort();
+  });
+  return {
+    diag,
+    early,
+    /**
+     * Once node 0's watch has ended: stops the worker watches and returns the node that failed, if any. `headGone`
+     * (node 0's server exited) asks the hosts whether a worker went first: then it, not the head, is the cause.
+     */
+    async settle(headGone: boolean): Promise<NodeFailure | undefined> {
+      early.cancel();
+      if (multi && headGone && !failure) failure = await workers.deadNode();
+      await workers.stop();
+      return failure;
+    },
+  };
 }
 
 /** A diagnoser whose verdict names the node it read (only for multi-node attempts). */

@@ -57,7 +57,7 @@ export async function probe(engine: Engine, hostGiven: string, attemptId?: numbe
   const runId = attempt ? runIdFor(attempt.id) : undefined;
   const noRun = async (): Promise<RemoteState> => ({ state: 'none' });
   // The parts are independent: ask them all at once.
-  const [proc, health, serverInfo, models, gpu] = await Promise.all([
+  const [proc, health, serverInfo, models, gpu, workers] = await Promise.all([
     (runId ? sharedState(`${hostName}/${runId}`, () => readRemoteState(host, cfg, runId)) : noRun()).catch(
       (e: Error) => ({
         state: 'unreachable' as const,
@@ -74,22 +74,9 @@ export async function probe(engine: Engine, hostGiven: string, attemptId?: numbe
       .then((r) => Models.parse(JSON.parse(r.body)).data.map((m) => m.id))
       .catch((e: Error) => ({ error: e.message })),
     sharedGpus(hostName, () => readGpus(host, cfg)).catch((e: Error) => ({ error: e.message })),
+    readWorkers(engine, attempt),
   ]);
   const ours = 'runId' in proc && attempt && proc.runId === runIdFor(attempt.id);
-  const workers = attempt
-    ? await Promise.all(
-        nodesOf(engine, attempt)
-          .filter((n) => n.rank > 0)
-          .map(async (n) => {
-            try {
-              const h = hostOf(engine, n.host);
-              return { rank: n.rank, host: n.host, state: (await readRemoteState(h.host, h.cfg, n.runId)).state };
-            } catch (e) {
-              return { rank: n.rank, host: n.host, state: 'unreachable', error: (e as Error).message };
-            }
-          }),
-      )
-    : [];
   return {
     host: hostName,
     attempt,
@@ -103,6 +90,22 @@ export async function probe(engine: Engine, hostGiven: string, attemptId?: numbe
     leases: engine.attempts.leasesOn(hostName),
     workers,
   };
+}
+
+/** Each worker node's process, as its own host records it (none for a one-node attempt). */
+function readWorkers(engine: Engine, attempt: Attempt | null): Promise<ProbeReport['workers']> {
+  if (!attempt) return Promise.resolve([]);
+  const workers = nodesOf(engine, attempt).filter((n) => n.rank > 0);
+  return Promise.all(
+    workers.map(async (n) => {
+      try {
+        const h = hostOf(engine, n.host);
+        return { rank: n.rank, host: n.host, state: (await readRemoteState(h.host, h.cfg, n.runId)).state as string };
+      } catch (e) {
+        return { rank: n.rank, host: n.host, state: 'unreachable', error: (e as Error).message };
+      }
+    }),
+  );
 }
 
 async function readServerInfo(engine: Engine, hostName: string, port: number): Promise<ProbeReport['serverInfo']> {

@@ -3,7 +3,6 @@
 // its GPU leases; one still running is kept. A multi-node attempt whose head is gone has its workers stopped.
 import type { Attempt } from '../ledger/attempts.ts';
 import { type Engine, hostOf } from './engine.ts';
-import { nodesOf } from './nodes.ts';
 import { readRemoteState, runIdFor } from './remote-state.ts';
 import { stopNodes } from './stop.ts';
 
@@ -20,7 +19,7 @@ export async function reconcile(
 ): Promise<Reconciled[]> {
   const out: Reconciled[] = [];
   for (const a of engine.attempts.allActive()) {
-    const nodeHosts = nodesOf(engine, a).map((n) => n.host);
+    const nodeHosts = a.nodeHosts.length > 0 ? a.nodeHosts : [a.host];
     if (hostNames && !nodeHosts.some((h) => hostNames.includes(h))) continue;
     // A launch in flight in this process has no record on the host yet: it is not stale.
     if (opts.skipStarting && a.status === 'starting') continue;
