@@ -50,6 +50,29 @@ export interface TestBot {
   logLines: string[];
 }
 
+/** How the bot reaches a test sshd: the test's user key, the sshd's pinned host key, no ~/.ssh/config. */
+export function sshBlock(sshd: Sshd, address = '127.0.0.1') {
+  return {
+    host: address,
+    port: sshd.port,
+    user: sshd.user,
+    key_file: sshd.userKeyPath,
+    known_hosts: sshd.knownHostsPath,
+    ssh_config: '/dev/null',
+  };
+}
+
+/** A host entry serving the stand-in (fast pacing) from `workdir`, with simulated GPUs of its own. */
+export function standinHost(sshd: Sshd, workdir: string, address = '127.0.0.1', env: Record<string, string> = {}) {
+  return {
+    ssh: sshBlock(sshd, address),
+    python: join(STANDIN, 'python'),
+    workdir,
+    bin_dirs: [join(STANDIN, 'bin')],
+    env: { STANDIN_TIME_SCALE: '0.002', STANDIN_STATE_DIR: join(workdir, 'standin-state'), ...env },
+  };
+}
+
 export function testConfig(
   sshd: Sshd,
   opts: { workdir: string; dataDir: string; env?: Record<string, string>; extra?: Record<string, unknown> },
@@ -57,22 +80,7 @@ export function testConfig(
   const raw = {
     default_host: 'gpu',
     timeouts: { connect_s: 5, command_s: 20, keepalive_s: 2, ready_s: 60, stop_grace_s: 2 },
-    hosts: {
-      gpu: {
-        ssh: {
-          host: '127.0.0.1',
-          port: sshd.port,
-          user: sshd.user,
-          key_file: sshd.userKeyPath,
-          known_hosts: sshd.knownHostsPath,
-          ssh_config: '/dev/null',
-        },
-        python: join(STANDIN, 'python'),
-        workdir: opts.workdir,
-        bin_dirs: [join(STANDIN, 'bin')],
-        env: { STANDIN_TIME_SCALE: '0.002', STANDIN_STATE_DIR: join(opts.workdir, 'standin-state'), ...opts.env },
-      },
-    },
+    hosts: { gpu: standinHost(sshd, opts.workdir, '127.0.0.1', opts.env) },
     ...opts.extra,
   };
   const config = validate(raw, 'test config');

@@ -2,7 +2,7 @@
 // SGLang stand-in with its own simulated GPUs, joined as the host group `pair` (node 0 first).
 import { join } from 'node:path';
 import { type LoadedConfig, PACKAGE_ROOT, validate } from '../../src/config/load.ts';
-import { STANDIN } from './app.ts';
+import { standinHost } from './app.ts';
 import type { NetHost } from './netns.ts';
 import { userDir } from './sshd.ts';
 
@@ -11,28 +11,7 @@ export function groupConfig(
   opts: { nodeEnv?: Array<Record<string, string>>; profilesDir?: string } = {},
 ): LoadedConfig {
   const workdirs = hosts.map(() => userDir(`glm-work-${process.env.GLM_TEST_RUN ?? 'manual'}-`));
-  const entries = hosts.map((h, i) => [
-    h.name,
-    {
-      ssh: {
-        host: h.address,
-        port: h.port,
-        user: h.user,
-        key_file: h.userKeyPath,
-        known_hosts: h.knownHostsPath,
-        ssh_config: '/dev/null',
-      },
-      python: join(STANDIN, 'python'),
-      workdir: workdirs[i]!,
-      bin_dirs: [join(STANDIN, 'bin')],
-      env: {
-        STANDIN_TIME_SCALE: '0.002',
-        // Each host has its own simulated GPUs.
-        STANDIN_STATE_DIR: join(workdirs[i]!, 'standin-state'),
-        ...opts.nodeEnv?.[i],
-      },
-    },
-  ]);
+  const entries = hosts.map((h, i) => [h.name, standinHost(h, workdirs[i]!, h.address, opts.nodeEnv?.[i])]);
   const config = validate(
     {
       default_host: hosts[0]!.name,

@@ -6,11 +6,10 @@
 // Everything made here is named with this process's pid and a counter, so parallel vitest workers and repeated runs
 // never collide, and what a crashed run left behind can be told apart from what a live run owns.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { descendants, keygen, type Sshd, sshdConfig, startSshd, testUser } from './sshd.ts';
+import { descendants, keygen, type Sshd, sshdConfig, sshdKeys, startSshd, testUser } from './sshd.ts';
 
 export interface NetHost extends Sshd {
   /** The IP the bot (root namespace) and the other hosts of the group reach this host on. */
@@ -283,14 +282,7 @@ async function waitListening(host: string, port: number, ms: number, proc: Child
 }
 
 async function startNsSshd(ns: string, address: string, name: string): Promise<NetHost> {
-  const dir = mkdtempSync(join(tmpdir(), 'glm-nssshd-'));
-  chmodSync(dir, 0o755);
-  mkdirSync('/run/sshd', { recursive: true });
-  const hostKey = join(dir, 'host_ed25519');
-  const userKeyPath = join(dir, 'user_ed25519');
-  keygen(hostKey);
-  keygen(userKeyPath);
-  writeFileSync(join(dir, 'authorized_keys'), readFileSync(`${userKeyPath}.pub`));
+  const { dir, hostKey, userKeyPath } = sshdKeys('glm-nssshd-');
   const port = 22;
   const user = testUser().name;
   const config = join(dir, 'sshd_config');

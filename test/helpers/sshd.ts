@@ -134,8 +134,9 @@ export function sshdConfig(dir: string, listen: string, port: number, hostKey: s
   ].join('\n');
 }
 
-export async function startSshd(): Promise<Sshd> {
-  const dir = mkdtempSync(join(tmpdir(), 'glm-sshd-'));
+/** A directory for one test sshd: a fresh host key, a fresh user key, and that user key authorized. */
+export function sshdKeys(prefix: string): { dir: string; hostKey: string; userKeyPath: string } {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
   chmodSync(dir, 0o755);
   mkdirSync('/run/sshd', { recursive: true });
   const hostKey = join(dir, 'host_ed25519');
@@ -143,6 +144,11 @@ export async function startSshd(): Promise<Sshd> {
   keygen(hostKey);
   keygen(userKeyPath);
   writeFileSync(join(dir, 'authorized_keys'), readFileSync(`${userKeyPath}.pub`));
+  return { dir, hostKey, userKeyPath };
+}
+
+export async function startSshd(): Promise<Sshd> {
+  const { dir, hostKey, userKeyPath } = sshdKeys('glm-sshd-');
   const port = await freePort();
   const user = testUser().name;
   writeFileSync(join(dir, 'sshd_config'), sshdConfig(dir, '127.0.0.1', port, hostKey));

@@ -3,7 +3,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { validate } from '../../src/config/load.ts';
-import { freshDirs, makeBot, STANDIN, type TestBot, testConfig } from '../helpers/app.ts';
+import { freshDirs, makeBot, STANDIN, sshBlock, type TestBot, testConfig } from '../helpers/app.ts';
 import { freePort, type Sshd, startSshd } from '../helpers/sshd.ts';
 
 let sshd: Sshd;
@@ -95,26 +95,9 @@ describe('hosts through the bot', () => {
       default_host: 'gpu',
       timeouts: { connect_s: 5, command_s: 20, keepalive_s: 2, ready_s: 60, stop_grace_s: 2 },
       hosts: {
-        bastion: {
-          ssh: {
-            host: '127.0.0.1',
-            port: jumpSshd.port,
-            user: jumpSshd.user,
-            key_file: jumpSshd.userKeyPath,
-            known_hosts: jumpSshd.knownHostsPath,
-            ssh_config: '/dev/null',
-          },
-        },
+        bastion: { ssh: sshBlock(jumpSshd) },
         gpu: {
-          ssh: {
-            host: '127.0.0.1',
-            port: sshd.port,
-            user: sshd.user,
-            key_file: sshd.userKeyPath,
-            known_hosts: sshd.knownHostsPath,
-            jump: 'bastion',
-            ssh_config: '/dev/null',
-          },
+          ssh: { ...sshBlock(sshd), jump: 'bastion' },
           python: join(STANDIN, 'python'),
           workdir: dirs.workdir,
           bin_dirs: [join(STANDIN, 'bin')],

@@ -81,17 +81,22 @@ describe('multi-node launch', () => {
     expect(a.distInitAddr).toMatch(new RegExp(`^${head.address.replace(/\./g, '\\.')}:\\d+$`));
     expect(a.commandLine).toContain(`--nnodes 2 --node-rank 0 --dist-init-addr ${a.distInitAddr}`);
     expect(worker).toMatchObject({ rank: 1, host: 'node1', gpus: '0' });
-    const workerLog = readFileSync(worker!.logPath!, 'utf8');
-    expect(workerLog.length).toBeGreaterThan(0);
+    // The worker logs its own TP rank (tp 2 over 2 nodes: rank 1 on node 1).
+    expect(readFileSync(worker!.logPath!, 'utf8')).toMatch(/TP1\] Init torch distributed begin/);
     // The worker's argv on its host says rank 1 and the same rendezvous.
     const workerCmd = readFileSync(`/proc/${worker!.pgid}/cmdline`, 'utf8').split('\0');
     expect(workerCmd.join(' ')).toContain(`--nnodes 2 --node-rank 1 --dist-init-addr ${a.distInitAddr}`);
-    {
-      // The head's rendezvous socket is bound in node0's namespace on its own address.
-      const ss = execFileSync('ip', ['netns', 'exec', head.netns!, 'cat', '/proc/net/tcp'], { encoding: 'utf8' });
-      const port = Number(a.distInitAddr!.split(':')[1]);
-      expect(ss).toMatch(new RegExp(`: ?[0-9A-F]{8}:${port.toString(16).toUpperCase().padStart(4, '0')} `));
-    }
+    // The head's rendezvous socket listens in node0's namespace on exactly its own address (/proc/net/tcp writes
+    // the IPv4 address little-endian in hex, then the port; 0A is LISTEN).
+    const tcp = execFileSync('ip', ['netns', 'exec', head.netns!, 'cat', '/proc/net/tcp'], { encoding: 'utf8' });
+    const hex = (n: number, width: number) => n.toString(16).toUpperCase().padStart(width, '0');
+    const addrHex = head.address
+      .split('.')
+      .reverse()
+      .map((b) => hex(Number(b), 2))
+      .join('');
+    const portHex = hex(Number(a.distInitAddr!.split(':')[1]), 4);
+    expect(tcp).toMatch(new RegExp(`${addrHex}:${portHex} 00000000:0000 0A`));
     // Each node leases its own GPU on its own host; status shows the attempt on both.
     expect(b.app.engine.attempts.leasesOn('node0')).toEqual([{ gpu: 0, attemptId: 1 }]);
     expect(b.app.engine.attempts.leasesOn('node1')).toEqual([{ gpu: 0, attemptId: 1 }]);
