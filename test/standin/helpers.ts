@@ -273,3 +273,18 @@ export function groupPids(pgid: number): number[] {
   }
   return out;
 }
+
+/** The part of vitest's test context the stand-in tests use: cleanup when the test ends. */
+export type Ctx = { onTestFinished: (fn: () => void) => void };
+
+/** Starts the stand-in on a free port with `args`; its whole process group is killed when the test ends. */
+export async function start(
+  ctx: Ctx,
+  args: string[],
+  extra: Record<string, string> = {},
+): Promise<{ p: Proc; port: number }> {
+  const port = await freePort();
+  const p = launch([...args, '--port', String(port)], baseEnv(extra));
+  ctx.onTestFinished(() => p.killGroup());
+  return { p, port };
+}

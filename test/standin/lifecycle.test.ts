@@ -8,6 +8,7 @@ import { parseMilestone } from '../../src/logs/milestones.ts';
 import {
   alive,
   baseEnv,
+  type Ctx,
   freePort,
   GLM5,
   groupPids,
@@ -31,7 +32,6 @@ function connect(port: number): Promise<void> {
   });
 }
 
-type Ctx = { onTestFinished: (fn: () => void) => void };
 /** Kill the process group when the test ends, whatever happened. */
 const own = (ctx: Ctx, p: Proc) => {
   ctx.onTestFinished(() => p.killGroup());

@@ -1,9 +1,7 @@
 // Multi-node basics: --nnodes/--node-rank/--dist-init-addr rendezvous on loopback, worker dummy health server.
 
 import { describe, expect, it } from 'vitest';
-import { baseEnv, freePort, GLM5, http, launch, type Proc } from './helpers.ts';
-
-type Ctx = { onTestFinished: (fn: () => void) => void };
+import { baseEnv, type Ctx, freePort, GLM5, http, launch, type Proc } from './helpers.ts';
 
 function node(ctx: Ctx, rank: number, dist: number, port: number, extra: string[] = []): Proc {
   const p = launch(

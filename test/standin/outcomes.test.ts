@@ -2,16 +2,7 @@
 
 import { describe, expect, it } from 'vitest';
 import { parseMilestone } from '../../src/logs/milestones.ts';
-import { alive, baseEnv, freePort, GLM5, groupPids, http, launch, type Proc, QWEN } from './helpers.ts';
-
-type Ctx = { onTestFinished: (fn: () => void) => void };
-
-async function start(ctx: Ctx, args: string[], extra: Record<string, string> = {}): Promise<{ p: Proc; port: number }> {
-  const port = await freePort();
-  const p = launch([...args, '--port', String(port)], baseEnv(extra));
-  ctx.onTestFinished(() => p.killGroup());
-  return { p, port };
-}
+import { alive, GLM5, groupPids, http, type Proc, QWEN, start } from './helpers.ts';
 
 const kinds = (p: Proc) =>
   p

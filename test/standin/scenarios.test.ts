@@ -4,16 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseMilestone } from '../../src/logs/milestones.ts';
-import { baseEnv, freePort, GLM5, http, launch, type Proc, QWEN, sleep, tmpDir } from './helpers.ts';
-
-type Ctx = { onTestFinished: (fn: () => void) => void };
-
-async function start(ctx: Ctx, args: string[], extra: Record<string, string> = {}): Promise<{ p: Proc; port: number }> {
-  const port = await freePort();
-  const p = launch([...args, '--port', String(port)], baseEnv(extra));
-  ctx.onTestFinished(() => p.killGroup());
-  return { p, port };
-}
+import { GLM5, http, type Proc, QWEN, sleep, start, tmpDir } from './helpers.ts';
 
 /** Milestone kinds in order, repeats (one per TP rank, one per shard) collapsed. */
 const kinds = (p: Proc) =>
