@@ -117,13 +117,16 @@ export async function clashingAttempt(
   hostName: string,
   want: { port: number; count: number; gpus?: readonly number[] },
 ): Promise<Attempt | undefined> {
-  const onPort = engine.attempts.allActiveOn(hostName).find((a) => a.port === want.port);
-  if (onPort) return onPort;
-  if (want.gpus?.length) return engine.attempts.holders(hostName, want.gpus)[0]?.attempt;
+  // Named GPUs, or the port: the ledger's own refusal says who is in the way.
+  const named = engine.attempts.conflict(hostName, want.port, want.gpus ?? []);
+  if (named || want.gpus?.length) return named?.holder;
   try {
     await planGpus(engine, hostName, want.count);
     return undefined;
-  } catch {
+  } catch (e) {
+    // Not enough free GPUs: the first holder is the one to offer replacing. Anything else (an unreachable host) is
+    // the launch's own error to report, not a clash.
+    if (!(e instanceof UserError)) return undefined;
     const held = engine.attempts.leasesOn(hostName)[0];
     return held ? engine.attempts.get(held.attemptId) : undefined;
   }

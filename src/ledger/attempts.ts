@@ -191,33 +191,40 @@ export function createAttemptStore(db: Db) {
     return [...out.values()];
   }
 
-  /** The refusal for a launch whose GPUs or port are taken: names the holder, says how to get past it. */
-  function conflict(host: string, port: number, gpus: readonly number[]): UserError | null {
+  /**
+   * The refusal for a launch whose GPUs or port are taken, with the attempt in the way (the first, when several):
+   * the error names the holders and says how to get past them.
+   */
+  function conflict(host: string, port: number, gpus: readonly number[]): { error: UserError; holder: Attempt } | null {
     const held = holders(host, gpus);
     if (held.length > 0) {
       const who = held.map((h) => `${gpuList(h.gpus)} held by ${describe(h.attempt)}`).join('; ');
-      const ids = held.map((h) => h.attempt.id);
-      return new UserError(
-        `${gpuList([...gpus])} on ${host}: ${who}`,
-        `wait for it to end, stop it with: stop --attempt ${ids[0]}, or launch on other GPUs (--gpus, or gpus: [...] in the profile)`,
-      );
+      const holder = held[0]!.attempt;
+      return {
+        holder,
+        error: new UserError(
+          `${gpuList([...gpus])} on ${host}: ${who}`,
+          `wait for it to end, stop it with: stop --attempt ${holder.id}, or launch on other GPUs (--gpus, or gpus: [...] in the profile)`,
+        ),
+      };
     }
     const r = onPort.get(port, host, host) as Row | undefined;
-    if (r) {
-      const a = fromRow(r);
-      return new UserError(
-        `port ${port} on ${host} is served by ${describe(a)}`,
-        `launch on another port (--port N), or stop it first with: stop --attempt ${a.id}`,
-      );
-    }
-    return null;
+    if (!r) return null;
+    const holder = fromRow(r);
+    return {
+      holder,
+      error: new UserError(
+        `port ${port} on ${host} is served by ${describe(holder)}`,
+        `launch on another port (--port N), or stop it first with: stop --attempt ${holder.id}`,
+      ),
+    };
   }
 
   const openTx = db.transaction((a: NewAttempt): Attempt => {
     const leases = a.leases ?? [{ host: a.host, gpus: parseGpus(a.gpus) }];
     for (const l of leases) {
       const c = conflict(l.host, a.port, l.gpus);
-      if (c) throw c;
+      if (c) throw c.error;
     }
     const info = insert.run({
       host: a.host,
@@ -255,7 +262,7 @@ export function createAttemptStore(db: Db) {
       } catch (e) {
         const code = (e as { code?: string }).code;
         if (code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY') {
-          throw conflict(a.host, a.port, parseGpus(a.gpus)) ?? new UserError(`${a.host} is busy`, 'see: status');
+          throw conflict(a.host, a.port, parseGpus(a.gpus))?.error ?? new UserError(`${a.host} is busy`, 'see: status');
         }
         throw e;
       }

@@ -154,7 +154,7 @@ export async function launch(
   // A port one of our own servers uses is refused naming it; only then is a port nobody we know of answers on probed.
   for (const p of plans) {
     const c = engine.attempts.conflict(p.hostName, port, []);
-    if (c) throw c;
+    if (c) throw c.error;
   }
   for (const p of plans) await assertPortFree(engine, p.hostName, port);
   let opened = tryOpen(engine, req, r, port, plans, distInitAddr);
@@ -224,7 +224,7 @@ function tryOpen(
   try {
     for (const p of plans) {
       const c = engine.attempts.conflict(p.hostName, port, p.gpus.gpus);
-      if (c) return { refused: c };
+      if (c) return { refused: c.error };
     }
     const attempt = engine.attempts.open({
       host: req.hostName,
