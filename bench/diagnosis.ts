@@ -8,11 +8,10 @@ import { join } from 'node:path';
 import pino from 'pino';
 import { createApp } from '../src/app.ts';
 import { createConsoleAdapter } from '../src/chat/console.ts';
-import type { CommandContext } from '../src/commands/define.ts';
 import { diagnoseFile, loadCatalog } from '../src/logs/classify/index.ts';
 import { SETTLE_MS } from '../src/server/early-alert.ts';
 import { watchAttempt } from '../src/server/watch.ts';
-import { freshDirs, testConfig } from '../test/helpers/app.ts';
+import { freshDirs, terminalContext, testConfig } from '../test/helpers/app.ts';
 import { freePort, type Sshd } from '../test/helpers/sshd.ts';
 import { ms, pct, type Row, ratio } from './stats.ts';
 
@@ -80,16 +79,7 @@ function chatApp(sshd: Sshd) {
       milestonesInThread: false,
     },
   });
-  const ctx: CommandContext = {
-    engine: app.engine,
-    actor: 'bench',
-    origin: 'terminal',
-    log: app.engine.log,
-    say: () => {},
-    diagnoser: app.diagnoser,
-    longLived: true,
-    commands: app.dispatch.commands,
-  };
+  const ctx = terminalContext(app, { actor: 'bench', longLived: true });
   return { app, printed, run: (t: string) => app.dispatch.run(t, ctx) };
 }
 

@@ -5,24 +5,14 @@
 import { readFileSync, statSync } from 'node:fs';
 import pino from 'pino';
 import { type App, createApp } from '../src/app.ts';
-import type { CommandContext } from '../src/commands/define.ts';
-import { freshDirs, makeBot, testConfig } from '../test/helpers/app.ts';
+import { freshDirs, makeBot, terminalContext, testConfig } from '../test/helpers/app.ts';
 import { groupConfig } from '../test/helpers/group-config.ts';
 import { startHostGroup } from '../test/helpers/netns.ts';
 import { freePort, type Sshd } from '../test/helpers/sshd.ts';
 import { ms, pct, type Row, ratio } from './stats.ts';
 
 function bot(app: App) {
-  const ctx: CommandContext = {
-    engine: app.engine,
-    actor: 'bench',
-    origin: 'terminal',
-    log: app.engine.log,
-    say: () => {},
-    diagnoser: app.diagnoser,
-    longLived: false,
-    commands: app.dispatch.commands,
-  };
+  const ctx = terminalContext(app, { actor: 'bench' });
   return (t: string) => app.dispatch.run(t, ctx);
 }
 

@@ -40,6 +40,23 @@ function reachableStandin(src: string): string {
   return copy;
 }
 
+/** A terminal-face command context on a test app (the actor, where progress goes, whether the bot stays up). */
+export function terminalContext(
+  app: App,
+  opts: { actor?: string; say?: (text: string) => void; longLived?: boolean } = {},
+): CommandContext {
+  return {
+    engine: app.engine,
+    actor: opts.actor ?? 'tester',
+    origin: 'terminal',
+    log: app.engine.log,
+    say: opts.say ?? (() => {}),
+    diagnoser: app.diagnoser,
+    longLived: opts.longLived ?? false,
+    commands: app.dispatch.commands,
+  };
+}
+
 export interface TestBot {
   app: App;
   workdir: string;
@@ -106,16 +123,7 @@ export function makeBot(
   });
   const app = createApp({ loaded, log: pino({ level: 'debug' }, sink) });
   const said: string[] = [];
-  const ctx: CommandContext = {
-    engine: app.engine,
-    actor: 'tester',
-    origin: 'terminal',
-    log: app.engine.log,
-    say: (t) => said.push(t),
-    diagnoser: app.diagnoser,
-    longLived: opts.longLived ?? false,
-    commands: app.dispatch.commands,
-  };
+  const ctx = terminalContext(app, { say: (t) => said.push(t), longLived: opts.longLived });
   return {
     app,
     workdir: opts.workdir,
@@ -160,16 +168,7 @@ export function makeChatBot(loaded: LoadedConfig, actor = 'U-tester'): ChatBot {
     },
   });
   const said: string[] = [];
-  const ctx: CommandContext = {
-    engine: app.engine,
-    actor,
-    origin: 'terminal',
-    log: app.engine.log,
-    say: (t) => said.push(t),
-    diagnoser: app.diagnoser,
-    longLived: true,
-    commands: app.dispatch.commands,
-  };
+  const ctx = terminalContext(app, { actor, say: (t) => said.push(t), longLived: true });
   return { app, ctx, printed, said, run: (t) => app.dispatch.run(t, ctx) };
 }
 

@@ -12,7 +12,7 @@ import type { Clock } from '../../src/clock.ts';
 import type { CommandContext } from '../../src/commands/define.ts';
 import { type Scheduler, startScheduler } from '../../src/schedule/scheduler.ts';
 import { clockTriggers } from '../../src/schedule/triggers.ts';
-import { freshDirs, testConfig } from '../helpers/app.ts';
+import { freshDirs, terminalContext, testConfig } from '../helpers/app.ts';
 import { freePort, type Sshd, startSshd } from '../helpers/sshd.ts';
 
 let sshd: Sshd;
@@ -83,16 +83,7 @@ function bot(): { app: App; ctx: CommandContext; run: (s: string) => Promise<{ t
     clock,
     chat: { adapter, channel: 'C0BOT', parentMessages: false, milestonesInThread: false, updateIntervalMs: 0 },
   });
-  const ctx: CommandContext = {
-    engine: app.engine,
-    actor: 'tester',
-    origin: 'terminal',
-    log: app.engine.log,
-    say: () => {},
-    diagnoser: app.diagnoser,
-    longLived: false,
-    commands: app.dispatch.commands,
-  };
+  const ctx = terminalContext(app);
   return {
     app,
     ctx,
