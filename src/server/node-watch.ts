@@ -48,7 +48,7 @@ export function watchNodes(engine: Engine, attempt: Attempt, diagnoser: Diagnose
 }
 
 /** A diagnoser whose verdict names the node it read (only for multi-node attempts). */
-export function namedDiagnoser(d: Diagnoser, node: Pick<NodeRef, 'rank' | 'host'>): Diagnoser {
+function namedDiagnoser(d: Diagnoser, node: Pick<NodeRef, 'rank' | 'host'>): Diagnoser {
   return {
     ...d,
     result: () => {
@@ -68,7 +68,7 @@ export function namedDiagnoser(d: Diagnoser, node: Pick<NodeRef, 'rank' | 'host'
  * Follows every worker node (rank >= 1) of the attempt. `onFailure` is called once, for the first node whose log shows
  * a crash (after the settle time, so its traceback is complete) or whose server exits. No-op for a single node.
  */
-export function watchWorkers(
+function watchWorkers(
   engine: Engine,
   attempt: Attempt,
   diagnoser: DiagnoserFactory,

@@ -30,7 +30,7 @@ export interface NodeStop {
  * The live attempt a stop (or probe) means: the one named, else the only one on the host. Several servers on one host
  * make `--host` ambiguous: then say which there are, rather than guess.
  */
-export function targetAttempt(engine: Engine, hostName: string | undefined, attemptId?: number): Attempt {
+function targetAttempt(engine: Engine, hostName: string | undefined, attemptId?: number): Attempt {
   if (attemptId !== undefined) {
     const a = engine.attempts.get(attemptId);
     if (!a) throw new UserError(`there is no attempt #${attemptId}`, 'see the attempts with: attempts');
@@ -54,7 +54,7 @@ export function targetAttempt(engine: Engine, hostName: string | undefined, atte
 }
 
 /** Runs the host's stop script for one node. Throws when processes survive SIGKILL or the host cannot tell. */
-export async function stopNode(engine: Engine, node: NodeRef): Promise<NodeStop> {
+async function stopNode(engine: Engine, node: NodeRef): Promise<NodeStop> {
   const { host, cfg } = hostOf(engine, node.host);
   const grace = Math.round(engine.loaded.config.timeouts.stop_grace_s * 10);
   const r = await host.exec(script(STOP, 'glm-stop', [cfg.workdir, String(grace), node.runId]), {
