@@ -100,7 +100,7 @@ export const EXPECTED: Record<string, Expected> = {
   },
   'backend_assertion_nsa_fp8_kv.log': {
     category: 'backend_assertion',
-    phase: 'unknown',
+    phase: 'prefill',
     rank: null,
     rootLine: 7,
     rootText: 'assert not (self.use_nsa and self.nsa_kv_cache_store',
@@ -132,7 +132,7 @@ export const EXPECTED: Record<string, Expected> = {
   },
   'import_error_sgl_kernel_symbol.log': {
     category: 'import_error',
-    phase: 'unknown',
+    phase: 'startup',
     rank: null,
     rootLine: 7,
     rootText: 'undefined symbol: cuGreenCtxStreamCreate',
@@ -140,7 +140,7 @@ export const EXPECTED: Record<string, Expected> = {
   },
   'port_in_use_runtime_sgl.log': {
     category: 'port_in_use',
-    phase: 'unknown',
+    phase: 'startup',
     rank: null,
     rootLine: 1,
     rootText: '[Errno 98] error while attempting',
@@ -148,7 +148,7 @@ export const EXPECTED: Record<string, Expected> = {
   },
   'port_in_use_uvicorn_bind.log': {
     category: 'port_in_use',
-    phase: 'unknown',
+    phase: 'startup',
     rank: null,
     rootLine: 4,
     rootText: "bind on address ('0.0.0.0', 44319): [errno 98] address already in use",

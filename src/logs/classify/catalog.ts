@@ -8,14 +8,21 @@ import { parse as parseYaml } from 'yaml';
 import type { z } from 'zod';
 import { ConfigError, type Issue } from '../../errors.ts';
 import { extractAnchors, literalSource, minimiseAnchors } from './anchors.ts';
+import { compileExceptionRule, type ExceptionRule } from './exceptions.ts';
 import { STRUCTURE_ANCHORS } from './phase.ts';
 import { catalogFileSchema, type RawSignature, signatureSchema } from './schema.ts';
-import type { Anchor, Signature } from './types.ts';
+import type { Anchor, Category, Phase, Signature } from './types.ts';
 
 export const BUILTIN_CATALOG = fileURLToPath(new URL('../../../catalog/signatures.yaml', import.meta.url));
 
 export interface Catalog {
   signatures: Signature[];
+  /** Class from the raised exception when no signature names the cause (exceptions.ts). */
+  exceptionRules: ExceptionRule[];
+  /** For a class, the classes that name the same failure more precisely (`overlaps:` in the catalog). */
+  overlaps: ReadonlyMap<Category, ReadonlySet<Category>>;
+  /** The phase of a class's crash when neither milestones nor frames say (`default_phases:`). */
+  defaultPhases: Partial<Record<Category, Phase>>;
   byId: ReadonlyMap<string, Signature>;
   /** Pre-filter for one (decoded) line: a line it does not match cannot match any signature or milestone. */
   gate: RegExp;
@@ -110,20 +117,41 @@ function zodIssues(error: z.ZodError, at: string): Issue[] {
   }));
 }
 
-let builtinCache: { file: string; raw: unknown[] } | null = null;
+interface CatalogFile {
+  raw: unknown[];
+  rules: ExceptionRule[];
+  overlaps: Map<Category, Set<Category>>;
+  defaultPhases: Partial<Record<Category, Phase>>;
+}
 
-function readCatalogFile(file: string): { raw: unknown[]; issues: Issue[] } {
-  if (builtinCache?.file === file) return { raw: builtinCache.raw, issues: [] };
+let builtinCache: { file: string; read: CatalogFile } | null = null;
+
+const EMPTY_FILE = (): CatalogFile => ({ raw: [], rules: [], overlaps: new Map(), defaultPhases: {} });
+
+function readCatalogFile(file: string): CatalogFile & { issues: Issue[] } {
+  if (builtinCache?.file === file) return { ...builtinCache.read, issues: [] };
   let doc: unknown;
   try {
     doc = parseYaml(readFileSync(file, 'utf8'));
   } catch (err) {
-    return { raw: [], issues: [{ path: file, message: (err as Error).message }] };
+    return { ...EMPTY_FILE(), issues: [{ path: file, message: (err as Error).message }] };
   }
   const parsed = catalogFileSchema.safeParse(doc);
-  if (!parsed.success) return { raw: [], issues: zodIssues(parsed.error, 'catalog') };
-  builtinCache = { file, raw: parsed.data.signatures };
-  return { raw: parsed.data.signatures, issues: [] };
+  if (!parsed.success) return { ...EMPTY_FILE(), issues: zodIssues(parsed.error, 'catalog') };
+  const overlaps = new Map<Category, Set<Category>>();
+  for (const o of parsed.data.overlaps) {
+    const set = overlaps.get(o.over) ?? new Set<Category>();
+    set.add(o.wins);
+    overlaps.set(o.over, set);
+  }
+  const read: CatalogFile = {
+    raw: parsed.data.signatures,
+    rules: parsed.data.exceptions.map(compileExceptionRule),
+    overlaps,
+    defaultPhases: parsed.data.default_phases,
+  };
+  builtinCache = { file, read };
+  return { ...read, issues: [] };
 }
 
 /**
@@ -141,7 +169,7 @@ export function loadCatalog(extraSignatures: readonly unknown[] = [], opts: Load
     ...extra.issues,
   ];
   if (issues.length > 0) throw new ConfigError('signature catalog', issues);
-  return buildCatalog(mergeById(builtin.signatures, extra.signatures));
+  return buildCatalog(mergeById(builtin.signatures, extra.signatures), read.rules, read.overlaps, read.defaultPhases);
 }
 
 function mergeById(base: Signature[], extra: Signature[]): Signature[] {
@@ -154,7 +182,12 @@ function mergeById(base: Signature[], extra: Signature[]): Signature[] {
   return out;
 }
 
-export function buildCatalog(signatures: Signature[]): Catalog {
+export function buildCatalog(
+  signatures: Signature[],
+  exceptionRules: ExceptionRule[] = [],
+  overlaps: ReadonlyMap<Category, ReadonlySet<Category>> = new Map(),
+  defaultPhases: Partial<Record<Category, Phase>> = {},
+): Catalog {
   const anchors = minimiseAnchors([...signatures.flatMap((s) => s.anchors), ...STRUCTURE_ANCHORS]);
   const source = anchors.map((a) => literalSource(a.text, a.ci)).join('|');
   // The fast scan reads bytes as latin1, so non-ASCII anchors are matched as their UTF-8 byte sequences. It is a
@@ -164,6 +197,9 @@ export function buildCatalog(signatures: Signature[]): Catalog {
   const byteSource = folded.map((a) => literalSource(Buffer.from(a.text, 'utf8').toString('latin1'), false)).join('|');
   return {
     signatures,
+    exceptionRules,
+    overlaps,
+    defaultPhases,
     byId: new Map(signatures.map((s) => [s.id, s])),
     gate: new RegExp(source),
     byteGate: new RegExp(byteSource, 'gi'),

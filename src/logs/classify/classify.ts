@@ -3,7 +3,7 @@
 import { createReadStream } from 'node:fs';
 import { cleanLine } from '../lines.ts';
 import { type Catalog, loadCatalog } from './catalog.ts';
-import { ClassifierEngine } from './engine.ts';
+import { ClassifierEngine, type ProcessExit } from './engine.ts';
 import { FastScanner } from './scan.ts';
 import type { Classification, Diagnosis, Phase } from './types.ts';
 
@@ -18,6 +18,8 @@ export interface ClassifierOptions {
   stallMs?: Partial<Record<Phase, number | null>>;
   /** Injected clock for stall detection (ms). */
   clock?: () => number;
+  /** How the process ended, when known: an exit other than 0 is a crash even when the log names no cause. */
+  exit?: ProcessExit;
 }
 
 export interface Classifier {
@@ -42,6 +44,7 @@ function engineFor(opts: ClassifierOptions): ClassifierEngine {
     catalog: opts.catalog ?? loadCatalog(),
     ...(opts.stallMs !== undefined && { stallMs: opts.stallMs }),
     ...(opts.clock !== undefined && { clock: opts.clock }),
+    ...(opts.exit !== undefined && { exit: opts.exit }),
   });
 }
 

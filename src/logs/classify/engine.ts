@@ -8,6 +8,15 @@
 
 import { type Milestone, parseMilestone } from '../milestones.ts';
 import type { Catalog } from './catalog.ts';
+import {
+  cppException,
+  cppExceptionType,
+  type ExceptionRule,
+  matchException,
+  parseExceptionLine,
+  type RaisedException,
+  whatMessage,
+} from './exceptions.ts';
 import { type LinePrefix, lineShape, readPrefix } from './lineinfo.ts';
 import {
   applyFrequent,
@@ -29,7 +38,7 @@ import {
   shortHash,
 } from './result.ts';
 import { type Traceback, TracebackTracker } from './tracebacks.ts';
-import type { Classification, Diagnosis, Evidence, Phase, Signature } from './types.ts';
+import type { Category, Classification, Diagnosis, Evidence, Phase, Signature } from './types.ts';
 
 /** Lines processed one by one after anything crash-like, so tracebacks are read whole. */
 const ATTENTION_LINES = 30;
@@ -66,8 +75,34 @@ interface Hang {
   last: Evidence | null;
 }
 
+/** How the server process ended, when the caller knows (a crash is never `none` when it exited non-zero). */
+export interface ProcessExit {
+  code: number | null;
+  signal: string | null;
+}
+
+/** A C++ `terminate called after throwing` waiting for its `what():` line. */
+interface PendingNative {
+  type: string;
+  header: Evidence;
+  rank: number | null;
+  until: number;
+}
+
+/** An exception whose class comes from an exception rule rather than a signature. */
+interface RuledException {
+  rule: ExceptionRule;
+  tb: Traceback;
+  exc: Evidence;
+  raised: RaisedException;
+}
+
+const WHAT_WITHIN = 3;
+const IGNORED = /^Exception ignored in\b/;
+
 export interface EngineOptions {
   catalog: Catalog;
+  exit?: ProcessExit;
   stallMs?: Partial<Record<Phase, number | null>>;
   clock?: () => number;
 }
@@ -88,9 +123,12 @@ export class ClassifierEngine {
   private lastProgressMs: number;
   private lastLine: Evidence | null = null;
   private hang: Hang | null = null;
+  private native: PendingNative | null = null;
+  private exit: ProcessExit | null;
 
   constructor(opts: EngineOptions) {
     this.catalog = opts.catalog;
+    this.exit = opts.exit ?? null;
     this.stallMs = { ...DEFAULT_STALL_MS, ...opts.stallMs };
     this.clock = opts.clock ?? Date.now;
     this.lastProgressMs = this.clock();
@@ -129,14 +167,28 @@ export class ClassifierEngine {
     if (n > this.linesRead) this.linesRead = n;
   }
 
+  /** The process ended (the caller learnt it from the host): decides between `none` and a crash with no signature. */
+  setExit(exit: ProcessExit): void {
+    this.exit = exit;
+  }
+
   private processLine(line: string, lineNo: number): void {
     const prefix = readPrefix(line);
     const shape = lineShape(line);
     const ev = evidenceLine(lineNo, line);
+    // A frame, or a source line shown under one, is code, not an error that happened: `raise RuntimeError(f"NCCL
+    // error ...")` names no cause. Such lines are read only as structure.
+    const codeLine = shape.kind === 'frame' || (shape.kind === 'indented' && this.tracebacks.current?.open === true);
     const started = this.tracebacks.observe(shape, prefix, ev, this.phase.phase);
     if (started) this.attachPending(started, lineNo);
     let interesting = shape.kind !== 'text' && shape.kind !== 'blank' && this.tracebacks.current?.open === true;
     if (shape.kind === 'text' && this.tracebacks.current?.exc?.line === lineNo) interesting = true;
+    this.readNative(prefix, ev, lineNo);
+    if (shape.kind === 'text') this.readBareException(prefix, ev, lineNo);
+    if (codeLine) {
+      if (interesting) this.attentionUntil = Math.max(this.attentionUntil, lineNo + ATTENTION_LINES);
+      return;
+    }
 
     const milestone = parseMilestone(line);
     if (milestone && milestone.kind !== 'prefill' && milestone.kind !== 'decode') this.milestone(milestone);
@@ -158,6 +210,41 @@ export class ClassifierEngine {
       }
     }
     if (interesting) this.attentionUntil = Math.max(this.attentionUntil, lineNo + ATTENTION_LINES);
+  }
+
+  /**
+   * An exception line outside any traceback (the excerpt kept only it, or a logger printed it alone): read as a
+   * traceback without frames, so its type and message decide as they would with them.
+   */
+  private readBareException(prefix: LinePrefix, ev: Evidence, lineNo: number): void {
+    if (IGNORED.test(prefix.body)) {
+      this.tracebacks.ignoreNext(lineNo);
+      return;
+    }
+    const cur = this.tracebacks.current;
+    if (cur?.exc?.line === lineNo || cur?.open) return;
+    if (cur?.exc && lineNo - cur.exc.line <= 1) return;
+    const raised = parseExceptionLine(prefix.body);
+    if (raised) this.tracebacks.native(ev, ev, raised, prefix.rank, this.phase.phase);
+  }
+
+  /** `terminate called after throwing an instance of 'T'` then `what(): msg`: a C++ exception, read as one. */
+  private readNative(prefix: LinePrefix, ev: Evidence, lineNo: number): void {
+    const type = cppExceptionType(prefix.body);
+    if (type) {
+      this.native = { type, header: ev, rank: prefix.rank, until: lineNo + WHAT_WITHIN };
+      return;
+    }
+    const n = this.native;
+    if (!n) return;
+    if (lineNo > n.until) {
+      this.native = null;
+      return;
+    }
+    const msg = whatMessage(prefix.body);
+    if (msg === null) return;
+    this.native = null;
+    this.tracebacks.native(n.header, ev, cppException(n.type, msg), n.rank ?? prefix.rank, this.phase.phase);
   }
 
   private milestone(m: Milestone): void {
@@ -212,7 +299,28 @@ export class ClassifierEngine {
   }
 
   crashed(): boolean {
-    return this.candidates.size > 0 || this.death !== null;
+    return this.candidates.size > 0 || this.death !== null || this.exitedBadly();
+  }
+
+  private exitedBadly(): boolean {
+    const e = this.exit;
+    return e !== null && (e.signal !== null || (e.code !== null && e.code !== 0));
+  }
+
+  /** The best exception rule over the tracebacks since the server last made progress (ties: the earliest). */
+  private ruled(): RuledException | null {
+    let best: RuledException | null = null;
+    for (const tb of this.tracebacks.unsurvived) {
+      if (!tb.exc || !tb.raised) continue;
+      const rule = matchException(this.catalog.exceptionRules, tb.raised, tb.frames);
+      if (rule && (!best || rule.priority > best.rule.priority)) best = { rule, tb, exc: tb.exc, raised: tb.raised };
+    }
+    return best;
+  }
+
+  /** True when `b`'s class names the same failure more precisely than `a`'s (the catalog's `overlaps`). */
+  private beats(b: Category, a: Category): boolean {
+    return this.catalog.overlaps.get(a)?.has(b) ?? false;
   }
 
   /** A stall: no line for longer than the phase allows. Returns the hang classification when there is one. */
@@ -237,7 +345,12 @@ export class ClassifierEngine {
         best = c;
       }
     }
-    return best;
+    if (!best) return null;
+    // A more precise class for the same failure wins over priority (an OOM that failed capture is an OOM).
+    const chosen = best;
+    const better = [...this.candidates.values()].filter((c) => this.beats(catOf(c), catOf(chosen)));
+    better.sort((x, y) => y.sig.priority - x.sig.priority || x.ev.line - y.ev.line);
+    return better[0] ?? best;
   }
 
   result(): Classification {
@@ -246,11 +359,18 @@ export class ClassifierEngine {
 
   diagnosis(): Diagnosis {
     const c = this.best();
+    const r = this.ruled();
+    if (r && (!c || this.ruleWins(r, c))) return this.fromRule(r);
     if (c) return this.fromCandidate(c);
+    const cut = this.fromCutAssert();
+    if (cut) return cut;
     const tb = this.tracebacks.firstFatal((text) => this.match(text).consequences.length > 0);
     if (this.death || tb) return this.fromUnknownCrash(tb);
+    if (this.exitedBadly()) return this.fromExit(this.exit as ProcessExit);
     if (this.hang) return this.fromHang(this.hang);
     const phase = this.phase.phase;
+    // A server that reached the ready line is known good; one still starting may yet crash.
+    const confidence = this.phase.ready ? 0.95 : 0.8;
     return {
       classification: {
         category: 'none',
@@ -259,23 +379,113 @@ export class ClassifierEngine {
         evidence: [],
         rank: null,
         dedupKey: 'none',
-        // A server that reached the ready line is known good; one still starting may yet crash.
-        confidence: this.phase.ready ? 0.95 : 0.8,
+        confidence,
       },
       signature: null,
       hang: false,
       linesRead: this.linesRead,
+      reason: `no crash signature, uncaught exception or failed exit in ${this.linesRead} lines (confidence ${confidence})`,
+    };
+  }
+
+  /** A traceback cut off at an `assert` source line: the condition is matched as the missing exception would be. */
+  private fromCutAssert(): Diagnosis | null {
+    for (const tb of this.tracebacks.unsurvived) {
+      const cut = this.tracebacks.cutAssert(tb);
+      if (!cut) continue;
+      const { roots } = this.match(cut.exc.text);
+      const [sig, ...alsoMatched] = roots;
+      if (sig) {
+        const c: Candidate = {
+          sig,
+          alsoMatched,
+          ev: cut.exc,
+          more: [],
+          prefixRank: tb.rank,
+          tb,
+          pendingUntil: 0,
+          phaseAt: tb.phaseAt,
+        };
+        return this.fromCandidate(c);
+      }
+      const rule = matchException(this.catalog.exceptionRules, cut.raised, tb.frames);
+      if (rule) return this.fromRule({ rule, tb, exc: cut.exc, raised: cut.raised });
+    }
+    return null;
+  }
+
+  private orDefault(category: Category, phase: Phase): Phase {
+    return phase === 'unknown' ? (this.catalog.defaultPhases[category] ?? phase) : phase;
+  }
+
+  /** A signature wins ties: it was written for that message. Overlaps decide between classes either way. */
+  private ruleWins(r: RuledException, c: Candidate): boolean {
+    const sigCat = catOf(c);
+    if (sigCat === r.rule.category) return false;
+    if (this.beats(r.rule.category, sigCat)) return true;
+    if (this.beats(sigCat, r.rule.category)) return false;
+    return r.rule.priority > c.sig.priority;
+  }
+
+  private fromRule(r: RuledException): Diagnosis {
+    const { rule, tb, exc } = r;
+    const phase = this.orDefault(rule.category, rule.phase ?? phaseFromFrames(tb.frames, tb.phaseAt) ?? tb.phaseAt);
+    const header = tb.header.line !== exc.line ? tb.header : null;
+    const evidence = buildEvidence([exc], header, tb.frames);
+    const confidence = this.death ? 0.8 : 0.7;
+    const where = rule.frames
+      ? (rule.where === 'raised' ? ' raised in' : ' under') +
+        ` ${rule.frames.length > 3 ? 'its' : rule.frames.join('/')} code`
+      : '';
+    return {
+      classification: classification(
+        rule.category,
+        phase,
+        tb.rank,
+        `${rule.title}: ${detailOf(exc.text)}`,
+        evidence,
+        dedupKey(rule.category, rule.id, exc.text),
+        confidence,
+      ),
+      signature: { id: rule.id, meaning: rule.meaning, nextSteps: rule.nextSteps, upstream: [], title: rule.title },
+      hang: false,
+      linesRead: this.linesRead,
+      reason: `exception rule ${rule.id}: ${r.raised.type}${where}, line ${exc.line} (confidence ${confidence})`,
+    };
+  }
+
+  private fromExit(e: ProcessExit): Diagnosis {
+    const status = e.signal !== null ? `signal ${e.signal}` : `status ${e.code}`;
+    const root = this.lastLine;
+    const evidence = root ? [root] : [];
+    const phase = this.phase.phase;
+    return {
+      classification: classification(
+        'other',
+        phase,
+        null,
+        `exited with ${status}${root ? `; last line: ${detailOf(root.text)}` : ''}`,
+        evidence,
+        dedupKey('other', 'exit', status),
+        0.4,
+      ),
+      signature: null,
+      hang: false,
+      linesRead: this.linesRead,
+      reason: `the process exited with ${status} and the log names no cause; the last line is shown (confidence 0.4)`,
     };
   }
 
   private fromCandidate(c: Candidate): Diagnosis {
     const category = c.sig.category ?? 'other';
     const frames = c.tb?.frames ?? [];
-    const phase =
+    const phase = this.orDefault(
+      category,
       c.sig.phase ??
-      c.alsoMatched.find((s) => s.phase !== undefined)?.phase ??
-      phaseFromFrames(frames, c.phaseAt) ??
-      c.phaseAt;
+        c.alsoMatched.find((s) => s.phase !== undefined)?.phase ??
+        phaseFromFrames(frames, c.phaseAt) ??
+        c.phaseAt,
+    );
     const rank = c.prefixRank ?? c.tb?.rank ?? null;
     const header = c.tb && c.tb.header.line !== c.ev.line ? c.tb.header : null;
     const evidence = buildEvidence([c.ev, ...c.more].slice(0, MAX_EVIDENCE), header, frames);
@@ -302,11 +512,16 @@ export class ClassifierEngine {
       },
       hang: false,
       linesRead: this.linesRead,
+      reason: `signature ${sig.id} matched line ${c.ev.line} (confidence ${Math.round(confidence * 100) / 100})`,
     };
   }
 
   private fromUnknownCrash(tb: Traceback | null): Diagnosis {
-    const root = tb ? (tb.exc ?? tb.header) : (this.death as Evidence);
+    // An exception line cut off: the innermost frame says where it broke, better than the header.
+    const innermost = tb?.frames[tb.frames.length - 1];
+    const root = tb
+      ? (tb.exc ?? (innermost ? { line: innermost.line, text: innermost.text } : tb.header))
+      : (this.death as Evidence);
     const phase = tb ? (phaseFromFrames(tb.frames, tb.phaseAt) ?? tb.phaseAt) : this.deathPhase;
     const rank = tb ? tb.rank : this.deathRank;
     const evidence = tb ? buildEvidence([root], tb.header, tb.frames) : [root];
@@ -324,6 +539,9 @@ export class ClassifierEngine {
       signature: null,
       hang: false,
       linesRead: this.linesRead,
+      reason: tb
+        ? `${tb.raised ? `uncaught ${tb.raised.type}` : 'a traceback'} that no signature or exception rule names, line ${root.line} (confidence ${confidence})`
+        : `the process died (line ${root.line}) with no cause printed (confidence ${confidence})`,
     };
   }
 
@@ -341,6 +559,11 @@ export class ClassifierEngine {
       signature: null,
       hang: true,
       linesRead: this.linesRead,
+      reason: `no log line for ${formatDuration(h.ms)} during ${h.phase} (confidence 0.5)`,
     };
   }
+}
+
+function catOf(c: Candidate): Category {
+  return c.sig.category ?? 'other';
 }

@@ -1,33 +1,13 @@
 // Reading one SGLang log line: the wrappers other tools put in front of it, SGLang's own `[time rank]` prefix,
 // the TP rank, Python traceback structure, and the normalised text used for dedup keys.
 
-// Ray actor prefix `(SGLangEngine pid=123) `, docker compose `service  | `, and timestamped wrappers that put a
-// whole traceback behind a logger (`[ts] [/bin/sh@<0,0>]: `, `[ts] ERROR: `).
-const WRAPPERS = [
-  /^\(\w[\w-]* pid=\d+\) ?/,
-  /^[\w.-]+ +\| /,
-  /^\[\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d[^\]]*\] \[[^\]]*\]: ?/,
-  /^\[\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d[^\]]*\] ERROR: /,
-];
-
-export function stripWrappers(line: string): string {
-  let s = line;
-  for (let changed = true; changed; ) {
-    changed = false;
-    for (const re of WRAPPERS) {
-      const m = re.exec(s);
-      if (m && m[0].length > 0) {
-        s = s.slice(m[0].length);
-        changed = true;
-      }
-    }
-  }
-  return s;
-}
+import { stripWrappers } from './normalise.ts';
 
 // SGLang: `[2026-02-19 00:17:24 DP0 PP0 TP3 EP3] msg` (the rank tokens are optional); torch: `[rank6]:[E1113 ...] msg`.
-const SGLANG_PREFIX = /^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?)((?: [A-Z_]+\d+)*)\] ?/;
-const TORCH_RANK = /^\[rank(\d+)\]:/;
+// Older releases print the time only: `[23:17:01 TP7] msg`.
+const SGLANG_PREFIX = /^\[((?:\d{4}-\d\d-\d\d )?\d\d:\d\d:\d\d(?:[.,]\d+)?)((?: [A-Z_]+\d+)*)\] ?/;
+// torch.distributed `[rank6]:`, torchrun's `--tee` labels `[default0]:`
+const TORCH_RANK = /^\[(?:rank|default)(\d+)\]:/;
 
 export interface LinePrefix {
   /** TP rank from the prefix, or null (tp=1, or a line without a prefix). */

@@ -27,6 +27,12 @@ export const STRUCTURE_ANCHORS: Anchor[] = [
   { text: 'SIGTERM received', ci: false },
   { text: 'Gracefully exiting', ci: false },
   { text: 'Traceback (most recent call last)', ci: false },
+  // Structure the traceback reader needs even when the excerpt starts mid-traceback: frames, exception lines,
+  // C++ exceptions. Case matters: `Error` is an exception name's ending, not a log level.
+  { text: 'File "', ci: false },
+  { text: 'Error', ci: false },
+  { text: 'Exception', ci: false },
+  { text: 'what():', ci: false },
 ];
 
 export type FrequentKind = 'prefill' | 'decode' | 'access';
@@ -141,23 +147,57 @@ export interface Frame {
   func: string;
 }
 
+// Init steps by the functions SGLang (and vLLM, whose engine code shows up in the same reports) run them in. Order
+// matters: capture and the memory profile run under `initialize`/`load_model`-style parents, so they come first.
 const HINTS: { phase: Phase; funcs: string[]; file?: RegExp }[] = [
+  { phase: 'warmup', funcs: ['_wait_and_warmup', '_execute_server_warmup', 'warmup', 'warmup_model'] },
   {
     phase: 'cuda_graph_capture',
-    funcs: ['init_cuda_graphs', 'init_device_graphs', 'init_all_cuda_graphs', 'capture_one_batch_size'],
-    file: /cuda_graph_runner\.py$/,
+    funcs: [
+      'init_cuda_graphs',
+      'init_device_graphs',
+      'init_all_cuda_graphs',
+      'capture_one_batch_size',
+      'capture',
+      'capture_model',
+      '_capture_cudagraphs',
+      'capture_graph',
+    ],
+    file: /cuda_graph_runner\.py$|cuda_graph\.py$/,
   },
-  { phase: 'kv_alloc', funcs: ['init_memory_pool', 'profile_max_num_token', 'init_kv_cache'] },
+  {
+    phase: 'kv_alloc',
+    funcs: [
+      'init_memory_pool',
+      'profile_max_num_token',
+      'init_kv_cache',
+      'determine_available_memory',
+      'determine_num_available_blocks',
+      'profile_run',
+      'initialize_kv_cache',
+      '_initialize_kv_caches',
+      'initialize_cache',
+      '_init_cache',
+      'get_kv_cache_spec',
+    ],
+  },
   {
     phase: 'weight_load',
-    funcs: ['load_model', 'load_weights', 'load_weights_and_postprocess'],
+    funcs: ['load_model', 'load_weights', 'load_weights_and_postprocess', 'get_model', 'from_pretrained'],
     file: /\/model_loader\/|weight_utils\.py$/,
   },
-  { phase: 'warmup', funcs: ['_wait_and_warmup', '_execute_server_warmup'] },
   {
     phase: 'startup',
-    funcs: ['init_torch_distributed', 'init_distributed_environment', 'prepare_server_args'],
-    file: /(server_args|launch_server)\.py$/,
+    funcs: [
+      'init_torch_distributed',
+      'init_distributed_environment',
+      'prepare_server_args',
+      'init_device',
+      'init_worker_distributed_environment',
+      'ensure_model_parallel_initialized',
+      'initialize_model_parallel',
+    ],
+    file: /(server_args|launch_server|arg_utils)\.py$/,
   },
 ];
 
@@ -165,6 +205,18 @@ const HINTS: { phase: Phase; funcs: string[]; file?: RegExp }[] = [
 const RUNTIME_HINTS: { phase: Phase; funcs: string[] }[] = [
   { phase: 'decode', funcs: ['forward_decode', 'forward_decode_batch', 'process_batch_result_decode'] },
   { phase: 'prefill', funcs: ['forward_extend', 'forward_prefill_batch', 'process_batch_result_prefill'] },
+  {
+    phase: 'runtime',
+    funcs: [
+      'run_batch',
+      'event_loop_normal',
+      'event_loop_overlap',
+      'execute_model',
+      'step',
+      'generate',
+      'forward_batch_generation',
+    ],
+  },
 ];
 
 function hinted(frames: readonly Frame[], hints: { phase: Phase; funcs: string[]; file?: RegExp }[]): Phase | null {
@@ -181,7 +233,8 @@ function hinted(frames: readonly Frame[], hints: { phase: Phase; funcs: string[]
 export function phaseFromFrames(frames: readonly Frame[], milestonePhase: Phase): Phase | null {
   const init = hinted(frames, HINTS);
   if (init) return init;
-  if (ORDER[milestonePhase] === ORDER.unknown || ORDER[milestonePhase] === ORDER.runtime) {
+  // Milestones first: `Decode batch` lines before the crash say decode even if the frames show an extend pass.
+  if (milestonePhase === 'unknown' || milestonePhase === 'runtime') {
     return hinted(frames, RUNTIME_HINTS);
   }
   return null;

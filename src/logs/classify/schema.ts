@@ -1,6 +1,7 @@
 // zod schema of one catalog entry, shared by the built-in catalog file and user signatures from the bot config.
 
 import { z } from 'zod';
+import { exceptionRuleSchema } from './exceptions.ts';
 import { CATEGORIES, PHASES, ROLES } from './types.ts';
 
 const pattern = z.union([
@@ -62,7 +63,16 @@ export const signatureSchema = z
 
 export type RawSignature = z.infer<typeof signatureSchema>;
 
+export const overlapSchema = z.strictObject({
+  wins: z.enum(CATEGORIES),
+  over: z.enum(CATEGORIES),
+  why: z.string().min(1),
+});
+
 export const catalogFileSchema = z.strictObject({
   version: z.literal(1),
   signatures: z.array(z.unknown()),
+  exceptions: z.array(exceptionRuleSchema).default([]),
+  overlaps: z.array(overlapSchema).default([]),
+  default_phases: z.partialRecord(z.enum(CATEGORIES), z.enum(PHASES)).default({}),
 });

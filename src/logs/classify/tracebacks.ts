@@ -2,6 +2,7 @@
 // frames, then the exception line. Several ranks print one each; chained exceptions print several in a row. Only
 // what the classifier needs is kept, bounded: the header, up to MAX_FRAMES frames and the exception line.
 
+import { parseExceptionLine, type RaisedException } from './exceptions.ts';
 import type { LinePrefix, LineShape } from './lineinfo.ts';
 import type { Frame } from './phase.ts';
 import type { Evidence, Phase } from './types.ts';
@@ -17,7 +18,13 @@ export interface Traceback {
   rank: number | null;
   frames: Frame[];
   exc: Evidence | null;
+  /** The exception's type and message, parsed from `exc` (null when it does not read as one). */
+  raised: RaisedException | null;
   open: boolean;
+  /** Started at a frame: the excerpt began mid-traceback (no header seen). */
+  headless: boolean;
+  /** The source line shown under the innermost frame so far. */
+  lastSource: Evidence | null;
   /** Milestone phase when the traceback started. */
   phaseAt: Phase;
 }
@@ -27,6 +34,12 @@ export class TracebackTracker {
   /** Tracebacks since the server last showed progress, oldest first (the earliest failing rank comes first). */
   unsurvived: Traceback[] = [];
   private chainedFrom: Traceback | null = null;
+  /** Python's `Exception ignored in: ...` (a failing __del__ or callback): the traceback after it is not fatal. */
+  private ignoreUntil = 0;
+
+  ignoreNext(lineNo: number): void {
+    this.ignoreUntil = lineNo + 2;
+  }
 
   /** Feed one processed line; returns the traceback that started on it, if any. */
   observe(shape: LineShape, prefix: LinePrefix, ev: Evidence, phase: Phase): Traceback | null {
@@ -34,41 +47,83 @@ export class TracebackTracker {
     switch (shape.kind) {
       case 'traceback_start': {
         if (cur?.open) cur.open = false;
-        const tb: Traceback = {
-          header: ev,
-          // A chained traceback repeats no prefix: it belongs to the rank of the one it follows.
-          rank: prefix.rank ?? this.chainedFrom?.rank ?? null,
-          frames: [],
-          exc: null,
-          open: true,
-          phaseAt: this.chainedFrom?.phaseAt ?? phase,
-        };
-        this.chainedFrom = null;
-        this.current = tb;
-        if (this.unsurvived.length < MAX_KEPT) this.unsurvived.push(tb);
-        return tb;
+        return this.start(ev, prefix, phase, false);
       }
-      case 'frame':
-        if (cur?.open && cur.frames.length < MAX_FRAMES) {
-          cur.frames.push({ line: ev.line, text: ev.text, file: shape.file, func: shape.func });
+      case 'frame': {
+        // An excerpt that starts mid-traceback (or a header lost to a wrapper): its first frame opens one.
+        const tb = cur?.open ? cur : this.start(ev, prefix, phase, true);
+        if (tb.frames.length < MAX_FRAMES) {
+          tb.frames.push({ line: ev.line, text: ev.text, file: shape.file, func: shape.func });
         }
-        return null;
+        tb.lastSource = null;
+        return tb === cur ? null : tb;
+      }
       case 'chain':
         if (cur) {
           cur.open = false;
           this.chainedFrom = cur;
         }
         return null;
+      case 'indented':
+        if (cur?.open && cur.frames.length > 0 && cur.lastSource === null) cur.lastSource = ev;
+        return null;
       case 'text':
         if (cur?.open) {
           cur.open = false;
           // The first unindented line after the frames is the exception; a new log record means it was cut off.
-          if (cur.frames.length > 0 && !prefix.record) cur.exc = ev;
+          // Without a header (faulthandler's stack dumps look like frames too) only a line that reads as an
+          // exception counts.
+          if (cur.frames.length > 0 && !prefix.record) {
+            const raised = parseExceptionLine(prefix.body);
+            if (raised || !cur.headless) {
+              cur.exc = ev;
+              cur.raised = raised;
+            }
+          }
         }
         return null;
       default:
         return null;
     }
+  }
+
+  private start(ev: Evidence, prefix: LinePrefix, phase: Phase, headless: boolean): Traceback {
+    const tb: Traceback = {
+      header: ev,
+      // A chained traceback repeats no prefix: it belongs to the rank of the one it follows.
+      rank: prefix.rank ?? this.chainedFrom?.rank ?? null,
+      frames: [],
+      exc: null,
+      raised: null,
+      open: true,
+      headless,
+      lastSource: null,
+      phaseAt: this.chainedFrom?.phaseAt ?? phase,
+    };
+    this.chainedFrom = null;
+    this.current = tb;
+    if (ev.line > this.ignoreUntil && this.unsurvived.length < MAX_KEPT) this.unsurvived.push(tb);
+    return tb;
+  }
+
+  /**
+   * An exception without frames: a C++ exception (`terminate called after throwing an instance of 'T'` + `what():
+   * msg`) or an exception line printed alone. It joins the unsurvived list but does not become `current`: a root
+   * printed before its traceback (a CUDA error line above "Exception in ModelTpServer") still borrows that one.
+   */
+  native(header: Evidence, what: Evidence, raised: RaisedException, rank: number | null, phase: Phase): void {
+    const tb: Traceback = {
+      header,
+      rank,
+      frames: [],
+      exc: what,
+      raised,
+      open: false,
+      headless: false,
+      lastSource: null,
+      phaseAt: phase,
+    };
+    if (this.unsurvived.length < MAX_KEPT) this.unsurvived.push(tb);
   }
 
   /** The traceback a line belongs to: the open one, or the one whose exception line it is or continues. */
@@ -78,6 +133,17 @@ export class TracebackTracker {
     if (cur.open) return cur;
     if (cur.exc && !prefix.record && lineNo - cur.exc.line <= CONTINUATION_LINES) return cur;
     return null;
+  }
+
+  /**
+   * A traceback cut off before its exception line, whose innermost source line is an `assert`: the condition is
+   * what failed (an AssertionError prints nothing more), so it stands in for the missing exception line.
+   */
+  cutAssert(tb: Traceback): { exc: Evidence; raised: RaisedException } | null {
+    if (tb.exc || !tb.lastSource) return null;
+    const m = /^\s*assert\s+(.*)$/.exec(tb.lastSource.text.replace(/^.*?(?=\s*assert\s)/, ''));
+    if (!m) return null;
+    return { exc: tb.lastSource, raised: { type: 'AssertionError', short: 'AssertionError', message: m[1] ?? '' } };
   }
 
   /** The server logged progress after these tracebacks: they were not fatal. */

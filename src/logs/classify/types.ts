@@ -87,4 +87,6 @@ export interface Diagnosis {
   /** True when the result is a stall detected by the clock, not a line in the log. */
   hang: boolean;
   linesRead: number;
+  /** Why, in one line: the rule or signature that decided, the line it read, how sure it is. */
+  reason: string;
 }

@@ -1,0 +1,132 @@
+// Layer 3 of the classifier: when no signature names the cause, decide the class from what generalises: the
+// exception's type and message and the modules and functions it was raised from. A KeyError inside transformers'
+// config code is a model that this transformers cannot load, whatever the key; an ImportError is an import error,
+// whatever the module. Rules are data (catalog/signatures.yaml, `exceptions:`), ranked by priority against the
+// signatures and each other, so the precedence between classes is written once.
+
+import { z } from 'zod';
+import type { Frame } from './phase.ts';
+import { CATEGORIES, type Category, PHASES, type Phase } from './types.ts';
+
+/** `module.ExcType: message`, `ExcType`, C++ `c10::Error` (from `terminate called after throwing ...`). */
+export interface RaisedException {
+  /** The full name as printed (`torch.OutOfMemoryError`, `c10::DistBackendError`). */
+  type: string;
+  /** The last component (`OutOfMemoryError`, `DistBackendError`). */
+  short: string;
+  message: string;
+}
+
+// Python prints `Type: message` or just `Type`; names end in Error/Exception/... or are one of the few builtins that
+// do not. `raise ...` source lines never reach here: only the line after a traceback's frames is read.
+const EXC_LINE = /^((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*)(?::(?: (.*))?)?$/;
+// Warnings are left out on purpose: a warning printed with its type is not a crash.
+const EXC_NAME = /(?:Error|Exception|Exit|Interrupt|Failure|Timeout|OutOfResources|StopIteration)$/;
+
+export function parseExceptionLine(text: string): RaisedException | null {
+  const m = EXC_LINE.exec(text.trim());
+  if (!m) return null;
+  const type = m[1] ?? '';
+  const short = type.slice(type.lastIndexOf('.') + 1);
+  if (!EXC_NAME.test(short)) return null;
+  return { type, short, message: (m[2] ?? '').trim() };
+}
+
+const TERMINATE = /terminate called after throwing an instance of '([^']+)'/;
+const WHAT = /^\s*what\(\):\s*(.*)$/;
+
+/** A C++ exception type from `terminate called after throwing an instance of 'c10::Error'`. */
+export function cppExceptionType(text: string): string | null {
+  return TERMINATE.exec(text)?.[1] ?? null;
+}
+
+/** The message of a C++ `what():` line, or null. */
+export function whatMessage(text: string): string | null {
+  const m = WHAT.exec(text);
+  return m ? (m[1] ?? '') : null;
+}
+
+export function cppException(type: string, message: string): RaisedException {
+  return { type, short: type.slice(type.lastIndexOf(':') + 1), message };
+}
+
+export const exceptionRuleSchema = z.strictObject({
+  id: z.string().regex(/^[a-z0-9][a-z0-9_.-]*$/),
+  category: z.enum(CATEGORIES).refine((c) => c !== 'none', 'an exception rule names a crash class'),
+  priority: z.number().int().min(0).max(100),
+  phase: z.enum(PHASES).optional(),
+  /** Exception names (full or last component); any matches. Omitted: any type. */
+  types: z.array(z.string().min(1)).min(1).optional(),
+  /** Regex over the message (case-insensitive). */
+  message: z.string().min(1).optional(),
+  /** Regex over the message (case-insensitive) that rules the exception out (a CUDA error is not a config check). */
+  unless: z.string().min(1).optional(),
+  /** Substrings of a frame's file path or function name. */
+  frames: z.array(z.string().min(1)).min(1).optional(),
+  /** Where the frames must be: `raised` = the innermost three (where it was raised), `any` = anywhere in the stack. */
+  where: z.enum(['raised', 'any']).default('any'),
+  title: z.string().min(1),
+  meaning: z.string().min(1),
+  next_steps: z.array(z.string().min(1)).default([]),
+});
+
+export type RawExceptionRule = z.infer<typeof exceptionRuleSchema>;
+
+export interface ExceptionRule {
+  id: string;
+  category: Exclude<Category, 'none'>;
+  priority: number;
+  phase?: Phase;
+  types: Set<string> | null;
+  message: RegExp | null;
+  unless: RegExp | null;
+  frames: string[] | null;
+  where: 'raised' | 'any';
+  title: string;
+  meaning: string;
+  nextSteps: string[];
+}
+
+export function compileExceptionRule(r: RawExceptionRule): ExceptionRule {
+  return {
+    id: r.id,
+    category: r.category as Exclude<Category, 'none'>,
+    priority: r.priority,
+    ...(r.phase !== undefined && { phase: r.phase }),
+    types: r.types ? new Set(r.types) : null,
+    message: r.message ? new RegExp(r.message, 'i') : null,
+    unless: r.unless ? new RegExp(r.unless, 'i') : null,
+    frames: r.frames ?? null,
+    where: r.where,
+    title: r.title,
+    meaning: r.meaning,
+    nextSteps: r.next_steps,
+  };
+}
+
+const RAISED_FRAMES = 3;
+
+function framesMatch(rule: ExceptionRule, frames: readonly Frame[]): boolean {
+  if (!rule.frames) return true;
+  const pool = rule.where === 'raised' ? frames.slice(-RAISED_FRAMES) : frames;
+  const wanted = rule.frames;
+  return pool.some((f) => wanted.some((w) => f.file.includes(w) || f.func === w));
+}
+
+/** The highest-priority rule for this exception and stack (ties: the first in the catalog), or null. */
+export function matchException(
+  rules: readonly ExceptionRule[],
+  exc: RaisedException,
+  frames: readonly Frame[],
+): ExceptionRule | null {
+  let best: ExceptionRule | null = null;
+  for (const r of rules) {
+    if (best && r.priority <= best.priority) continue;
+    if (r.types && !r.types.has(exc.type) && !r.types.has(exc.short)) continue;
+    if (r.message && !r.message.test(exc.message)) continue;
+    if (r.unless?.test(exc.message)) continue;
+    if (!framesMatch(r, frames)) continue;
+    best = r;
+  }
+  return best;
+}
