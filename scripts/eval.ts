@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type CorpusCase, loadCorpus } from '../src/corpus/cases.ts';
 import { judge, type LabelledCase, renderReport, report } from '../src/corpus/evaluate.ts';
+import { buildKnownIndex } from '../src/corpus/similar.ts';
 import { diagnoseText } from '../src/logs/classify/index.ts';
 import { EXPECTED, FIXTURE_DIR } from '../test/logs/fixtures.ts';
 
@@ -49,3 +50,26 @@ for (const split of ['dev', 'test'] as const) {
 }
 process.stdout.write(`${lines.join('\n')}\n`);
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1] && problems.length > 0) process.exitCode = 1;
+
+// Known upstream reports: with each case's own source left out of the index, how often one of the three most similar
+// reports shares its class (the class a person would be pointed to).
+{
+  const index = buildKnownIndex(cases);
+  for (const split of ['dev', 'test'] as const) {
+    if (only && only !== split) continue;
+    const crashes = cases.filter((c) => c.split === split && c.kind === 'crash');
+    let shared = 0;
+    let any = 0;
+    for (const c of crashes) {
+      const d = diagnoseText(c.log);
+      const root = d.classification.evidence[0]?.text ?? '';
+      const top = index.similar(root, { exclude: c.source });
+      if (top.length > 0) any++;
+      if (top.some((t) => t.category === c.category)) shared++;
+    }
+    const pct = (a: number) => `${a}/${crashes.length} (${((100 * a) / Math.max(1, crashes.length)).toFixed(1)}%)`;
+    process.stdout.write(
+      `\nknown upstream (${split}, own source left out): a report shown for ${pct(any)}, one of the top three shares the class for ${pct(shared)}\n`,
+    );
+  }
+}

@@ -1,0 +1,102 @@
+// Known upstream crashes beside the team's findings: the corpus (real crash excerpts from public SGLang/vLLM/...
+// issues, each with its source issue) searched by the crash's own root line, so an alert can say "looks like
+// sgl-project/sglang#NNNN: title (closed)". Only the labelled root line, the exception type and the issue title are
+// indexed: they are what two reports of one bug share; timestamps, paths and numbers are dropped (evidenceTerms).
+
+import { evidenceTerms } from '../findings/tokens.ts';
+import { type CorpusCase, loadCorpus } from './cases.ts';
+
+export interface KnownReport {
+  url: string;
+  /** `sgl-project/sglang#1234`, or the URL when it is not a GitHub issue or PR. */
+  ref: string;
+  title: string;
+  state: string;
+  category: string;
+  score: number;
+}
+
+interface Doc {
+  c: Pick<CorpusCase, 'source' | 'title' | 'state' | 'category'>;
+  tf: Map<string, number>;
+  length: number;
+}
+
+export interface KnownIndex {
+  /** The best reports for a root line (one per source issue), best first. */
+  similar(rootLine: string, opts?: { limit?: number; exclude?: string }): KnownReport[];
+  size: number;
+}
+
+const K1 = 1.2;
+const B = 0.75;
+/** Below this a match shares only a word or two with the root line: not worth a person's click. */
+const MIN_SCORE = 4;
+
+function bag(text: string): Map<string, number> {
+  const tf = new Map<string, number>();
+  for (const phrase of evidenceTerms(text)) for (const t of phrase) tf.set(t, (tf.get(t) ?? 0) + 1);
+  return tf;
+}
+
+export function refOf(url: string): string {
+  const m = /^https:\/\/github\.com\/([^/]+\/[^/]+)\/(?:issues|pull)\/(\d+)/.exec(url);
+  return m ? `${m[1]}#${m[2]}` : url;
+}
+
+export function buildKnownIndex(cases: readonly CorpusCase[]): KnownIndex {
+  const docs: Doc[] = cases
+    .filter((c) => c.kind === 'crash' && c.root !== null)
+    .map((c) => {
+      const tf = bag(`${c.root} ${c.title}`);
+      let length = 0;
+      for (const n of tf.values()) length += n;
+      return { c, tf, length };
+    });
+  const df = new Map<string, number>();
+  for (const d of docs) for (const t of d.tf.keys()) df.set(t, (df.get(t) ?? 0) + 1);
+  const avg = docs.reduce((s, d) => s + d.length, 0) / Math.max(1, docs.length);
+  const idf = (t: string): number => {
+    const n = df.get(t) ?? 0;
+    return Math.log(1 + (docs.length - n + 0.5) / (n + 0.5));
+  };
+  return {
+    size: docs.length,
+    similar(rootLine, opts = {}) {
+      const q = [...bag(rootLine).keys()];
+      const best = new Map<string, KnownReport>();
+      for (const d of docs) {
+        if (d.c.source === opts.exclude) continue;
+        let score = 0;
+        for (const t of q) {
+          const f = d.tf.get(t);
+          if (!f) continue;
+          score += (idf(t) * f * (K1 + 1)) / (f + K1 * (1 - B + (B * d.length) / avg));
+        }
+        if (score < MIN_SCORE) continue;
+        const prev = best.get(d.c.source);
+        if (!prev || score > prev.score) {
+          best.set(d.c.source, {
+            url: d.c.source,
+            ref: refOf(d.c.source),
+            title: d.c.title,
+            state: d.c.state,
+            category: d.c.category,
+            score: Math.round(score * 100) / 100,
+          });
+        }
+      }
+      return [...best.values()]
+        .sort((a, b) => b.score - a.score || a.url.localeCompare(b.url))
+        .slice(0, opts.limit ?? 3);
+    },
+  };
+}
+
+let shipped: KnownIndex | null = null;
+
+/** The index over the shipped corpus, built on first use (a few hundred small files). */
+export function knownUpstream(): KnownIndex {
+  shipped ??= buildKnownIndex(loadCorpus().cases);
+  return shipped;
+}
