@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { defineCommand } from '../src/commands/define.ts';
+import { knownUpstream } from '../src/corpus/similar.ts';
 import { UserError } from '../src/errors.ts';
 import { diagnoseFile, diagnoseStream, renderDiagnosis } from '../src/logs/classify/index.ts';
 import { catalogFromConfig } from '../src/server/classifier.ts';
@@ -36,7 +37,12 @@ export default defineCommand({
         throw e;
       }
     }
-    if (json) return { text: JSON.stringify(d.classification, null, 2), data: d.classification };
-    return { text: renderDiagnosis(d), data: d.classification, exitCode: 0 };
+    const root = d.classification.evidence[0]?.text;
+    const known = root && d.classification.category !== 'none' ? knownUpstream().similar(root) : [];
+    if (json) {
+      const data = { ...d.classification, reason: d.reason, known };
+      return { text: JSON.stringify(data, null, 2), data };
+    }
+    return { text: renderDiagnosis(d, known), data: d.classification, exitCode: 0 };
   },
 });

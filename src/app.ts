@@ -7,6 +7,7 @@ import type { ChatAdapter, Excerpt } from './chat/types.ts';
 import { type Clock, systemClock } from './clock.ts';
 import { createDispatch, type Dispatch } from './commands/registry.ts';
 import { type LoadedConfig, loadConfig } from './config/load.ts';
+import { knownUpstream } from './corpus/similar.ts';
 import { createFindingsIndex, sourcesFromConfig } from './findings/index.ts';
 import { createHostPool } from './hosts/from-config.ts';
 import { createAttemptStore } from './ledger/attempts.ts';
@@ -80,6 +81,10 @@ export function createApp(opts: AppOptions = {}): App {
   const diagnoser =
     opts.diagnoser ?? catalogDiagnoser(catalog, engine.clock, stall === undefined ? undefined : stall * 1000);
   const nextSteps = opts.nextSteps ?? nextStepsFrom(catalog);
+  const knownFor = (d: Diagnosis) => {
+    const root = d.evidence[0]?.text;
+    return root ? knownUpstream().similar(root) : [];
+  };
   const outbox = engine.outbox;
   let delivery: Delivery | undefined;
   if (opts.chat) {
@@ -98,7 +103,7 @@ export function createApp(opts: AppOptions = {}): App {
         outbox,
         delivery,
         clock: engine.clock,
-        sources: { attempts: engine.attempts, excerptsFor, nextSteps },
+        sources: { attempts: engine.attempts, excerptsFor, nextSteps, knownUpstream: knownFor },
       },
       {
         channel: chat.channel,

@@ -10,6 +10,8 @@ export interface AlertSources {
   excerptsFor?: (d: Diagnosis, flags: Record<string, string>) => Excerpt[] | Promise<Excerpt[]>;
   /** The signature catalog's advice for a class. */
   nextSteps?: (d: Diagnosis) => string[];
+  /** Known upstream reports that look like this crash (src/corpus/similar.ts). */
+  knownUpstream?: (d: Diagnosis) => Array<{ ref: string; url: string; title: string; state: string }>;
 }
 
 function baseline(attempts: AttemptStore, a: Attempt): { other: Attempt; label: string } | null {
@@ -56,5 +58,6 @@ export async function buildAlert(
     alreadyTried,
     count,
     nextSteps: src.nextSteps?.(d) ?? [],
+    known: src.knownUpstream?.(d) ?? [],
   };
 }

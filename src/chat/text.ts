@@ -12,6 +12,7 @@ export function viewText(v: View): string | undefined {
       `CRASH ${d.category} during ${d.phase}: attempt #${v.attemptId} ${v.profile} on ${v.host} (launched by ${v.actor})${v.count > 1 ? ` (seen ${v.count} times)` : ''}`,
       `  ${d.summary}`,
     ];
+    if (d.reason) out.push(`  why: ${d.reason}`);
     if (d.evidence.length) {
       out.push('  root lines:');
       for (const e of d.evidence.slice(0, 6)) out.push(`    ${String(e.line).padStart(6)}: ${e.text.slice(0, 240)}`);
@@ -27,6 +28,7 @@ export function viewText(v: View): string | undefined {
       );
     }
     if (v.nextSteps.length) out.push(`  usual next steps: ${v.nextSteps.slice(0, 3).join('; ')}`);
+    for (const k of v.known) out.push(`  looks like ${k.ref}: ${k.title} (${k.state})`);
     for (const x of v.excerpts) {
       out.push(
         `  findings: ${x.file}:${x.startLine}-${x.endLine}  ${x.headingPath.join(' > ')}${x.url ? `  ${x.url}` : ''}`,

@@ -37,6 +37,8 @@ export type View =
       alreadyTried: Array<{ attemptId: number; profile: string; outcome: string }>;
       count: number;
       nextSteps: string[];
+      /** Public reports of the most similar known crashes (the shipped corpus), best first. */
+      known: Array<{ ref: string; url: string; title: string; state: string }>;
     }
   | { type: 'text' };
 

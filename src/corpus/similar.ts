@@ -3,7 +3,6 @@
 // sgl-project/sglang#NNNN: title (closed)". Only the labelled root line, the exception type and the issue title are
 // indexed: they are what two reports of one bug share; timestamps, paths and numbers are dropped (evidenceTerms).
 
-import { evidenceTerms } from '../findings/tokens.ts';
 import { type CorpusCase, loadCorpus } from './cases.ts';
 
 export interface KnownReport {
@@ -31,11 +30,37 @@ export interface KnownIndex {
 const K1 = 1.2;
 const B = 0.75;
 /** Below this a match shares only a word or two with the root line: not worth a person's click. */
-const MIN_SCORE = 4;
+const MIN_SCORE = 6;
+const TITLE_WEIGHT = 0.3;
 
-function bag(text: string): Map<string, number> {
-  const tf = new Map<string, number>();
-  for (const phrase of evidenceTerms(text)) for (const t of phrase) tf.set(t, (tf.get(t) ?? 0) + 1);
+// Only the emptiest words go: `out` and `not` carry meaning in crash messages (`out of memory`, `not supported`),
+// which a prose stop-word list would drop.
+const STOP = new Set('a an the of to in on at is are be for and or with by from as it this that was'.split(' '));
+
+/** Lowercased words of a line, with paths, addresses, numbers and log prefixes left out. */
+function words_(text: string): string[] {
+  // The exception's type says less than its message: `AcceleratorError: CUDA error: out of memory` is an OOM first.
+  const cleaned = text
+    .replace(/^\s*(?:\[[^\]]*\]\s*)?(?:[A-Za-z_][\w.]*(?:Error|Exception)):\s*/, '')
+    .replace(/^\s*\[[^\]]*\]\s*/, ' ')
+    .split(/\s+/)
+    .filter((chunk) => !/[\\/]/.test(chunk))
+    .join(' ')
+    .replace(/\b0x[0-9a-f]+\b/gi, ' ');
+  return (cleaned.toLowerCase().match(/[a-z][a-z0-9]*/g) ?? []).filter((w) => !STOP.has(w) && w.length > 1);
+}
+
+/**
+ * Words and word pairs: `out of memory` and `illegal memory access` share `memory`, not `out memory` or `illegal
+ * memory`, so the pairs carry the meaning. A title's words count for less than the root line's (weight).
+ */
+function bag(text: string, weight = 1, tf = new Map<string, number>()): Map<string, number> {
+  const words = words_(text);
+  words.forEach((t, i) => {
+    tf.set(t, (tf.get(t) ?? 0) + weight);
+    const next = words[i + 1];
+    if (next !== undefined) tf.set(`${t} ${next}`, (tf.get(`${t} ${next}`) ?? 0) + weight);
+  });
   return tf;
 }
 
@@ -48,7 +73,7 @@ export function buildKnownIndex(cases: readonly CorpusCase[]): KnownIndex {
   const docs: Doc[] = cases
     .filter((c) => c.kind === 'crash' && c.root !== null)
     .map((c) => {
-      const tf = bag(`${c.root} ${c.title}`);
+      const tf = bag(c.title, TITLE_WEIGHT, bag(c.root ?? ''));
       let length = 0;
       for (const n of tf.values()) length += n;
       return { c, tf, length };

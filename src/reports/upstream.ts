@@ -1,13 +1,14 @@
 // Duplicates first: before a draft, the upstream reports that may already describe this crash. Two sources: the
 // curated `upstream:` lists in the signature catalog (matched by crash class and GPU architecture), and, when a token
 // is configured, a search of the upstream tracker.
+import { knownUpstream } from '../corpus/similar.ts';
 import type { Catalog } from '../logs/classify/index.ts';
 import type { IssueSearch } from './github.ts';
 
 export interface UpstreamRef {
   url: string;
   title: string;
-  source: 'catalog' | 'github';
+  source: 'catalog' | 'github' | 'corpus';
   /** Why it is listed: `nan_in_sampling on sm120`, or the search query. */
   why: string;
   /** The crash class a catalog entry was listed for. */
@@ -19,13 +20,20 @@ export interface CrashKey {
   category: string;
   /** The catalog signature behind the classification (the middle part of its dedup key). */
   signatureId?: string;
+  /** The root line, to find public reports of the same crash. */
+  rootLine?: string;
 }
 
 export function crashKeyOf(classification: unknown): CrashKey | undefined {
-  const c = classification as { category?: string; dedupKey?: string } | null;
+  const c = classification as {
+    category?: string;
+    dedupKey?: string;
+    evidence?: Array<{ text?: string }>;
+  } | null;
   if (!c?.category || c.category === 'none') return undefined;
   const id = c.dedupKey?.split('/')[1];
-  return { category: c.category, ...(id ? { signatureId: id } : {}) };
+  const root = c.evidence?.[0]?.text;
+  return { category: c.category, ...(id ? { signatureId: id } : {}), ...(root ? { rootLine: root } : {}) };
 }
 
 /**
@@ -51,6 +59,20 @@ export function knownIssues(catalog: Catalog, crashes: readonly CrashKey[], arch
           category: crash.category,
         });
       }
+    }
+    // Public reports of the same crash from the shipped corpus (nearest root lines).
+    if (!crash.rootLine) continue;
+    for (const k of knownUpstream().similar(crash.rootLine)) {
+      if (seen.has(k.url)) continue;
+      seen.add(k.url);
+      out.push({
+        url: k.url,
+        title: k.title,
+        source: 'corpus',
+        why: `a known ${k.category} report with a similar root line`,
+        category: k.category,
+        state: k.state,
+      });
     }
   }
   return out;

@@ -26,8 +26,11 @@ export function catalogDiagnoser(catalog: Catalog, clock: Clock, stallMs?: numbe
     return {
       push: (line, lineNo) => c.push(line, lineNo),
       crashed: () => c.crashed(),
-      result: () => c.result(),
-      stalled: (now) => c.checkStall(now),
+      result: () => {
+        const d = c.diagnosis();
+        return { ...d.classification, reason: d.reason };
+      },
+      stalled: (now) => (c.checkStall(now) ? { ...c.result(), reason: c.diagnosis().reason } : null),
     };
   };
 }
@@ -36,6 +39,7 @@ export function catalogDiagnoser(catalog: Catalog, clock: Clock, stallMs?: numbe
 export function nextStepsFrom(catalog: Catalog) {
   return (d: Diagnosis): string[] => {
     const id = d.dedupKey.split('/')[1];
-    return (id && catalog.byId.get(id)?.nextSteps) || [];
+    if (!id) return [];
+    return catalog.byId.get(id)?.nextSteps ?? catalog.exceptionRules.find((r) => r.id === id)?.nextSteps ?? [];
   };
 }

@@ -8,6 +8,8 @@ export interface Diagnosis {
   rank: number | null;
   dedupKey: string;
   confidence: number;
+  /** Why, in one line: the rule or signature that decided, the line it read, how sure it is. */
+  reason?: string;
 }
 
 export interface Diagnoser {

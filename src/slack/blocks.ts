@@ -88,6 +88,7 @@ function alertBlocks(v: Extract<View, { type: 'alert' }>): Block[] {
     ),
   ];
   if (d.summary) blocks.push(section(esc(d.summary)));
+  if (d.reason) blocks.push(section(`_why: ${esc(d.reason)}_`));
   if (d.evidence.length) {
     const lines = d.evidence.map((e) => `${String(e.line).padStart(6)}: ${e.text}`);
     for (const [i, c] of chunkLines(lines, LIMITS.sectionChars - 40, (ls) => code(ls.join('\n'))).entries()) {
@@ -107,6 +108,13 @@ function alertBlocks(v: Extract<View, { type: 'alert' }>): Block[] {
   }
   if (v.nextSteps.length) {
     const lines = ['*usual next steps*', ...v.nextSteps.map((s) => `• ${esc(s)}`)];
+    for (const c of chunkLines(lines, LIMITS.sectionChars, (ls) => ls.join('\n'))) blocks.push(section(c));
+  }
+  if (v.known.length) {
+    const lines = [
+      '*looks like*',
+      ...v.known.map((k) => `• <${k.url.replace(/[<>|]/g, '')}|${esc(k.ref)}>: ${esc(k.title)} (${esc(k.state)})`),
+    ];
     for (const c of chunkLines(lines, LIMITS.sectionChars, (ls) => ls.join('\n'))) blocks.push(section(c));
   }
   for (const x of v.excerpts) {
@@ -141,6 +149,7 @@ function alertFile(v: Extract<View, { type: 'alert' }>): string {
   const out = [
     `crash: ${d.category} during ${d.phase}: attempt #${v.attemptId} ${v.profile} on ${v.host}, launched by ${v.actor}${v.count > 1 ? ` (seen ${v.count} times)` : ''}`,
     d.summary,
+    ...(d.reason ? [`why: ${d.reason}`] : []),
     '',
     'root lines:',
     ...d.evidence.map((e) => `${String(e.line).padStart(6)}: ${e.text}`),
@@ -154,6 +163,8 @@ function alertFile(v: Extract<View, { type: 'alert' }>): string {
     for (const t of v.alreadyTried) out.push(`  #${t.attemptId} ${t.profile} (${t.outcome})`);
   }
   if (v.nextSteps.length) out.push('', 'usual next steps:', ...v.nextSteps.map((x) => `  - ${x}`));
+  if (v.known.length)
+    out.push('', 'looks like:', ...v.known.map((k) => `  ${k.ref}: ${k.title} (${k.state}) ${k.url}`));
   for (const x of v.excerpts) {
     out.push(
       '',

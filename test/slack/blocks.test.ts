@@ -33,6 +33,7 @@ function alert(over: Partial<Alert> = {}): Alert {
     alreadyTried: [{ attemptId: 3, profile: 'glm5-attempt2', outcome: 'backend_assertion' }],
     count: 1,
     nextSteps: ['use --attention-backend nsa'],
+    known: [],
     ...over,
   };
 }

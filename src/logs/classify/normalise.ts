@@ -29,7 +29,7 @@ const WRAPPERS: RegExp[] = [
   // journald / syslog: `Dec 01 12:00:00 gpu-box python3[1234]: `
   /^[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d [\w.-]+ [\w./@-]+(?:\[\d+\])?: /,
   // mpirun `[1,0]<stderr>:`, srun --label `3: `
-  /^\[\d+,\d+\]<std(?:out|err)>: ?/,
+  /^\[\d+,\d+\]<std(?:out|err)>:/,
   /^\d{1,4}: (?=\S)/,
 ];
 

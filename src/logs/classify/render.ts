@@ -2,9 +2,16 @@
 
 import type { Diagnosis } from './types.ts';
 
-export function renderDiagnosis(d: Diagnosis): string {
+export function renderDiagnosis(
+  d: Diagnosis,
+  known: ReadonlyArray<{ ref: string; url: string; title: string; state: string }> = [],
+): string {
   const c = d.classification;
-  const lines = [c.summary, `category: ${c.category}   phase: ${c.phase}   confidence: ${c.confidence}`];
+  const lines = [
+    c.summary,
+    `category: ${c.category}   phase: ${c.phase}   confidence: ${c.confidence}`,
+    `why: ${d.reason}`,
+  ];
   if (c.rank !== null) lines.push(`rank: TP${c.rank}`);
   if (c.evidence.length > 0) {
     lines.push('evidence:');
@@ -22,6 +29,7 @@ export function renderDiagnosis(d: Diagnosis): string {
       for (const u of s.upstream) lines.push(`  - ${u.title}${u.arch ? ` [${u.arch}]` : ''} ${u.url}`);
     }
   }
+  for (const k of known) lines.push(`looks like ${k.ref}: ${k.title} (${k.state}) ${k.url}`);
   lines.push(`dedup key: ${c.dedupKey}`);
   return lines.join('\n');
 }

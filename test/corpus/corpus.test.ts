@@ -1,0 +1,95 @@
+// The real crash-log corpus: every case readable and honest (root line in its log, split fixed by its source), the
+// classifier's answers the same through every wrapper style and every reading path, and the known-upstream index.
+import { Readable } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { loadCorpus, splitOf } from '../../src/corpus/cases.ts';
+import { buildKnownIndex } from '../../src/corpus/similar.ts';
+import { diagnoseStream, diagnoseText, loadCatalog } from '../../src/logs/classify/index.ts';
+
+const { cases, problems } = loadCorpus();
+const catalog = loadCatalog();
+
+describe('the corpus', () => {
+  it('reads every case, and each crash names a root line that is in its log', () => {
+    expect(problems).toEqual([]);
+    expect(cases.length).toBeGreaterThanOrEqual(300);
+    for (const c of cases.filter((x) => x.kind === 'crash')) expect(c.log, c.id).toContain(c.root);
+  });
+
+  it('splits by a fixed hash of the source: about a third in test, every source in one split', () => {
+    const test = cases.filter((c) => c.split === 'test').length / cases.length;
+    expect(test).toBeGreaterThan(0.2);
+    expect(test).toBeLessThan(0.45);
+    expect(splitOf('https://github.com/sgl-project/sglang/issues/1')).toBe(
+      splitOf('https://github.com/sgl-project/sglang/issues/1'),
+    );
+    for (const c of cases) expect(c.split).toBe(splitOf(c.source));
+  });
+});
+
+// Eight ways other programs wrap a line; the classifier must give the same answer under each.
+const WRAPPERS: Array<[string, (line: string, i: number) => string]> = [
+  ['docker compose', (l) => `sglang-1  | ${l}`],
+  ['Ray actor', (l) => `(SGLangEngine pid=4242) ${l}`],
+  ['vLLM logger', (l) => `(EngineCore_DP0 pid=1) ERROR 11-05 12:19:32 [core.py:708] ${l}`],
+  ['Python logging', (l) => `ERROR:root:${l}`],
+  ['Kubernetes CRI', (l, i) => `2025-11-05T12:19:${String(i % 60).padStart(2, '0')}.123456789Z stderr F ${l}`],
+  ['Markdown quote', (l) => `> ${l}`],
+  ['journald', (l) => `Dec 01 12:00:00 gpu-box python3[1234]: ${l}`],
+  ['ANSI colour and CRLF', (l) => `\x1b[31m${l}\x1b[0m\r`],
+  ['mpirun', (l) => `[1,0]<stderr>:${l}`],
+];
+
+const answer = (log: string) => {
+  const c = diagnoseText(log, { catalog }).classification;
+  return { category: c.category, phase: c.phase, root: c.evidence[0]?.line ?? null };
+};
+
+describe('the same answer through every wrapper', () => {
+  it.each(WRAPPERS)('%s', (_name, wrap) => {
+    const differ: string[] = [];
+    for (const c of cases) {
+      const lines = c.log.replace(/\n$/, '').split('\n');
+      const want = answer(c.log);
+      const got = answer(`${lines.map((l, i) => wrap(l, i)).join('\n')}\n`);
+      if (JSON.stringify(got) !== JSON.stringify(want))
+        differ.push(`${c.id}: ${JSON.stringify(want)} -> ${JSON.stringify(got)}`);
+    }
+    expect(differ).toEqual([]);
+  });
+});
+
+describe('the same answer whole, streamed in odd chunks, and line by line', () => {
+  it('every corpus case', async () => {
+    const differ: string[] = [];
+    for (const c of cases) {
+      const whole = diagnoseText(c.log, { catalog }).classification;
+      const buf = Buffer.from(c.log);
+      const chunks: Buffer[] = [];
+      for (let i = 0; i < buf.length; i += 97) chunks.push(buf.subarray(i, i + 97));
+      const streamed = (await diagnoseStream(Readable.from(chunks), { catalog })).classification;
+      if (JSON.stringify(streamed) !== JSON.stringify(whole)) differ.push(c.id);
+    }
+    expect(differ).toEqual([]);
+  });
+});
+
+describe('known upstream reports', () => {
+  const index = buildKnownIndex(cases);
+
+  it('finds a public report of the same class for an OOM root line, and never the excluded source', () => {
+    const oom = cases.find((c) => c.kind === 'crash' && c.category === 'cuda_oom' && c.root !== null);
+    expect(oom).toBeDefined();
+    if (!oom?.root) return;
+    const top = index.similar(oom.root, { exclude: oom.source });
+    expect(top.length).toBeGreaterThan(0);
+    expect(top.length).toBeLessThanOrEqual(3);
+    expect(top.some((t) => t.category === 'cuda_oom')).toBe(true);
+    expect(top.every((t) => t.url !== oom.source)).toBe(true);
+    expect(top[0]?.ref).toMatch(/^[\w.-]+\/[\w.-]+#\d+$|^https?:/);
+  });
+
+  it('shows nothing for a line that shares no distinctive words with any report', () => {
+    expect(index.similar('lorem ipsum dolor sit amet')).toEqual([]);
+  });
+});

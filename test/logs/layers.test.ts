@@ -1,0 +1,174 @@
+// The classifier's layers, each on its own: wrapper stripping, exception lines, exception rules, and what the
+// engine makes of structure (source lines, C++ exceptions, bare exception lines, exit status).
+import { describe, expect, it } from 'vitest';
+import { matchException, parseExceptionLine } from '../../src/logs/classify/exceptions.ts';
+import { diagnoseText, loadCatalog } from '../../src/logs/classify/index.ts';
+import { stripWrappers } from '../../src/logs/classify/normalise.ts';
+
+describe('stripWrappers', () => {
+  const payload = '  File "/x/sglang/srt/managers/scheduler.py", line 12, in event_loop';
+  it.each([
+    ['docker compose v2', `sglang-1  | ${payload}`],
+    ['docker compose v1', `sglang_server_1 | ${payload}`],
+    ['Ray actor', `(RayWorkerWrapper pid=2202490) ${payload}`],
+    ['Ray with ip', `(pid=5, ip=10.0.0.2) ${payload}`],
+    ['vLLM V1 logger', `(EngineCore_DP0 pid=1) ERROR 11-05 12:19:32 [core.py:708] ${payload}`],
+    ['vLLM V0 logger', `ERROR 08-19 07:51:03 model_runner.py:732] ${payload}`],
+    ['Python logging', `ERROR:root:${payload}`],
+    ['Kubernetes CRI', `2025-11-05T12:19:32.123456789Z stderr F ${payload}`],
+    ['Markdown quote', `> ${payload}`],
+    ['journald', `Dec 01 12:00:00 gpu-box python3[1234]: ${payload}`],
+    ['mpirun', `[1,0]<stderr>:${payload}`],
+    ['stacked', `sglang-1  | (SGLangEngine pid=7) ${payload}`],
+  ])('%s: the payload comes back exactly, indentation included', (_name, wrapped) => {
+    expect(stripWrappers(wrapped)).toBe(payload);
+  });
+
+  it('leaves SGLang lines and plain text alone', () => {
+    for (const line of [
+      '[2026-02-19 00:17:24 TP3] Load weight begin. avail mem=93.12 GB',
+      'RuntimeError: CUDA error: an illegal memory access was encountered',
+      'Capturing batches (bs=512 avail_mem=3.10 GB):   0%|          | 0/52',
+      '100%|██████████| 83/83 [02:11<00:00,  1.58s/it]',
+    ]) {
+      expect(stripWrappers(line)).toBe(line);
+    }
+  });
+});
+
+describe('parseExceptionLine', () => {
+  it('reads type and message, dotted and bare', () => {
+    expect(parseExceptionLine("KeyError: 'glm_moe_dsa'")).toEqual({
+      type: 'KeyError',
+      short: 'KeyError',
+      message: "'glm_moe_dsa'",
+    });
+    expect(parseExceptionLine('torch.OutOfMemoryError: CUDA out of memory.')?.short).toBe('OutOfMemoryError');
+    expect(parseExceptionLine('AssertionError')).toEqual({
+      type: 'AssertionError',
+      short: 'AssertionError',
+      message: '',
+    });
+  });
+
+  it('refuses what is not an exception line: prose, warnings, source, paths', () => {
+    for (const line of [
+      'The server is fired up and ready to roll!',
+      'UserWarning: TypedStorage is deprecated',
+      'raise RuntimeError(f"NCCL error: {error_str}")',
+      '/usr/lib/python3/site-packages/torch/cuda/__init__.py:61: FutureWarning: x',
+      'Error: Could not create backend',
+    ]) {
+      expect(parseExceptionLine(line)).toBeNull();
+    }
+  });
+});
+
+describe('exception rules', () => {
+  const rules = loadCatalog().exceptionRules;
+  const frame = (file: string, func: string) => ({ line: 1, text: '', file, func });
+
+  it('a KeyError raised in transformers config code is a model that cannot be loaded, whatever the key', () => {
+    const exc = { type: 'KeyError', short: 'KeyError', message: "'some_new_model_type'" };
+    const frames = [
+      frame('/x/sglang/srt/server_args.py', '__post_init__'),
+      frame('/x/transformers/models/auto/configuration_auto.py', 'from_pretrained'),
+      frame('/x/transformers/models/auto/configuration_auto.py', '__getitem__'),
+    ];
+    expect(matchException(rules, exc, frames)?.category).toBe('model_load_error');
+    // The same KeyError raised in scheduler code is not about loading a model.
+    expect(matchException(rules, exc, [frame('/x/sglang/srt/managers/scheduler.py', 'event_loop')])).toBeNull();
+  });
+
+  it('any out-of-memory wording is an OOM, and beats the capture frames it was raised under', () => {
+    const exc = { type: 'RuntimeError', short: 'RuntimeError', message: 'CUDA driver error: out of memory' };
+    const frames = [frame('/x/sglang/srt/model_executor/cuda_graph_runner.py', 'capture')];
+    expect(matchException(rules, exc, frames)?.category).toBe('cuda_oom');
+  });
+
+  it('the ImportError family is an import error', () => {
+    for (const type of ['ImportError', 'ModuleNotFoundError']) {
+      expect(matchException(rules, { type, short: type, message: "No module named 'x'" }, [])?.category).toBe(
+        'import_error',
+      );
+    }
+  });
+});
+
+describe('the engine reads structure', () => {
+  it('never takes a source line shown under a frame as the root', () => {
+    const log = [
+      'Traceback (most recent call last):',
+      '  File "/x/sglang/srt/distributed/device_communicators/pynccl_wrapper.py", line 1, in check',
+      '    raise RuntimeError(f"NCCL error: {error_str}")',
+      '  File "/x/sglang/srt/managers/scheduler.py", line 2, in event_loop_normal',
+      '    self.run_batch(batch)',
+      'TypeError: unsupported operand type(s) for +: NoneType and int',
+    ].join('\n');
+    const d = diagnoseText(log);
+    expect(d.classification.category).toBe('other');
+    expect(d.classification.evidence[0]?.line).toBe(6);
+    expect(d.reason).toContain('TypeError');
+  });
+
+  it('reads an excerpt that starts mid-traceback', () => {
+    const log = [
+      '  File "/x/transformers/models/auto/configuration_auto.py", line 1, in from_pretrained',
+      '    config_class = CONFIG_MAPPING[config_dict["model_type"]]',
+      '  File "/x/transformers/models/auto/configuration_auto.py", line 2, in __getitem__',
+      '    raise KeyError(key)',
+      "KeyError: 'glm_moe_dsa'",
+    ].join('\n');
+    const d = diagnoseText(log);
+    expect(d.classification.category).toBe('model_load_error');
+    expect(d.classification.evidence[0]?.text).toBe("KeyError: 'glm_moe_dsa'");
+    expect(d.reason).toMatch(/exception rule|signature/);
+  });
+
+  it('takes the what() line of a C++ exception as its root', () => {
+    const log = [
+      "terminate called after throwing an instance of 'c10::DistBackendError'",
+      '  what():  [PG 0 Rank 3] Process group watchdog thread terminated with exception: NCCL communicator was aborted',
+      'Exception raised from ncclCommWatchdog at /pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1521',
+    ].join('\n');
+    const d = diagnoseText(log);
+    expect(d.classification.category).toBe('nccl_error');
+    expect(d.classification.evidence[0]?.line).toBe(2);
+  });
+
+  it('an exception ignored at shutdown is not a crash', () => {
+    const log = [
+      'Exception ignored in: <function Engine.__del__ at 0x7f>',
+      'Traceback (most recent call last):',
+      '  File "/x/sglang/srt/entrypoints/engine.py", line 1, in __del__',
+      'ImportError: sys.meta_path is None, Python is likely shutting down',
+    ].join('\n');
+    expect(diagnoseText(log).classification.category).toBe('none');
+  });
+
+  it('a process that exited non-zero is never none: other, with its status and last line', () => {
+    const log =
+      '[2026-02-19 00:17:24] server_args=ServerArgs(model_path="x")\n[2026-02-19 00:17:25] Init torch distributed begin.\n';
+    expect(diagnoseText(log).classification.category).toBe('none');
+    const d = diagnoseText(log, { exit: { code: 1, signal: null } });
+    expect(d.classification.category).toBe('other');
+    expect(d.classification.summary).toContain('status 1');
+    expect(d.classification.evidence[0]?.line).toBe(2);
+    expect(d.reason).toContain('exited with status 1');
+    expect(diagnoseText(log, { exit: { code: null, signal: 'SIGKILL' } }).classification.summary).toContain(
+      'signal SIGKILL',
+    );
+    expect(diagnoseText(log, { exit: { code: 0, signal: null } }).classification.category).toBe('none');
+  });
+
+  it('an OOM that failed graph capture is an OOM (the catalog overlaps), in the capture phase', () => {
+    const log = [
+      '[2025-01-01 00:00:00 TP0] Capture cuda graph begin. This can take up to several minutes.',
+      'Traceback (most recent call last):',
+      '  File "/x/sglang/srt/model_executor/cuda_graph_runner.py", line 1, in capture',
+      'Exception: Capture cuda graph failed: CUDA out of memory. Tried to allocate 2.00 GiB',
+    ].join('\n');
+    const c = diagnoseText(log).classification;
+    expect([c.category, c.phase]).toEqual(['cuda_oom', 'cuda_graph_capture']);
+  });
+});
