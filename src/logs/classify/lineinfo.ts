@@ -7,7 +7,8 @@ import { stripWrappers } from './normalise.ts';
 // Older releases print the time only: `[23:17:01 TP7] msg`.
 const SGLANG_PREFIX = /^\[((?:\d{4}-\d\d-\d\d )?\d\d:\d\d:\d\d(?:[.,]\d+)?)((?: [A-Z_]+\d+)*)\] ?/;
 // torch.distributed `[rank6]:`, torchrun's `--tee` labels `[default0]:`
-const TORCH_RANK = /^\[(?:rank|default)(\d+)\]:/;
+const TORCH_RANK = /^\[(?:rank|default)(\d+)\]: ?/;
+const GLOG = /^\[[IWEF]\d{4} \d\d:\d\d:\d\d[.\d]*[^\]]*\] ?/;
 
 export interface LinePrefix {
   /** TP rank from the prefix, or null (tp=1, or a line without a prefix). */
@@ -25,7 +26,9 @@ export function readPrefix(line: string): LinePrefix {
     return { rank: tp ? Number(tp[1]) : null, record: true, body: s.slice(m[0].length) };
   }
   const t = TORCH_RANK.exec(s);
-  if (t) return { rank: Number(t[1]), record: true, body: s };
+  // The payload after `[rank3]:` (and a glog-style `[E1113 12:00:00.123 ProcessGroupNCCL.cpp:42] `) is what the
+  // rank printed: an exception line there is one.
+  if (t) return { rank: Number(t[1]), record: true, body: s.slice(t[0].length).replace(GLOG, '') };
   return { rank: null, record: false, body: s };
 }
 
@@ -62,7 +65,10 @@ export type LineShape =
 
 /** How a line looks to a Python traceback reader (after wrappers). */
 export function lineShape(line: string): LineShape {
-  const s = stripWrappers(line);
+  const w = stripWrappers(line);
+  // torch.distributed prints whole tracebacks behind `[rank0]: `.
+  const t = TORCH_RANK.exec(w);
+  const s = t ? w.slice(t[0].length) : w;
   if (s.includes(TRACEBACK_START)) return { kind: 'traceback_start' };
   const f = FRAME.exec(s);
   if (f) return { kind: 'frame', file: f[1] ?? '', func: f[2] ?? '' };
