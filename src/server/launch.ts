@@ -11,6 +11,7 @@ import {
 } from '../fleet/hardware.ts';
 import { type GpuPlan, gpusPerNode, needsVisibleDevices, planGpus } from '../fleet/leases.ts';
 import type { Attempt } from '../ledger/attempts.ts';
+import { exitedClassification, type Phase } from '../logs/classify/index.ts';
 import { parseMilestone } from '../logs/milestones.ts';
 import { commandLine, dialectForVersion, flagView, type ResolvedProfile, renderLaunch } from '../profiles/index.ts';
 import { redactArgv, redactEnv, redactText } from '../redact.ts';
@@ -488,7 +489,7 @@ async function confirmReady(
 export async function recordExit(
   engine: Engine,
   attempt: Attempt,
-  diagnosis: Diagnosis,
+  fromLog: Diagnosis,
   emit: (e: LaunchEvent) => void,
 ): Promise<LaunchResult> {
   const { host, cfg } = hostOf(engine, attempt.host);
@@ -505,8 +506,13 @@ export async function recordExit(
       engine.log.error({ err: e.message, attempt: attempt.id }, 'could not stop the worker nodes'),
     );
   }
+  // Exited non-zero with nothing in the log: a crash of unknown cause, never `none`.
+  const diagnosis =
+    fromLog.category === 'none' && exitCode !== null && exitCode !== 0
+      ? exitedClassification(fromLog.phase as Phase, { code: exitCode, signal: null }, null)
+      : fromLog;
   const crashed = diagnosis.category !== 'none' || (exitCode !== null && exitCode !== 0);
-  const outcome = crashed ? (diagnosis.category !== 'none' ? diagnosis.category : 'crashed') : 'exited';
+  const outcome = crashed ? diagnosis.category : 'exited';
   const closed = engine.attempts.finish(attempt.id, {
     status: crashed ? 'crashed' : 'exited',
     outcome,

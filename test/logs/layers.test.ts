@@ -172,3 +172,27 @@ describe('the engine reads structure', () => {
     expect([c.category, c.phase]).toEqual(['cuda_oom', 'cuda_graph_capture']);
   });
 });
+
+describe('a 10 MB line', () => {
+  it('with no newline neither hangs nor hides a crash printed before it', async () => {
+    const { Readable } = await import('node:stream');
+    const { diagnoseStream } = await import('../../src/logs/classify/index.ts');
+    const head = Buffer.from('RuntimeError: CUDA error: an illegal memory access was encountered\n');
+    const chunk = Buffer.alloc(1 << 20, 0x61);
+    const chunks = [head, ...Array.from({ length: 10 }, () => chunk)];
+    const d = await diagnoseStream(Readable.from(chunks));
+    expect(d.classification.category).toBe('illegal_memory_access');
+    expect(d.classification.evidence[0]?.line).toBe(1);
+    expect(d.linesRead).toBe(2);
+  });
+
+  it('followed by a crash: the crash is still read, the long line cut, not kept whole', async () => {
+    const { Readable } = await import('node:stream');
+    const { diagnoseStream } = await import('../../src/logs/classify/index.ts');
+    const long = Buffer.alloc(10 << 20, 0x62);
+    const tail = Buffer.from('\ntorch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n');
+    const d = await diagnoseStream(Readable.from([long.subarray(0, 5 << 20), long.subarray(5 << 20), tail]));
+    expect(d.classification.category).toBe('cuda_oom');
+    expect(d.classification.evidence[0]?.line).toBe(2);
+  });
+});

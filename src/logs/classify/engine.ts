@@ -33,6 +33,7 @@ import {
   dedupKey,
   detailOf,
   evidenceLine,
+  exitedClassification,
   formatDuration,
   MAX_EVIDENCE,
   shortHash,
@@ -455,25 +456,8 @@ export class ClassifierEngine {
   }
 
   private fromExit(e: ProcessExit): Diagnosis {
-    const status = e.signal !== null ? `signal ${e.signal}` : `status ${e.code}`;
-    const root = this.lastLine;
-    const evidence = root ? [root] : [];
-    const phase = this.phase.phase;
-    return {
-      classification: classification(
-        'other',
-        phase,
-        null,
-        `exited with ${status}${root ? `; last line: ${detailOf(root.text)}` : ''}`,
-        evidence,
-        dedupKey('other', 'exit', status),
-        0.4,
-      ),
-      signature: null,
-      hang: false,
-      linesRead: this.linesRead,
-      reason: `the process exited with ${status} and the log names no cause; the last line is shown (confidence 0.4)`,
-    };
+    const { reason, ...c } = exitedClassification(this.phase.phase, e, this.lastLine);
+    return { classification: c, signature: null, hang: false, linesRead: this.linesRead, reason };
   }
 
   private fromCandidate(c: Candidate): Diagnosis {

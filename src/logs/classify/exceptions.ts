@@ -22,7 +22,8 @@ export interface RaisedException {
 const EXC_LINE = /^((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*)(?::(?: (.*))?)?$/;
 // Warnings are left out on purpose: a warning printed with its type is not a crash.
 // A bare `Error:` is how Rust and Go programs (a launcher, a router) start a message, not a Python exception.
-const EXC_NAME = /^(?:Exception|StopIteration|OutOfResources|\w+(?:Error|Exception|Exit|Interrupt|Failure|Timeout|OutOfResources))$/;
+const EXC_NAME =
+  /^(?:Exception|StopIteration|OutOfResources|\w+(?:Error|Exception|Exit|Interrupt|Failure|Timeout|OutOfResources))$/;
 
 export function parseExceptionLine(text: string): RaisedException | null {
   const m = EXC_LINE.exec(text.trim());

@@ -13,6 +13,7 @@ export {
 } from './classify.ts';
 export { DEFAULT_STALL_MS } from './engine.ts';
 export { renderDiagnosis } from './render.ts';
+export { exitedClassification } from './result.ts';
 export {
   CATEGORIES,
   type Category,

@@ -86,6 +86,31 @@ export function classification(
   };
 }
 
+/**
+ * A server that exited non-zero (or by a signal) with no cause in its log: never `none`, at worst `other`, with its
+ * status and the last line it printed. Used by the classifier when it is told the exit, and by the lifecycle when
+ * it learns the exit after the log was classified.
+ */
+export function exitedClassification(
+  phase: Phase,
+  exit: { code: number | null; signal: string | null },
+  lastLine: Evidence | null,
+): Classification & { reason: string } {
+  const status = exit.signal !== null ? `signal ${exit.signal}` : `status ${exit.code}`;
+  return {
+    ...classification(
+      'other',
+      phase,
+      null,
+      `exited with ${status}${lastLine ? `; last line: ${detailOf(lastLine.text)}` : ''}`,
+      lastLine ? [lastLine] : [],
+      dedupKey('other', 'exit', status),
+      0.4,
+    ),
+    reason: `the process exited with ${status} and the log names no cause${lastLine ? '; the last line is shown' : ''} (confidence 0.4)`,
+  };
+}
+
 export function detailOf(line: string, max = 120): string {
   return displayText(line, max);
 }
