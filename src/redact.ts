@@ -18,7 +18,8 @@ const SECRET_TEXT = [
   /\bsk-[A-Za-z0-9_-]{20,}\b/g,
 ];
 // NAME=value and --api-key value forms in command lines and logs.
-const ASSIGNMENT = /\b([A-Za-z0-9_]*(?:TOKEN|SECRET|PASSWORD|API_KEY|_KEY)(?![A-Za-z])[A-Za-z0-9_]*)=(?!\[)([^\s'"]+|'[^']*'|"[^"]*")/gi;
+const ASSIGNMENT =
+  /\b([A-Za-z0-9_]*(?:TOKEN|SECRET|PASSWORD|API_KEY|_KEY)(?![A-Za-z])[A-Za-z0-9_]*)=(?!\[)([^\s'"]+|'[^']*'|"[^"]*")/gi;
 const FLAG_VALUE = /(--[a-z0-9-]*(?:api-key|token|secret|password)(?:=|\s+))(?!\[)('[^']*'|"[^"]*"|[^\s'"]+)/gi;
 
 export const REDACTED = '[REDACTED]';
@@ -74,7 +75,8 @@ export function redactArgv(argv: readonly string[]): string[] {
     const prev = argv[i - 1];
     const eq = a.indexOf('=');
     if (prev !== undefined && isSecretFlag(prev) && !a.startsWith('--')) out.push(shown(a));
-    else if (a.startsWith('--') && eq > 0 && isSecretFlag(a.slice(0, eq))) out.push(`${a.slice(0, eq + 1)}${shown(a.slice(eq + 1))}`);
+    else if (a.startsWith('--') && eq > 0 && isSecretFlag(a.slice(0, eq)))
+      out.push(`${a.slice(0, eq + 1)}${shown(a.slice(eq + 1))}`);
     else out.push(redactText(a));
   }
   return out;
@@ -102,11 +104,7 @@ function redactAt(value: unknown, depth: number): unknown {
     return Object.fromEntries(
       Object.entries(value).map(([k, v]) => [
         k,
-        binary && k === 'content'
-          ? v
-          : typeof v === 'string' && isSecretName(k)
-            ? shown(v)
-            : redactAt(v, depth + 1),
+        binary && k === 'content' ? v : typeof v === 'string' && isSecretName(k) ? shown(v) : redactAt(v, depth + 1),
       ]),
     );
   }

@@ -182,7 +182,8 @@ export async function startSlackFace(opts: SlackFaceOptions): Promise<SlackFace>
   };
   const server: Server = createServer((req, res) => {
     if (req.url === '/healthz' && (req.method === 'GET' || req.method === 'HEAD')) return health(req, res);
-    if (receiver instanceof HTTPReceiver && guard) return guard.handle(req, res, () => receiver.requestListener(req, res));
+    if (receiver instanceof HTTPReceiver && guard)
+      return guard.handle(req, res, () => receiver.requestListener(req, res));
     res.writeHead(404).end();
   });
   await new Promise<void>((resolve, reject) => {

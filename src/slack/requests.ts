@@ -73,7 +73,8 @@ export function createRequestGuard(opts: { signingSecret: string; clock: Clock; 
               { retry: retry ?? null, replay },
               replay ? 'replayed request refused' : 'Slack redelivery acknowledged, not run again',
             );
-            if (replay) res.writeHead(409, { 'content-type': 'text/plain' }).end('this signed request was already handled');
+            if (replay)
+              res.writeHead(409, { 'content-type': 'text/plain' }).end('this signed request was already handled');
             else res.writeHead(200).end();
             return;
           }

@@ -11,7 +11,7 @@ import { makeBot, STANDIN, type TestBot } from '../helpers/app.ts';
 import { freePort } from '../helpers/sshd.ts';
 
 /** Every live process of a process group with its argv and environment, as /proc shows them to anyone. */
-export function groupProcs(pgid: number): { pid: number; cmdline: string; environ: string }[] {
+function groupProcs(pgid: number): { pid: number; cmdline: string; environ: string }[] {
   const rows = execFileSync('ps', ['-eo', 'pid=,pgid=,stat='], { encoding: 'utf8' }).split('\n');
   const pids = rows
     .map((r) => r.trim().split(/\s+/))

@@ -131,5 +131,3 @@ describe('replays and sizes', () => {
     expect(execs.filter((a) => a.join(' ').includes('aaaa'))).toEqual([]);
   });
 });
-
-
