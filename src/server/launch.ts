@@ -261,6 +261,7 @@ function tryOpen(
   distInitAddr: string | undefined,
 ): { attempt: Attempt } | { refused: UserError } {
   const head = plans[0]!;
+  const stored: ResolvedProfile = { ...req.profile, env: r.marked.env, extra_args: r.marked.extra_args };
   try {
     for (const p of plans) {
       const c = engine.attempts.conflict(p.hostName, port, p.gpus.gpus);
@@ -270,8 +271,8 @@ function tryOpen(
       host: req.hostName,
       profile: req.profile.name,
       // The marked profile: the ledger keeps markers, the host keeps the values (a re-launch takes them from there).
-      profileJson: JSON.stringify(redactValue({ ...req.profile, env: r.marked.env, extra_args: r.marked.extra_args })),
-      flags: redactValue(flagView(r.marked)),
+      profileJson: JSON.stringify(redactValue(stored)),
+      flags: redactValue(flagView(stored)),
       argv: redactArgv(head.argv),
       env: {
         ...redactEnv(head.env),

@@ -191,12 +191,11 @@ LOG=$1; case $LOG in "~/"*) LOG=$HOME/\${LOG#"~/"} ;; esac
 tail -n "$2" -- "$LOG"
 `;
 
-/** gpus PATH_PREPEND [NAME=VALUE...]: per-GPU memory from nvidia-smi (in the host's configured env), or NO_NVIDIA_SMI. */
+/** gpus PATH_PREPEND (stdin: NAME=VALUE lines): per-GPU memory from nvidia-smi (in the host's env), or NO_NVIDIA_SMI. */
 export const GPUS = `
 if [ -n "$1" ]; then PATH=$1:$PATH; export PATH; fi
-shift
-# Each pair is one quoted argument: export assigns it as a whole, nothing in it is parsed by the shell.
-for kv in "$@"; do export "$kv"; done
+# Each line is one word for export, which assigns it as a whole: nothing in it is parsed by the shell.
+while IFS= read -r kv; do case $kv in [A-Za-z_]*=*) export "$kv" ;; esac; done
 command -v nvidia-smi >/dev/null 2>&1 || { echo NO_NVIDIA_SMI; exit 0; }
 nvidia-smi --query-gpu=index,name,memory.used,memory.total,compute_cap --format=csv,noheader,nounits
 echo APPS
