@@ -1,6 +1,7 @@
-// pino everywhere, never console. Secrets are removed twice: by key (redact paths) and in free text (streamWrite).
+// pino everywhere, never console. Secrets are removed twice: by key (redact paths) and from the whole line as a
+// value (streamWrite parses it, redacts every field and string, and serialises it again: the line stays JSON).
 import pino, { type Logger } from 'pino';
-import { redactText } from './redact.ts';
+import { redactLogLine } from './redact.ts';
 
 export type { Logger };
 
@@ -13,7 +14,7 @@ export function createLogger(opts: { level?: string; destination?: pino.Destinat
         paths: ['token', '*.token', 'env.HF_TOKEN', '*.env.HF_TOKEN', 'headers.authorization', '*.password', 'apiKey'],
         censor: '[REDACTED]',
       },
-      hooks: { streamWrite: (s) => redactText(s) },
+      hooks: { streamWrite: redactLogLine },
     },
     opts.destination ?? pino.destination({ dest: process.env.GLM_LOG_FILE ?? 2, sync: false }),
   );

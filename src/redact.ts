@@ -1,24 +1,54 @@
-// Secrets never reach Slack, the terminal transcript or a log: values under secret-looking names are replaced, and
-// token-shaped strings are scrubbed from free text (gitleaks-style patterns: Hugging Face, Slack, GitHub, OpenAI).
-const SECRET_NAME = /(TOKEN|SECRET|PASSW(OR)?D|API_?KEY|ACCESS_KEY|PRIVATE_KEY|CREDENTIAL|AUTH)/i;
+// Secrets never reach Slack, the terminal transcript, a log, the ledger or a process's argv. This is the one
+// redaction every rendering uses: values under secret-looking names (environment variables, JSON keys, command-line
+// flags) are replaced, and token-shaped strings are scrubbed from free text (gitleaks-style patterns: Hugging Face,
+// Slack, GitHub, OpenAI). Structured values are redacted before they are serialised, never by a regex over JSON.
+
+// A name is secret when one of its parts says so: *_TOKEN, *_KEY, *SECRET*, passwords, credentials. Parts, not
+// substrings: TOKENIZER_PATH and MAX_TOTAL_TOKENS are not secrets, HF_TOKEN and OPENAI_API_KEY are.
+const SECRET_PART = /(?:^|_)(?:TOKEN|KEY|APIKEY|PASSWORD|PASSWD|PASSPHRASE|CREDENTIALS?|AUTH)(?:_|$)/i;
+const SECRET_ANYWHERE = /SECRET|PRIVATE_?KEY|ACCESS_?KEY|API_?KEY/i;
 
 const SECRET_TEXT = [
-  /\bhf_[A-Za-z0-9]{30,}\b/g,
-  /\bapi_org_[A-Za-z0-9]{30,}\b/g,
+  /\bhf_[A-Za-z0-9]{20,}\b/g,
+  /\bapi_org_[A-Za-z0-9]{20,}\b/g,
   /\bxox[abposre]-[A-Za-z0-9-]{10,}/g,
   /\bxapp-[A-Za-z0-9-]{10,}/g,
-  /\bgh[pousr]_[A-Za-z0-9]{36,}\b/g,
+  /\bgh[pousr]_[A-Za-z0-9]{20,}\b/g,
   /\bgithub_pat_\w{40,}\b/g,
   /\bsk-[A-Za-z0-9_-]{20,}\b/g,
 ];
 // NAME=value and --api-key value forms in command lines and logs.
-const ASSIGNMENT = /\b([A-Za-z0-9_]*(?:TOKEN|SECRET|PASSWORD|API_KEY)[A-Za-z0-9_]*)=(\S+)/gi;
-const FLAG_VALUE = /(--(?:admin-)?api-key(?:=|\s+))(\S+)/g;
+const ASSIGNMENT =
+  /\b([A-Za-z0-9_]*(?:TOKEN|SECRET|PASSWORD|API_KEY|_KEY)(?![A-Za-z])[A-Za-z0-9_]*)=(?!\[)([^\s'"]+|'[^']*'|"[^"]*")/gi;
+const FLAG_VALUE = /(--[a-z0-9-]*(?:api-key|token|secret|password)(?:=|\s+))(?!\[)('[^']*'|"[^"]*"|[^\s'"]+)/gi;
 
 export const REDACTED = '[REDACTED]';
+/**
+ * What the ledger, variant files and every rendering keep in place of a secret the host keeps: the value lives in the
+ * host's secrets file (mode 0600, under the host's workdir), and a launch that finds this marker takes it from there.
+ */
+export const SECRET = '[secret]';
 
 export function isSecretName(name: string): boolean {
-  return SECRET_NAME.test(name);
+  const n = name.replace(/^-+/, '').replace(/-/g, '_');
+  // A bare `key` is an identifier (an outbox item's, a cache's), not a credential.
+  if (/^key$/i.test(n)) return false;
+  return SECRET_PART.test(n) || SECRET_ANYWHERE.test(n);
+}
+
+/** A command-line flag whose value is a secret (`--api-key`, `--admin-api-key`, `--hf-token`). */
+export function isSecretFlag(flag: string): boolean {
+  return flag.startsWith('--') && isSecretName(flag);
+}
+
+/** The value has the shape of a known token (hf_..., xoxb-..., ghp_..., sk-...). */
+export function looksSecret(value: string): boolean {
+  return SECRET_TEXT.some((re) => {
+    re.lastIndex = 0;
+    const hit = re.test(value);
+    re.lastIndex = 0;
+    return hit;
+  });
 }
 
 export function redactText(s: string): string {
@@ -29,18 +59,63 @@ export function redactText(s: string): string {
   return out;
 }
 
+const shown = (v: string) => (v === SECRET ? SECRET : REDACTED);
+
 export function redactEnv(env: Record<string, string>): Record<string, string> {
-  return Object.fromEntries(Object.entries(env).map(([k, v]) => [k, isSecretName(k) ? REDACTED : redactText(v)]));
+  return Object.fromEntries(
+    Object.entries(env).map(([k, v]) => [k, isSecretName(k) || looksSecret(v) ? shown(v) : redactText(v)]),
+  );
 }
 
-/** argv with the values of secret flags (and secret-looking NAME=value env assignments) replaced. */
+/** argv with the values of secret flags (`--api-key X`, `--api-key=X`) and token-shaped values replaced. */
 export function redactArgv(argv: readonly string[]): string[] {
   const out: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     const prev = argv[i - 1];
-    if (prev === '--api-key' || prev === '--admin-api-key') out.push(REDACTED);
+    const eq = a.indexOf('=');
+    if (prev !== undefined && isSecretFlag(prev) && !a.startsWith('--')) out.push(shown(a));
+    else if (a.startsWith('--') && eq > 0 && isSecretFlag(a.slice(0, eq)))
+      out.push(`${a.slice(0, eq + 1)}${shown(a.slice(eq + 1))}`);
     else out.push(redactText(a));
   }
   return out;
+}
+
+/**
+ * A structured value with every secret removed, ready to serialise: strings scrubbed, values under secret-looking
+ * keys replaced, argv-like string arrays redacted as argv. The shape stays (the JSON still parses).
+ */
+export function redactValue<T>(value: T): T {
+  return redactAt(value, 0) as T;
+}
+
+function redactAt(value: unknown, depth: number): unknown {
+  if (typeof value === 'string') return redactText(value);
+  if (depth > 20) return '[too deep]';
+  if (Array.isArray(value)) {
+    if (value.every((v) => typeof v === 'string')) return redactArgv(value as string[]);
+    return value.map((v) => redactAt(v, depth + 1));
+  }
+  if (value instanceof Error) return redactText(value.message);
+  if (value && typeof value === 'object') {
+    // Binary content (a chart as base64) is not text: nothing in it to scrub, and scrubbing could corrupt it.
+    const binary = (value as { encoding?: unknown }).encoding === 'base64';
+    return Object.fromEntries(
+      Object.entries(value).map(([k, v]) => [
+        k,
+        binary && k === 'content' ? v : typeof v === 'string' && isSecretName(k) ? shown(v) : redactAt(v, depth + 1),
+      ]),
+    );
+  }
+  return value;
+}
+
+/** One serialised log line (pino's JSON) with its secrets removed; a line that is not JSON is scrubbed as text. */
+export function redactLogLine(line: string): string {
+  try {
+    return `${JSON.stringify(redactValue(JSON.parse(line)))}\n`;
+  } catch {
+    return redactText(line);
+  }
 }

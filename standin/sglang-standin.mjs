@@ -2,6 +2,7 @@
 //   python -m sglang.launch_server <flags>   the simulated server (server.mjs)
 //   python -m sglang.check_env               environment report (check_env.mjs)
 //   python -c '<code mentioning sglang.__version__>'
+//   python -c '<the bot's runpy bootstrap>' MODULE ARGS...   as -m MODULE, @glm-env:NAME arguments from the env
 //   python --version | -V                    Python 3.12.3
 
 import { writeErr, writeOut } from './log.mjs';
@@ -44,6 +45,18 @@ async function main(argv) {
   }
   if (a === '-c') {
     const code = argv[i + 1] ?? '';
+    // The bot's bootstrap for secret arguments (src/profiles/secrets.ts, BOOT): `@glm-env:NAME` arguments take the
+    // value of NAME from the environment (and remove it there), then the module runs as with -m.
+    if (/runpy\.run_module\(sys\.argv\[0\]/.test(code) && argv[i + 2]) {
+      const rest = argv.slice(i + 3).map((x) => {
+        if (!x.startsWith('@glm-env:')) return x;
+        const name = x.slice('@glm-env:'.length);
+        const v = process.env[name] ?? '';
+        delete process.env[name];
+        return v;
+      });
+      return main(['-m', argv[i + 2], ...rest]);
+    }
     if (/sglang\.__version__/.test(code)) {
       writeOut(`${version()}\n`);
       return 0;

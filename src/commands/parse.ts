@@ -5,7 +5,20 @@ import { suggest } from '../config/suggest.ts';
 import { UserError } from '../errors.ts';
 import type { CommandDef } from './define.ts';
 
+/**
+ * Limits on what anyone may type: far above any real command, far below what would cost memory or fail on the host
+ * (an argument over 128 KiB is E2BIG there). Checked before anything else reads the text.
+ */
+export const MAX_COMMAND_CHARS = 16 * 1024;
+export const MAX_VALUE_CHARS = 4 * 1024;
+
 export function tokenize(text: string): string[] {
+  if (text.length > MAX_COMMAND_CHARS) {
+    throw new UserError(
+      `the command is ${text.length} characters long; the limit is ${MAX_COMMAND_CHARS}`,
+      'shorten it: put long settings in a profile file (profiles/) and launch that',
+    );
+  }
   const out: string[] = [];
   let cur = '';
   let quote: '"' | "'" | null = null;
@@ -29,6 +42,13 @@ export function tokenize(text: string): string[] {
   }
   if (quote) throw new UserError('unbalanced quote in the command', `close the ${quote} quote`);
   if (has || cur) out.push(cur);
+  const long = out.find((t) => t.length > MAX_VALUE_CHARS);
+  if (long !== undefined) {
+    throw new UserError(
+      `a value of ${long.length} characters ('${long.slice(0, 24)}...'); the limit is ${MAX_VALUE_CHARS} per value`,
+      'shorten it: put long settings in a profile file (profiles/) and launch that',
+    );
+  }
   return out;
 }
 

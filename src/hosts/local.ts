@@ -1,6 +1,8 @@
-// The bot's own machine as a host: argv runs with spawn (no shell), HTTP goes straight to 127.0.0.1.
+// The bot's own machine as a host: argv runs with spawn (no shell) in an allow-listed environment (child-env.ts),
+// HTTP goes straight to 127.0.0.1.
 import { spawn } from 'node:child_process';
 import { RemoteError } from '../errors.ts';
+import { childEnv } from './child-env.ts';
 import { httpRequest } from './http.ts';
 import { ChunkQueue, TailBuffer } from './output.ts';
 import type { ExecOptions, ExecResult, HttpRequest, HttpResponse, RemoteHost, StreamHandle } from './types.ts';
@@ -12,7 +14,7 @@ export function createLocalHost(name: string): RemoteHost {
       const [cmd, ...args] = argv;
       if (!cmd) return Promise.reject(new Error('empty argv'));
       return new Promise((resolve, reject) => {
-        const child = spawn(cmd, args, { stdio: ['pipe', 'pipe', 'pipe'] });
+        const child = spawn(cmd, args, { stdio: ['pipe', 'pipe', 'pipe'], env: childEnv() });
         const max = opts.maxOutputBytes ?? 1 << 20;
         const out = new TailBuffer(max);
         const err = new TailBuffer(max);
@@ -44,7 +46,7 @@ export function createLocalHost(name: string): RemoteHost {
       const queue = new ChunkQueue();
       // detached: the command leads its own process group, so close() reaches its children too (like a TERM
       // over SSH reaches the session's group).
-      const child = spawn(cmd ?? 'false', args, { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+      const child = spawn(cmd ?? 'false', args, { stdio: ['ignore', 'pipe', 'pipe'], detached: true, env: childEnv() });
       const err = new TailBuffer(64 * 1024);
       child.stdout.on('data', (d: Buffer) => queue.push(d));
       child.stderr.on('data', (d: Buffer) => err.push(d));

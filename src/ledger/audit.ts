@@ -1,5 +1,5 @@
 // Who did what, where, with which result: every command and click, allowed or denied.
-import { redactText } from '../redact.ts';
+import { redactText, redactValue } from '../redact.ts';
 import type { Db } from './db.ts';
 
 export interface AuditEntry {
@@ -26,7 +26,8 @@ export function createAuditLog(db: Db) {
         e.origin,
         e.place,
         e.command,
-        redactText(JSON.stringify(e.args ?? {})),
+        // Redacted as a value, then serialised: a regex over the JSON could cut it open.
+        JSON.stringify(redactValue(e.args ?? {})),
         e.decision,
         redactText(e.result).slice(0, 500),
         e.durationMs,
@@ -40,7 +41,7 @@ export function createAuditLog(db: Db) {
           origin: r.origin as string,
           place: (r.place as string) ?? null,
           command: r.command as string,
-          args: JSON.parse(r.args_json as string),
+          args: readArgs(r.args_json),
           decision: r.decision as 'allow' | 'deny',
           result: (r.result as string) ?? '',
           durationMs: (r.duration_ms as number) ?? 0,
@@ -48,6 +49,15 @@ export function createAuditLog(db: Db) {
       );
     },
   };
+}
+
+/** One unreadable row (written by an older bot) never stops a listing: it shows as what it is. */
+function readArgs(raw: unknown): unknown {
+  try {
+    return JSON.parse(String(raw));
+  } catch {
+    return { unreadable: redactText(String(raw)).slice(0, 200) };
+  }
 }
 
 export type AuditLog = ReturnType<typeof createAuditLog>;

@@ -1,6 +1,7 @@
 // The persistent outbox: every post, update and upload the bot makes goes here first, so a chat outage or a bot
 // restart delays a message but never loses or repeats it. Keys make enqueueing idempotent; a message's ref (Slack
 // ts) is stored under its ref key so later updates and thread replies find it, even across restarts.
+import { redactValue } from '../redact.ts';
 import type { Db } from './db.ts';
 
 export type OutboxKind = 'post' | 'update' | 'upload';
@@ -62,7 +63,8 @@ export function createOutbox(db: Db, face = 'terminal') {
       payload: unknown;
       at: number;
     }): void {
-      const payload = JSON.stringify(item.payload);
+      // Redacted before it is stored: a message waiting for Slack is as public as one sent.
+      const payload = JSON.stringify(redactValue(item.payload));
       if (item.kind === 'update') {
         const pending = db
           .prepare(

@@ -10,6 +10,7 @@ import { UserError } from '../errors.ts';
 import { buildProfiles, type ProfileSource } from './load.ts';
 import type { ResolvedProfile } from './resolve.ts';
 import { PROFILE_NAME } from './schema.ts';
+import { markSecrets } from './secrets.ts';
 
 /** Field -> value, in profile field names; `env` is a mapping of variables to add or change. */
 export type Overrides = Record<string, unknown>;
@@ -74,6 +75,15 @@ export function parseSetPairs(spec: string | readonly string[]): Overrides {
   return out;
 }
 
+/** The overrides with their secrets (env values, extra_args) replaced by the SECRET marker. */
+export function markOverrides(o: Overrides): Overrides {
+  const env = o.env && typeof o.env === 'object' ? (o.env as Record<string, string>) : undefined;
+  const args = Array.isArray(o.extra_args) ? o.extra_args.map(String) : undefined;
+  if (!env && !args) return o;
+  const marked = markSecrets({ env, extra_args: args });
+  return { ...o, ...(env ? { env: marked.env } : {}), ...(args ? { extra_args: marked.extra_args } : {}) };
+}
+
 function slug(v: unknown): string {
   const s = typeof v === 'object' && v !== null ? JSON.stringify(v) : String(v);
   return s
@@ -83,7 +93,9 @@ function slug(v: unknown): string {
 }
 
 /** A readable, deterministic name: `glm5-attempt5.kv-cache-dtype-bfloat16`; a hash when that would be too long. */
-export function variantName(base: string, overrides: Overrides): string {
+export function variantName(base: string, given: Overrides): string {
+  // Named after the marked changes: a secret never becomes part of a name (lower-cased, no pattern would find it).
+  const overrides = markOverrides(given);
   const pairs: string[] = [];
   for (const k of Object.keys(overrides).sort()) {
     const v = overrides[k];
@@ -107,7 +119,10 @@ export interface VariantSpec {
 }
 
 /** The variant as a profile file. */
-export function variantText(spec: VariantSpec & { name: string }): string {
+export function variantText(given: VariantSpec & { name: string }, opts: { keepSecrets?: boolean } = {}): string {
+  // A file keeps markers; the host keeps the values (src/profiles/secrets.ts). Only the in-memory build of the
+  // variant a launch runs keeps them, so the launch can hand them to the host.
+  const spec = opts.keepSecrets ? given : { ...given, overrides: markOverrides(given.overrides) };
   const doc = {
     description: spec.description ?? `${spec.base} with ${describeOverrides(spec.overrides)}`,
     extends: spec.base,
@@ -117,7 +132,8 @@ export function variantText(spec: VariantSpec & { name: string }): string {
 }
 
 /** `kv_cache_dtype=bfloat16,env.X=1`: the --set form, which is also how a variant is shown. */
-export function describeOverrides(overrides: Overrides): string {
+export function describeOverrides(given: Overrides): string {
+  const overrides = markOverrides(given);
   const parts: string[] = [];
   for (const [k, v] of Object.entries(overrides)) {
     if (k === 'env' && v && typeof v === 'object') {
@@ -149,7 +165,7 @@ export function buildVariant(
     name,
     file: opts.file ?? `(variant ${name})`,
     label,
-    text: variantText({ ...spec, name }),
+    text: variantText({ ...spec, name }, { keepSecrets: true }),
   };
   const others = sources.filter((s) => s.name !== name);
   return buildProfiles([...others, own], label).get(name);

@@ -5,7 +5,7 @@ import { UserError } from '../errors.ts';
 import type { Attempt } from '../ledger/attempts.ts';
 import type { Catalog } from '../logs/classify/index.ts';
 import { commandLine } from '../profiles/index.ts';
-import { REDACTED } from '../redact.ts';
+import { REDACTED, SECRET } from '../redact.ts';
 import { attemptRows } from '../server/attempts-table.ts';
 import type { EnvReport } from './env.ts';
 import { hardwareOf } from './env-parse.ts';
@@ -129,7 +129,7 @@ export function attemptsTable(attempts: Attempt[], scrub: (s: string) => string,
 
 /** The command as it ran, minus secrets: a redacted assignment says nothing to a reader, so it is left out. */
 export function reproCommand(a: Attempt, scrub: (s: string) => string): string {
-  const env = Object.fromEntries(Object.entries(a.env).filter(([, v]) => !v.includes(REDACTED)));
+  const env = Object.fromEntries(Object.entries(a.env).filter(([, v]) => !v.includes(REDACTED) && v !== SECRET));
   return scrub(commandLine({ argv: a.argv, env }));
 }
 

@@ -52,8 +52,11 @@ export async function readVersions(host: RemoteHost, cfg: HostConfig, fresh = fa
 
 export async function readGpus(host: RemoteHost, cfg: HostConfig): Promise<GpuReport> {
   // The host's configured environment applies, as for a launch (a library path nvidia-smi needs, say).
-  const env = Object.entries(cfg.env).map(([k, v]) => `${k}=${v}`);
-  const r = await host.exec(script(GPUS, 'glm-gpus', [cfg.bin_dirs.join(':'), ...env]));
+  // On stdin, one NAME=value a line: a value (a token, perhaps) never sits on a command line.
+  const env = Object.entries(cfg.env)
+    .filter(([, v]) => !/[\n\r]/.test(v))
+    .map(([k, v]) => `${k}=${v}\n`);
+  const r = await host.exec(script(GPUS, 'glm-gpus', [cfg.bin_dirs.join(':')]), { stdin: env.join('') });
   if (r.stdout.startsWith('NO_NVIDIA_SMI')) return { available: false, gpus: [], apps: [] };
   const [gpuPart = '', appPart = ''] = r.stdout.split('APPS\n');
   const gpus = gpuPart

@@ -10,11 +10,14 @@ import {
   loadHardwareCatalog,
 } from '../fleet/hardware.ts';
 import { type GpuPlan, gpusPerNode, needsVisibleDevices, planGpus } from '../fleet/leases.ts';
+import { shq } from '../hosts/quote.ts';
 import type { Attempt } from '../ledger/attempts.ts';
 import { exitedClassification, type Phase } from '../logs/classify/index.ts';
 import { parseMilestone } from '../logs/milestones.ts';
 import { commandLine, dialectForVersion, flagView, type ResolvedProfile, renderLaunch } from '../profiles/index.ts';
-import { redactArgv, redactEnv, redactText } from '../redact.ts';
+import { ENV_NAME } from '../profiles/schema.ts';
+import { type Secrets, serverArgv, splitSecrets } from '../profiles/secrets.ts';
+import { redactArgv, redactEnv, redactText, redactValue, SECRET } from '../redact.ts';
 import { captureEnvironment } from '../reports/env.ts';
 import type { DiagnoserFactory, Diagnosis } from './diagnosis.ts';
 import { type Engine, hostOf, publish } from './engine.ts';
@@ -80,10 +83,27 @@ async function renderFor(engine: Engine, req: LaunchRequest, profile: ResolvedPr
     if (!req.dryRun) throw e;
     dialectNote = `host unreachable (${(e as Error).message}); assumed the --nsa-* flag names`;
   }
-  const rendered = renderLaunch(profile, { python: cfg.python, dialect: dialect ?? 'nsa', portOverride: req.port });
+  // Secrets leave the profile here: the marked profile is what is rendered, shown and stored; the values go to the
+  // host on the launch script's stdin (src/profiles/secrets.ts).
+  const split = splitSecrets(profile.env, profile.extra_args);
+  const marked = { ...profile, env: split.env, extra_args: split.extraArgs };
+  const rendered = renderLaunch(marked, { python: cfg.python, dialect: dialect ?? 'nsa', portOverride: req.port });
+  const extraStart = rendered.argv.length - split.extraArgs.length;
   // Host env first, so a profile can override it for one configuration.
   const env = { ...cfg.env, ...rendered.env };
-  return { host, cfg, argv: rendered.argv, env, profileEnv: rendered.env, dialectNote, sglangVersion };
+  return {
+    host,
+    cfg,
+    argv: rendered.argv,
+    env,
+    profileEnv: rendered.env,
+    dialectNote,
+    sglangVersion,
+    marked,
+    secrets: split.secrets,
+    needs: split.needs,
+    extraStart,
+  };
 }
 
 /** One node's share of a launch: where, with which GPUs, and the exact argv and env it runs. */
@@ -91,8 +111,15 @@ interface NodePlan {
   rank: number;
   hostName: string;
   gpus: GpuPlan;
+  /** With SECRET markers where the secrets go. */
   argv: string[];
+  /** Without secrets: those are in `secrets` and `needs`. */
   env: Record<string, string>;
+  /** Secret values given with this launch (written to the host's secrets file), by host-side name. */
+  secrets: Secrets;
+  /** Every secret name the server needs from the host. */
+  needs: string[];
+  extraStart: number;
 }
 
 function shown(p: NodePlan): string {
@@ -128,12 +155,25 @@ export async function launch(
       const gpus = await planGpus(engine, hostName, perNode, profile.gpus, { dryRun: req.dryRun });
       // Each node runs the same server with its own host's Python and environment (the profile's env on top).
       const nodeCfg = hostOf(engine, hostName).cfg;
-      const hostEnv = { ...nodeCfg.env, ...r.profileEnv };
+      // The node's host env may hold secrets of its own (a token in the config): they go the same way.
+      const hostSplit = splitSecrets(nodeCfg.env, []);
+      const hostEnv = { ...hostSplit.env, ...r.profileEnv };
       const env = needsVisibleDevices(gpus) ? { CUDA_VISIBLE_DEVICES: gpus.gpus.join(','), ...hostEnv } : hostEnv;
       const nodeArgs = multi
         ? ['--nnodes', String(hosts.length), '--node-rank', String(rank), '--dist-init-addr', distInitAddr!]
         : [];
-      out.push({ rank, hostName, gpus, argv: [nodeCfg.python, ...r.argv.slice(1), ...nodeArgs], env });
+      const secrets = { ...hostSplit.secrets, ...r.secrets };
+      const needs = [...new Set([...hostSplit.needs, ...r.needs])].sort();
+      out.push({
+        rank,
+        hostName,
+        gpus,
+        argv: [nodeCfg.python, ...r.argv.slice(1), ...nodeArgs],
+        env: Object.fromEntries(Object.entries(env).filter(([, v]) => v !== SECRET)),
+        secrets,
+        needs,
+        extraStart: r.extraStart,
+      });
     }
     return out;
   };
@@ -222,6 +262,7 @@ function tryOpen(
   distInitAddr: string | undefined,
 ): { attempt: Attempt } | { refused: UserError } {
   const head = plans[0]!;
+  const stored: ResolvedProfile = { ...req.profile, env: r.marked.env, extra_args: r.marked.extra_args };
   try {
     for (const p of plans) {
       const c = engine.attempts.conflict(p.hostName, port, p.gpus.gpus);
@@ -230,10 +271,14 @@ function tryOpen(
     const attempt = engine.attempts.open({
       host: req.hostName,
       profile: req.profile.name,
-      profileJson: JSON.stringify({ ...req.profile, env: redactEnv(req.profile.env) }),
-      flags: flagView(req.profile),
+      // The marked profile: the ledger keeps markers, the host keeps the values (a re-launch takes them from there).
+      profileJson: JSON.stringify(redactValue(stored)),
+      flags: redactValue(flagView(stored)),
       argv: redactArgv(head.argv),
-      env: redactEnv(head.env),
+      env: {
+        ...redactEnv(head.env),
+        ...Object.fromEntries(head.needs.filter((n) => !n.startsWith('GLM_ARG_')).map((n) => [n, SECRET])),
+      },
       commandLine: shown(head),
       port,
       gpus: head.gpus.gpus.join(','),
@@ -256,8 +301,11 @@ function tryOpen(
 /** Starts one node's server detached on its host; returns where the host recorded it. */
 async function startNode(engine: Engine, attempt: Attempt, p: NodePlan) {
   const { host, cfg } = hostOf(engine, p.hostName);
-  const envArgs = Object.entries(p.env).map(([k, v]) => `${k}=${v}`);
-  const serverArgv = envArgs.length > 0 ? ['env', ...envArgs, ...p.argv] : p.argv;
+  // The environment and the secrets travel on stdin, never on a command line (visible in ps for the server's life).
+  const stdin = [
+    ...Object.entries(p.env).map(([k, v]) => `E ${envLine(k, v)}`),
+    ...Object.entries(p.secrets).map(([k, v]) => `S ${envLine(k, v)}`),
+  ].join('\n');
   const out = await host.exec(
     script(LAUNCH, 'glm-launch', [
       cfg.workdir,
@@ -265,30 +313,49 @@ async function startNode(engine: Engine, attempt: Attempt, p: NodePlan) {
       cfg.env_file ?? '',
       cfg.bin_dirs.join(':'),
       p.gpus.gpus.join(','),
+      p.needs.join(' '),
       '--',
-      ...serverArgv,
+      ...serverArgv(p.argv, p.extraStart),
     ]),
-    { timeoutMs: 30_000 },
+    { timeoutMs: 30_000, stdin: `${stdin}\n` },
   );
   const tag = out.stdout.trim().split('\n').pop() ?? '';
   if (!tag.startsWith('GLM_STARTED')) {
     const [, pgid, run, gpus] = tag.split(' ');
+    const missing = tag.startsWith('GLM_NO_SECRET') ? tag.split(' ').slice(1).filter(Boolean) : [];
     const detail = tag.startsWith('GLM_RUNNING')
       ? `the host already runs a server on GPUs ${gpus} that this ledger does not know (pgid ${pgid}, ${run}), e.g. started by another bot`
-      : tag === 'GLM_BUSY'
-        ? 'another launch or stop holds the host lock'
-        : `launcher failed (exit ${out.code}): ${out.stderr.trim().split('\n').slice(-3).join(' | ')}`;
+      : missing.length
+        ? `the host has no value for the secret${missing.length > 1 ? 's' : ''} ${missing.join(', ')} this profile needs (the ledger and variant files keep only a marker)`
+        : tag === 'GLM_BUSY'
+          ? 'another launch or stop holds the host lock'
+          : `launcher failed (exit ${out.code}): ${out.stderr.trim().split('\n').slice(-3).join(' | ')}`;
     throw new LaunchRefused(`launch on ${p.hostName} refused: ${detail}`, {
       host: p.hostName,
       exitCode: out.code,
       stderrTail: out.stderr.slice(-2000),
       hint: tag.startsWith('GLM_RUNNING')
         ? `stop it where it was started, or on the host: kill -TERM -${pgid}; or launch on other GPUs (--gpus)`
-        : undefined,
+        : missing.length
+          ? `give it again with --set (e.g. --set env.${missing[0]!.startsWith('GLM_ARG_') ? 'NAME' : missing[0]}=...), or put it in the host's env_file`
+          : undefined,
     });
   }
   const [, pg, st, runDir] = tag.split(' ');
   return { pgid: Number(pg), pgidStart: st!, runDir: runDir!, logPath: `${runDir}/out.log` };
+}
+
+/** One `NAME='value'` line of a file the host's sh sources; the name checked, the value quoted once. */
+function envLine(name: string, value: string): string {
+  if (!ENV_NAME.test(name)) throw new UserError(`invalid environment variable name '${name}'`);
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: a control character would end or corrupt the line
+  if (/[\x00-\x1f\x7f]/.test(value)) {
+    throw new UserError(
+      `environment variable ${name}: its value has a control character (a newline?)`,
+      'give it on one line',
+    );
+  }
+  return `${name}=${shq(value)}`;
 }
 
 /** `addr:port` of the head's rendezvous store: its cluster address and the group's port, else a free one found there. */

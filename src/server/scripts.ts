@@ -18,14 +18,19 @@ start_time() { s=$(cat "/proc/$1/stat" 2>/dev/null) || return 1; set -- \${s##*)
 `;
 
 /**
- * launch WORKDIR RUN_ID ENV_FILE PATH_PREPEND GPUS -- ARGV...
+ * launch WORKDIR RUN_ID ENV_FILE PATH_PREPEND GPUS NEEDS -- ARGV...   (stdin: `E NAME='v'` and `S NAME='v'` lines)
  * Refuses (GLM_RUNNING) while a live server started by any bot on this host holds one of GPUS (comma list; empty means
  * "unknown", which clashes with everything): the host's own last line of defence behind the ledger's leases.
+ * The server's environment never travels on a command line: E lines become the run's env file, S lines (secrets) are
+ * merged into the host's secrets file (WORKDIR/secrets.env, mode 0600); NEEDS (space-separated names) are the
+ * secrets the server gets from there, refused with GLM_NO_SECRET when the host does not have them.
  */
 export const LAUNCH = `${PRELUDE}
 set -e
-W=$(home_path "$1"); RUN=$2; ENVF=$(home_path "$3"); PP=$4; GPUS=$5; shift 5
+W=$(home_path "$1"); RUN=$2; ENVF=$(home_path "$3"); PP=$4; GPUS=$5; NEEDS=$6; shift 6
 [ "\${1-}" = "--" ] && shift
+for n in $NEEDS; do case $n in *[!A-Za-z0-9_]*) echo "GLM_BAD_NAME $n"; exit 2 ;; esac; done
+SEC=$W/secrets.env
 if [ -n "$PP" ]; then PATH=$PP:$PATH; export PATH; fi
 mkdir -p "$W/runs" "$W/live"
 exec 9>>"$W/host.lock"
@@ -50,19 +55,56 @@ done
 R=$W/runs/$RUN
 mkdir "$R"
 : > "$R/out.log"
+# Read with shell builtins only (read, printf): no value is ever an argument of a program.
+(
+  umask 077
+  : > "$R/env"; : > "$W/secrets.in"
+  while IFS= read -r l || [ -n "$l" ]; do
+    case $l in
+      "E "*) printf '%s\\n' "\${l#E }" >> "$R/env" ;;
+      "S "*) printf '%s\\n' "\${l#S }" >> "$W/secrets.in" ;;
+    esac
+  done
+  if [ -s "$W/secrets.in" ]; then
+    [ -f "$SEC" ] || : > "$SEC"
+    awk 'NR == FNR { sub(/=.*/, ""); n[$0] = 1; next } { k = $0; sub(/=.*/, "", k); if (!(k in n)) print }' "$W/secrets.in" "$SEC" > "$SEC.tmp"
+    cat "$W/secrets.in" >> "$SEC.tmp"
+    mv -f "$SEC.tmp" "$SEC"
+  fi
+  rm -f "$W/secrets.in"
+  [ -f "$SEC" ] && chmod 600 "$SEC"
+  true
+)
+if [ -n "$NEEDS" ]; then
+  missing=$(
+    set +u
+    if [ -n "$ENVF" ] && [ -r "$ENVF" ]; then . "$ENVF" >/dev/null 2>&1 || true; fi
+    if [ -r "$SEC" ]; then . "$SEC"; fi
+    for n in $NEEDS; do eval "v=\\\${$n+x}"; [ -n "$v" ] || printf '%s ' "$n"; done
+  )
+  if [ -n "$missing" ]; then rm -rf "$R"; echo "GLM_NO_SECRET $missing"; exit 4; fi
+fi
 # The wrapper leads a new session (setsid does not fork: a background job of a non-interactive shell is no group
 # leader, so $! is the PGID). It traps TERM so it outlives the server and records its exit status; the server itself
 # gets default signal handling. All stdio goes to the log so the SSH channel can close; fd 9 (the lock) is not inherited.
 setsid sh -c '
-R=$1; ENVF=$2; shift 2
+R=$1; ENVF=$2; SEC=$3; NEEDS=$4; shift 4
 trap ":" TERM INT HUP
 if [ -n "$ENVF" ]; then
   if [ -r "$ENVF" ]; then set -a; . "$ENVF"; set +a; else echo "glm: env_file $ENVF is not readable" >&2; fi
 fi
+set -a; . "$R/env"; set +a
+# Only the secrets this server needs, exported from the host file (one NAME=value line each, quoted by the bot).
+if [ -n "$NEEDS" ] && [ -r "$SEC" ]; then
+  while IFS= read -r l; do
+    k=\${l%%=*}
+    case " $NEEDS " in *" $k "*) eval "export $l" ;; esac
+  done < "$SEC"
+fi
 "$@"
 rc=$?
 echo "$rc" > "$R/exit.tmp" && mv -f "$R/exit.tmp" "$R/exit"
-' glm-server "$R" "$ENVF" "$@" </dev/null >>"$R/out.log" 2>&1 9>&- &
+' glm-server "$R" "$ENVF" "$SEC" "$NEEDS" "$@" </dev/null >>"$R/out.log" 2>&1 9>&- &
 pg=$!
 st=$(start_time "$pg")
 printf '%s %s\\n' "$pg" "$st" > "$R/pgid"
@@ -149,12 +191,11 @@ LOG=$1; case $LOG in "~/"*) LOG=$HOME/\${LOG#"~/"} ;; esac
 tail -n "$2" -- "$LOG"
 `;
 
-/** gpus PATH_PREPEND [NAME=VALUE...]: per-GPU memory from nvidia-smi (in the host's configured env), or NO_NVIDIA_SMI. */
+/** gpus PATH_PREPEND (stdin: NAME=VALUE lines): per-GPU memory from nvidia-smi (in the host's env), or NO_NVIDIA_SMI. */
 export const GPUS = `
 if [ -n "$1" ]; then PATH=$1:$PATH; export PATH; fi
-shift
-# Each pair is one quoted argument: export assigns it as a whole, nothing in it is parsed by the shell.
-for kv in "$@"; do export "$kv"; done
+# Each line is one word for export, which assigns it as a whole: nothing in it is parsed by the shell.
+while IFS= read -r kv; do case $kv in [A-Za-z_]*=*) export "$kv" ;; esac; done
 command -v nvidia-smi >/dev/null 2>&1 || { echo NO_NVIDIA_SMI; exit 0; }
 nvidia-smi --query-gpu=index,name,memory.used,memory.total,compute_cap --format=csv,noheader,nounits
 echo APPS

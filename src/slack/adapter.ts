@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto';
 import type { types, webApi } from '@slack/bolt';
 import { type ChatAdapter, type ChatMessage, type ChatRef, TransientChatError } from '../chat/types.ts';
 import type { Logger } from '../logger.ts';
-import { redactText } from '../redact.ts';
+import { redactValue } from '../redact.ts';
 import { renderMessage } from './blocks.ts';
 import { chatError } from './client.ts';
 
@@ -30,14 +30,7 @@ export interface SlackPayload extends ChatMessage {
 }
 
 /** Secrets never leave: every string in what we send is scrubbed (text, blocks, file contents, titles). */
-export function scrub<T>(value: T): T {
-  if (typeof value === 'string') return redactText(value) as T;
-  if (Array.isArray(value)) return value.map(scrub) as T;
-  if (value && typeof value === 'object') {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, scrub(v)])) as T;
-  }
-  return value;
-}
+export const scrub = redactValue;
 
 /** response_url must be Slack's (or the configured API host's: a proxy, GovSlack, the tests' stand-in). */
 export function responseUrlAllowed(url: string, apiUrl: string): boolean {

@@ -101,11 +101,12 @@ async function askToReplace(
 ): Promise<boolean> {
   const def = commandDef(deps, 'launch');
   if (tokens.includes('--dry-run')) return false;
+  // Permission first: for someone refused, nothing touches the disk (variants), the ledger or a host; the registry
+  // writes the one audit row.
+  if (!(await authorize(def, slackContext(deps, identity))).allow) return false;
   const clash = await launchClash(deps, text);
   if (!clash?.running || clash.args.dryRun) return false;
   const { host, args, running } = clash;
-  const ctx = slackContext(deps, identity);
-  if (!(await authorize(def, ctx)).allow) return false;
   const id = deps.pending.add({ text, identity, responseUrl, host, replaces: running.id });
   const now = deps.glm.engine.clock.now();
   reply(

@@ -25,6 +25,7 @@ import type { SlackSettings } from './env.ts';
 import type { FaceDeps } from './face-deps.ts';
 import { slackLogger } from './logger.ts';
 import { createPendingStore } from './pending.ts';
+import { createRequestGuard, MAX_BODY_BYTES } from './requests.ts';
 import { REPLACE, STOP_MODAL } from './views.ts';
 
 export interface SlackFaceOptions extends Omit<AppOptions, 'chat' | 'log'> {
@@ -137,7 +138,12 @@ export async function startSlackFace(opts: SlackFaceOptions): Promise<SlackFace>
           logger: boltLogger,
           processBeforeResponse: false,
           signatureVerification: true,
+          bodyLimit: MAX_BODY_BYTES,
         });
+  const guard =
+    receiver instanceof HTTPReceiver
+      ? createRequestGuard({ signingSecret: settings.signingSecret!, clock: glm.engine.clock, log: deps.log })
+      : undefined;
   const bolt = new BoltApp({
     receiver,
     // No conversation store: the bot keeps no per-conversation state, and it costs every request a lookup.
@@ -176,7 +182,8 @@ export async function startSlackFace(opts: SlackFaceOptions): Promise<SlackFace>
   };
   const server: Server = createServer((req, res) => {
     if (req.url === '/healthz' && (req.method === 'GET' || req.method === 'HEAD')) return health(req, res);
-    if (receiver instanceof HTTPReceiver) return receiver.requestListener(req, res);
+    if (receiver instanceof HTTPReceiver && guard)
+      return guard.handle(req, res, () => receiver.requestListener(req, res));
     res.writeHead(404).end();
   });
   await new Promise<void>((resolve, reject) => {

@@ -5,8 +5,8 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import pino from 'pino';
 import { type LoadedConfig, PACKAGE_ROOT, validate } from '../../src/config/load.ts';
+import { createLogger } from '../../src/logger.ts';
 import { type SlackFace, startSlackFace } from '../../src/slack/face.ts';
 import type { FakeSlack } from './fake-slack.ts';
 
@@ -165,7 +165,8 @@ export async function startFace(
   const face = await startSlackFace({
     loaded,
     settings: { botToken: 'xoxb-test-token', transport: 'http', signingSecret: SECRET, apiUrl: fake.apiUrl },
-    log: pino({ level: opts.logLevel ?? 'debug' }, sink.stream),
+    // The bot's own logger (its redaction included), writing to the test's sink.
+    log: createLogger({ level: opts.logLevel ?? 'debug', destination: sink.stream }),
     listenHost: '127.0.0.1',
     port: 0,
     updateIntervalMs: opts.updateIntervalMs ?? 150,
