@@ -93,3 +93,11 @@ describe('known upstream reports', () => {
     expect(index.similar('lorem ipsum dolor sit amet')).toEqual([]);
   });
 });
+
+describe('corpus/SOURCES.md', () => {
+  it('is current (npm run corpus:sources)', async () => {
+    const { readFileSync } = await import('node:fs');
+    const { SOURCES_PATH, sourcesText } = await import('../../scripts/corpus-sources.ts');
+    expect(readFileSync(SOURCES_PATH, 'utf8')).toBe(sourcesText());
+  });
+});

@@ -52,7 +52,8 @@ export const EXPECTED: Record<string, Expected> = {
   },
   'shared_memory_glm45_air_decode.log': {
     category: 'shared_memory_exceeded',
-    phase: 'decode',
+    // The traceback shows forward_extend: a new request's extend pass failed, among decode lines.
+    phase: 'prefill',
     rank: null,
     rootLine: 26,
     rootText: 'out of resource: shared memory, Required: 147456, Hardware limit: 101376',

@@ -245,9 +245,9 @@ function hinted(frames: readonly Frame[], hints: { phase: Phase; funcs: string[]
 export function phaseFromFrames(frames: readonly Frame[], milestonePhase: Phase): Phase | null {
   const init = hinted(frames, HINTS);
   if (init) return init;
-  // Milestones first: `Decode batch` lines before the crash say decode even if the frames show an extend pass.
-  if (milestonePhase === 'unknown' || milestonePhase === 'runtime') {
-    return hinted(frames, RUNTIME_HINTS);
-  }
-  return null;
+  // While serving, the frames say which pass failed: a `Decode batch` line printed before a new request's extend
+  // pass does not make its crash a decode. A frame that says only "serving" keeps the milestone's more precise phase.
+  if (ORDER[milestonePhase] !== ORDER.unknown && ORDER[milestonePhase] !== ORDER.runtime) return null;
+  const h = hinted(frames, RUNTIME_HINTS);
+  return h === 'runtime' && (milestonePhase === 'prefill' || milestonePhase === 'decode') ? null : h;
 }
