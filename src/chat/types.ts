@@ -50,8 +50,19 @@ export interface ChatMessage {
   broadcast?: boolean;
 }
 
+/**
+ * Who a post is in the outbox, so the chat can find it again. `recheck`: an earlier try may have been accepted (it
+ * timed out, the connection reset, a 5xx, or the bot died mid-call), so look for `tag` among the messages since
+ * `since` before posting again.
+ */
+export interface PostTag {
+  tag: { id: number; created: number };
+  recheck: boolean;
+  since: number;
+}
+
 export interface ChatAdapter {
-  post(dest: { channel: string; threadTs?: string }, msg: ChatMessage): Promise<ChatRef>;
+  post(dest: { channel: string; threadTs?: string }, msg: ChatMessage, tag?: PostTag): Promise<ChatRef>;
   update(ref: ChatRef, msg: ChatMessage): Promise<void>;
   /** `content` is text, or base64 of binary data (a PNG chart) when `encoding` says so. */
   upload(
@@ -60,11 +71,16 @@ export interface ChatAdapter {
   ): Promise<void>;
 }
 
-/** An error a ChatAdapter throws to say "try again later" (429, 5xx, network). */
+/**
+ * An error a ChatAdapter throws to say "try again later" (429, 5xx, network). `maybeDelivered`: the request may have
+ * been carried out though its answer was lost (a timeout, a reset connection, a 5xx), as opposed to refused before
+ * anything happened (429, connection refused).
+ */
 export class TransientChatError extends Error {
   constructor(
     message: string,
     readonly retryAfterMs?: number,
+    readonly maybeDelivered = false,
   ) {
     super(message);
   }
