@@ -35,7 +35,7 @@ async function crashOne(face: Face, n: number, key: string): Promise<void> {
     startedAt: now,
   });
   await e.notifier!.onEvent({ kind: 'started', attempt: a });
-  e.notifier!.progress(a, `loading weights ${n}/83 shards`);
+  e.notifier!.progress(a, `loading weights ${n}/83 shards`, 'weights');
   e.attempts.finish(a.id, { status: 'crashed', outcome: 'oom', detail: 'x', exitCode: 1, at: now });
   const failed: LaunchEvent = {
     kind: 'failed',
@@ -302,5 +302,60 @@ describe('outbox retention', () => {
     expect(outbox.has('recent')).toBe(true);
     expect(outbox.counts()).toEqual({ sent: 2 });
     db.close();
+  });
+});
+
+describe('a stuck load (issue 17, item 16)', () => {
+  it("keeps the parent's elapsed time moving and says how long there was no progress; the thread stays quiet", async () => {
+    const slack = await startFakeSlack();
+    try {
+      let t = Date.now();
+      const clock = { now: () => t, sleep: async () => {} };
+      const face = await startFace(slack, localConfig(mkdtempSync(join(tmpdir(), 'glm-data-'))), {
+        clock,
+        updateIntervalMs: 0,
+      });
+      faces.push(face);
+      const e = face.glm.engine;
+      const a = e.attempts.open({
+        host: 'gpu',
+        profile: 'stuck',
+        profileJson: '{}',
+        flags: {},
+        argv: [],
+        env: {},
+        commandLine: '',
+        port: 30200,
+        actor: 'UOPER',
+        origin: 'slack',
+        startedAt: t,
+      });
+      e.attempts.update(a.id, { status: 'loading' });
+      await e.notifier!.onEvent({ kind: 'started', attempt: a });
+      for (let i = 1; i <= 20; i++) {
+        t += 500;
+        e.notifier!.progress(a, `loading weights ${i}/83 shards`, 'weights');
+      }
+      const parent = await waitFor('parent', () => slack.messages.find((m) => !m.thread_ts));
+      await waitFor('20/83 shown', () => blockText(parent.blocks).includes('20/83'));
+      // Nothing more from the log for 7 minutes; the bot's timer ticks.
+      t += 7 * 60_000;
+      e.notifier!.tick();
+      await waitFor('the quiet is told', () => blockText(parent.blocks).includes('no progress for 7 min'));
+      expect(blockText(parent.blocks)).toContain('7m10s'); // 10 s of loading, then 7 min of nothing
+      // 20 steps, one phase: one thread reply.
+      expect(slack.messages.filter((m) => m.thread_ts === parent.ts).map((m) => m.text)).toEqual([
+        'loading weights 1/83 shards',
+      ]);
+      // Once it has ended, ticks leave its message alone.
+      e.attempts.finish(a.id, { status: 'stopped', outcome: 'stopped', at: t });
+      const versions = parent.versions.length;
+      t += 60_000;
+      e.notifier!.tick();
+      await new Promise((r) => setTimeout(r, 300));
+      expect(parent.versions.length).toBe(versions);
+    } finally {
+      await slack.close();
+    }
   });
 });
