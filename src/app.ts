@@ -126,10 +126,11 @@ export function createApp(opts: AppOptions = {}): App {
     delivery,
     async close() {
       clearInterval(ticker);
+      // Watchers first: a follower still reading its log writes to the ledger (offsets, events) until it stops.
+      await stopMonitors(engine);
       await engine.notifier?.idle();
       await delivery?.flush(5000);
       await delivery?.stop();
-      stopMonitors();
       await engine.pool.closeAll();
       db.close();
     },
