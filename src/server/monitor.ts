@@ -12,7 +12,10 @@ import { watchAttempt } from './watch.ts';
 const registry = new WeakMap<Engine, Map<number, { abort: AbortController; done: Promise<void> }>>();
 const watchingOf = (engine: Engine) => {
   let m = registry.get(engine);
-  if (!m) registry.set(engine, (m = new Map()));
+  if (!m) {
+    m = new Map();
+    registry.set(engine, m);
+  }
   return m;
 };
 

@@ -161,7 +161,7 @@ describe('an attempt in Slack', () => {
     expect(blockText(parent.blocks)).toContain('<@UGROUPIE>');
     // The thread hears of phase changes only (issue 17, item 16): the load's steps are the parent's versions.
     const milestones = thread(parent).map((m) => m.text);
-    expect(milestones.join('\n')).toMatch(/loading weights[^]*weights loaded[^]*CUDA graph capture started/);
+    expect(milestones.join('\n')).toMatch(/loading weights[\s\S]*weights loaded[\s\S]*CUDA graph capture started/);
     const phaseOf = (t: string) =>
       /shards|^loading weights/.test(t) ? 'weights' : /weights loaded|KV cache/.test(t) ? 'kv_cache' : t;
     expect(new Set(milestones.map(phaseOf)).size).toBe(milestones.length);
