@@ -22,7 +22,8 @@ export interface NotifierOptions {
   simulated: (host: string) => boolean;
 }
 
-const parentKey = (id: number) => `attempt:${id}:parent`;
+/** The outbox ref key of an attempt's message (its thread): reports link to it. */
+export const parentKey = (id: number) => `attempt:${id}:parent`;
 
 /** How long a loading attempt may go without a new step before its message says so. */
 export const QUIET_MS = 60_000;

@@ -49,6 +49,10 @@ export function createDelivery(opts: {
       encoding?: 'base64';
     };
     const parent = item.parentKey ? outbox.ref(item.parentKey) : undefined;
+    if (msg.view?.type === 'report') {
+      // Links to the bot's own messages (an attempt's thread) are known only once those went out.
+      for (const l of msg.view.links) if (l.refKey) l.ref = outbox.ref(l.refKey);
+    }
     if (item.kind === 'post') {
       const recheck = outbox.trying(item.id);
       let ref: ChatRef;

@@ -40,6 +40,22 @@ export type View =
       /** Public reports of the most similar known crashes (the shipped corpus), best first. */
       known: Array<{ ref: string; url: string; title: string; state: string }>;
     }
+  | {
+      /** A scheduled job's report: its verdict first (what notifications and search show), who is on call. */
+      type: 'report';
+      verdict: string;
+      title: string;
+      /** Facts a reader needs at a glance: profile, SGLang version, how long the run took. */
+      facts: string[];
+      body: string;
+      /** Slack user (U...) or user group (S...) IDs to mention: the on-call, on a failure. */
+      mention: string[];
+      /**
+       * `refKey`: a message the bot posted (an attempt's thread), resolved at delivery into `ref` (and by the face
+       * into `url`, its permalink); `text`: a plain fact (a log's path on its host).
+       */
+      links: Array<{ label: string; refKey?: string; ref?: ChatRef; url?: string; text?: string }>;
+    }
   | { type: 'text' };
 
 export interface ChatMessage {

@@ -147,6 +147,19 @@ export function createSlackAdapter(opts: {
     }
   }
 
+  /** Fills each linked message's permalink; a link Slack will not give is left out, never the report. */
+  async function permalinks(links: Array<{ ref?: ChatRef; url?: string }>): Promise<void> {
+    for (const l of links) {
+      if (!l.ref || l.url) continue;
+      try {
+        const r = await client.chat.getPermalink({ channel: l.ref.channel, message_ts: l.ref.ts });
+        l.url = r.permalink;
+      } catch (e) {
+        log.warn({ err: (e as Error).message }, 'no permalink for a linked message');
+      }
+    }
+  }
+
   /** Answers through response_url; false when it can no longer be used (expired, used up, not Slack's). */
   async function respond(reply: SlackReply, body: Record<string, unknown>): Promise<boolean> {
     if (!reply.responseUrl || !responseUrlAllowed(reply.responseUrl, opts.apiUrl)) return false;
@@ -174,6 +187,7 @@ export function createSlackAdapter(opts: {
   return {
     async post(dest, m, tag): Promise<ChatRef> {
       const msg = m as SlackPayload;
+      if (msg.view?.type === 'report') await permalinks(msg.view.links);
       const c = content(msg);
       const key = createHash('sha256')
         .update(JSON.stringify([dest, msg]))

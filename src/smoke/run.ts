@@ -298,7 +298,7 @@ async function smokeAttempt(
         endpoint,
         ok: j.ok,
         problems: j.problems,
-        answer: a.text.slice(0, 300),
+        answer: a.text, // whole: the report's answers file shows it; tables cut it themselves
         tokens: a.tokens,
         ttftMs: a.ttftMs,
         decodeTokS: a.decodeTokS,

@@ -268,6 +268,15 @@ export async function startFakeSlack(): Promise<FakeSlack> {
           response_metadata: { next_cursor: from + limit < found.length ? String(from + limit) : '' },
         };
       }
+      case 'chat.getPermalink': {
+        const m = fake.messages.find((x) => x.ts === body.message_ts && x.channel === body.channel);
+        if (!m) return { ok: false, error: 'message_not_found' };
+        return {
+          ok: true,
+          channel: m.channel,
+          permalink: `${fake.url}/archives/${m.channel}/p${m.ts.replace('.', '')}`,
+        };
+      }
       case 'chat.postEphemeral':
         seq += 1;
         return { ok: true, message_ts: `1700000000.${String(seq).padStart(6, '0')}` };
