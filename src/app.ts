@@ -87,6 +87,7 @@ export function createApp(opts: AppOptions = {}): App {
   };
   const outbox = engine.outbox;
   let delivery: Delivery | undefined;
+  let ticker: NodeJS.Timeout | undefined;
   if (opts.chat) {
     const chat = opts.chat;
     delivery = createDelivery({
@@ -113,6 +114,9 @@ export function createApp(opts: AppOptions = {}): App {
       },
     );
     delivery.start();
+    // A stuck load prints nothing: the clock, not a log line, moves its message's elapsed time.
+    ticker = setInterval(() => engine.notifier?.tick(), 15_000);
+    ticker.unref();
   }
   return {
     engine,
@@ -121,10 +125,12 @@ export function createApp(opts: AppOptions = {}): App {
     outbox,
     delivery,
     async close() {
+      clearInterval(ticker);
+      // Watchers first: a follower still reading its log writes to the ledger (offsets, events) until it stops.
+      await stopMonitors(engine);
       await engine.notifier?.idle();
       await delivery?.flush(5000);
       await delivery?.stop();
-      stopMonitors();
       await engine.pool.closeAll();
       db.close();
     },

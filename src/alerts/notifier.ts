@@ -1,6 +1,8 @@
-// Turns an attempt's life into chat messages through the outbox: one parent message per attempt, updated in place;
-// milestones in its thread; one alert per crash, deduplicated by the classifier's key (the same crash again bumps a
-// count on the first alert instead of posting a new one).
+// Turns an attempt's life into chat messages through the outbox: one parent message per attempt, updated in place
+// with every step of its load (and its elapsed time, kept moving by tick() while a load is stuck, which then says
+// "no progress for N min"); its thread gets only phase changes (weights, KV cache, CUDA graphs, warm-up), alerts and
+// results; one alert per crash, deduplicated by the classifier's key (the same crash again bumps a count on the first
+// alert instead of posting a new one).
 
 import type { Delivery } from '../chat/delivery.ts';
 import { viewText } from '../chat/text.ts';
@@ -20,13 +22,19 @@ export interface NotifierOptions {
   simulated: (host: string) => boolean;
 }
 
-const parentKey = (id: number) => `attempt:${id}:parent`;
+/** The outbox ref key of an attempt's message (its thread): reports link to it. */
+export const parentKey = (id: number) => `attempt:${id}:parent`;
+
+/** How long a loading attempt may go without a new step before its message says so. */
+export const QUIET_MS = 60_000;
 
 export function createNotifier(
   deps: { db: Db; outbox: Outbox; delivery: Delivery; clock: Clock; sources: AlertSources },
   opts: NotifierOptions,
 ) {
   const { db, outbox, delivery, clock } = deps;
+  // Attempts loading now: the step their message shows and when it came, so tick() can keep the time moving.
+  const loading = new Map<number, { attempt: Attempt; detail: string; at: number }>();
 
   function attemptView(a: Attempt, state: string, detail: string): ChatMessage {
     const view: View = {
@@ -141,12 +149,14 @@ export function createNotifier(
     async idle(): Promise<void> {
       while (inflight.size > 0) await Promise.allSettled([...inflight]);
     },
-    progress(a: Attempt, text: string): void {
+    /** A step of the load: the parent shows it; the thread hears of it only when it starts a new `phase`. */
+    progress(a: Attempt, text: string, phase: string): void {
+      loading.set(a.id, { attempt: a, detail: text, at: clock.now() });
       updateParent(a, 'loading', text);
       if (opts.milestonesInThread && !a.groupKey) {
-        // Keyed by the milestone's text: a follower that re-reads the log after a restart posts nothing twice.
+        // Keyed by the phase: a follower that re-reads the log after a restart posts nothing twice.
         outbox.enqueue({
-          key: `attempt:${a.id}:m:${text}`,
+          key: `attempt:${a.id}:phase:${phase}`,
           kind: 'post',
           channel: opts.channel,
           parentKey: parentKey(a.id),
@@ -156,10 +166,32 @@ export function createNotifier(
       }
       delivery.poke();
     },
+    /**
+     * Re-renders every loading attempt's message with its elapsed time, adding "no progress for N min" once its last
+     * step is QUIET_MS old; the bot calls it on a timer. An attempt that ended by a way this notifier did not hear of
+     * is dropped (the ledger says so).
+     */
+    tick(): void {
+      const now = clock.now();
+      for (const [id, l] of loading) {
+        const a = deps.sources.attempts.get(id);
+        if (!a || (a.status !== 'starting' && a.status !== 'loading')) {
+          loading.delete(id);
+          continue;
+        }
+        const quiet = now - l.at;
+        const detail =
+          quiet >= QUIET_MS ? `${l.detail || a.status}; no progress for ${Math.floor(quiet / 60_000)} min` : l.detail;
+        updateParent(a, 'loading', detail);
+      }
+      if (loading.size > 0) delivery.poke();
+    },
   };
 
   async function handle(e: LaunchEvent): Promise<void> {
     const now = clock.now();
+    if (e.kind === 'started') loading.set(e.attempt.id, { attempt: e.attempt, detail: '', at: now });
+    else if (e.kind === 'ready' || e.kind === 'failed') loading.delete(e.attempt.id);
     if (e.kind === 'started' && opts.parentMessages && e.attempt.groupKey) {
       updateParent(e.attempt, 'starting', e.attempt.profile);
     } else if (e.kind === 'started' && opts.parentMessages) {

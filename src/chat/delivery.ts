@@ -1,10 +1,13 @@
 // Sends the outbox in order through a ChatAdapter. Transient failures (429 with Retry-After, 5xx, network) wait and
-// retry the same item, so nothing behind it overtakes it; permanent ones are recorded and skipped. Updates to one
-// message are spaced out (Slack's chat.update is Tier 3); the outbox coalesces them meanwhile.
+// retry the same item, so nothing behind it in its channel overtakes it (other channels go on); permanent ones are
+// recorded and skipped. A post whose try may have been carried out (a timeout, a reset, a 5xx, or the bot killed
+// mid-call: recorded in the row before the call) is looked up in the chat by its outbox id before it is posted
+// again, so a restart never posts twice. Updates to one message are spaced out (Slack's chat.update is Tier 3); the
+// outbox coalesces them meanwhile. Delivered rows are pruned after a retention period.
 import type { Clock } from '../clock.ts';
 import type { Outbox, OutboxItem } from '../ledger/outbox.ts';
 import type { Logger } from '../logger.ts';
-import { type ChatAdapter, type ChatMessage, TransientChatError } from './types.ts';
+import { type ChatAdapter, type ChatMessage, type ChatRef, TransientChatError } from './types.ts';
 
 export interface Delivery {
   /** Sends what can be sent now; resolves when the queue is empty or must wait. */
@@ -24,10 +27,14 @@ export function createDelivery(opts: {
   log: Logger;
   updateIntervalMs?: number;
   maxBackoffMs?: number;
+  /** How long delivered rows are kept (their keys make enqueueing idempotent meanwhile); default 30 days. */
+  retentionMs?: number;
 }): Delivery {
   const { outbox, adapter, clock, log } = opts;
   const updateInterval = opts.updateIntervalMs ?? 3000;
   const maxBackoff = opts.maxBackoffMs ?? 60_000;
+  const retention = opts.retentionMs ?? 30 * 24 * 3600_000;
+  let prunedAt = Number.NEGATIVE_INFINITY;
   const lastUpdate = new Map<string, number>();
   let running = false;
   let loop: Promise<void> | undefined;
@@ -42,8 +49,23 @@ export function createDelivery(opts: {
       encoding?: 'base64';
     };
     const parent = item.parentKey ? outbox.ref(item.parentKey) : undefined;
+    if (msg.view?.type === 'report') {
+      // Links to the bot's own messages (an attempt's thread) are known only once those went out.
+      for (const l of msg.view.links) if (l.refKey) l.ref = outbox.ref(l.refKey);
+    }
     if (item.kind === 'post') {
-      const ref = await adapter.post({ channel: parent?.channel ?? item.channel, threadTs: parent?.ts }, msg);
+      const recheck = outbox.trying(item.id);
+      let ref: ChatRef;
+      try {
+        ref = await adapter.post({ channel: parent?.channel ?? item.channel, threadTs: parent?.ts }, msg, {
+          tag: { id: item.id, created: item.createdAt },
+          recheck,
+          since: item.createdAt,
+        });
+      } catch (e) {
+        if (!(e instanceof TransientChatError && e.maybeDelivered)) outbox.untried(item.id, recheck);
+        throw e;
+      }
       if (item.refKey) outbox.saveRef(item.refKey, ref.channel, ref.ts);
       return 'sent';
     }
@@ -63,28 +85,47 @@ export function createDelivery(opts: {
     return 'sent';
   }
 
+  function prune(): void {
+    const now = clock.now();
+    if (now - prunedAt < 3600_000) return;
+    prunedAt = now;
+    const n = outbox.prune(now - retention);
+    if (n > 0) log.info({ rows: n, retentionDays: retention / 86_400_000 }, 'outbox: pruned delivered messages');
+  }
+
   /**
    * Sends pending items in order. An update that must wait for its message's spacing is passed over (it is only the
    * newest state of that message, and the outbox keeps coalescing it) so it never holds back an alert queued behind
-   * it; a transient failure stops the round, keeping order for everything after it.
+   * it; a transient failure (or a retry not yet due) stops its channel for the round, keeping order for everything
+   * after it there, while other channels go on.
    */
   async function drainOnce(): Promise<number | undefined> {
+    prune();
     for (;;) {
       const batch = outbox.pending(200);
       if (batch.length === 0) return undefined;
       const spaced = new Set<string>();
+      const held = new Set<string>();
       let soonest: number | undefined;
+      const soon = (ms: number) => {
+        soonest = Math.min(soonest ?? Number.POSITIVE_INFINITY, ms);
+      };
       let sent = 0;
       for (const item of batch) {
         const now = clock.now();
+        if (held.has(item.channel)) continue;
         if (item.kind === 'update' && item.refKey && spaced.has(item.refKey)) continue;
-        if (item.nextAt > now) return Math.min(item.nextAt - now, soonest ?? Number.POSITIVE_INFINITY);
+        if (item.nextAt > now) {
+          held.add(item.channel);
+          soon(item.nextAt - now);
+          continue;
+        }
         try {
           const r = await send(item);
           if (r === 'wait') {
             spaced.add(item.refKey!);
             const until = (lastUpdate.get(item.refKey!) ?? 0) + updateInterval;
-            soonest = Math.min(soonest ?? Number.POSITIVE_INFINITY, Math.max(until - clock.now(), 1));
+            soon(Math.max(until - clock.now(), 1));
             continue;
           }
           outbox.markSent(item.id, clock.now());
@@ -94,8 +135,15 @@ export function createDelivery(opts: {
             const backoff = Math.min(2 ** item.attempts * 500, maxBackoff);
             const wait = Math.max(e.retryAfterMs ?? 0, backoff);
             outbox.retryLater(item.id, clock.now() + wait, e.message);
-            log.warn({ outboxId: item.id, key: item.key, waitMs: wait, err: e.message }, 'chat delivery will retry');
-            return wait;
+            log.warn(
+              { outboxId: item.id, key: item.key, channel: item.channel, waitMs: wait, err: e.message },
+              e.maybeDelivered
+                ? 'chat delivery will retry (it may have gone through: it will be looked up first)'
+                : 'chat delivery will retry',
+            );
+            held.add(item.channel);
+            soon(wait);
+            continue;
           }
           outbox.markFailed(item.id, (e as Error).message, clock.now());
           log.error({ outboxId: item.id, key: item.key, err: (e as Error).message }, 'chat delivery failed for good');

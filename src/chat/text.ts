@@ -3,6 +3,15 @@ import { duration } from '../format/table.ts';
 import type { ChatMessage, View } from './types.ts';
 
 export function viewText(v: View): string | undefined {
+  if (v.type === 'report') {
+    const links = v.links.filter((l) => l.text).map((l) => `${l.label}: ${l.text}`);
+    return [
+      `${v.verdict} ${v.title}${v.mention.length ? ` (on call: ${v.mention.join(', ')})` : ''}`,
+      ...(v.facts.length ? [`  ${v.facts.join(' · ')}`] : []),
+      ...links.map((l) => `  ${l}`),
+      v.body,
+    ].join('\n');
+  }
   if (v.type === 'attempt') {
     return `attempt #${v.attemptId} ${v.profile} on ${v.host} by ${v.actor}: ${v.state}${v.detail ? ` (${v.detail})` : ''} [${duration(v.elapsedS * 1000)}]${v.simulated ? ' [SIMULATED]' : ''}`;
   }

@@ -40,6 +40,22 @@ export type View =
       /** Public reports of the most similar known crashes (the shipped corpus), best first. */
       known: Array<{ ref: string; url: string; title: string; state: string }>;
     }
+  | {
+      /** A scheduled job's report: its verdict first (what notifications and search show), who is on call. */
+      type: 'report';
+      verdict: string;
+      title: string;
+      /** Facts a reader needs at a glance: profile, SGLang version, how long the run took. */
+      facts: string[];
+      body: string;
+      /** Slack user (U...) or user group (S...) IDs to mention: the on-call, on a failure. */
+      mention: string[];
+      /**
+       * `refKey`: a message the bot posted (an attempt's thread), resolved at delivery into `ref` (and by the face
+       * into `url`, its permalink); `text`: a plain fact (a log's path on its host).
+       */
+      links: Array<{ label: string; refKey?: string; ref?: ChatRef; url?: string; text?: string }>;
+    }
   | { type: 'text' };
 
 export interface ChatMessage {
@@ -50,8 +66,19 @@ export interface ChatMessage {
   broadcast?: boolean;
 }
 
+/**
+ * Who a post is in the outbox, so the chat can find it again. `recheck`: an earlier try may have been accepted (it
+ * timed out, the connection reset, a 5xx, or the bot died mid-call), so look for `tag` among the messages since
+ * `since` before posting again.
+ */
+export interface PostTag {
+  tag: { id: number; created: number };
+  recheck: boolean;
+  since: number;
+}
+
 export interface ChatAdapter {
-  post(dest: { channel: string; threadTs?: string }, msg: ChatMessage): Promise<ChatRef>;
+  post(dest: { channel: string; threadTs?: string }, msg: ChatMessage, tag?: PostTag): Promise<ChatRef>;
   update(ref: ChatRef, msg: ChatMessage): Promise<void>;
   /** `content` is text, or base64 of binary data (a PNG chart) when `encoding` says so. */
   upload(
@@ -60,11 +87,16 @@ export interface ChatAdapter {
   ): Promise<void>;
 }
 
-/** An error a ChatAdapter throws to say "try again later" (429, 5xx, network). */
+/**
+ * An error a ChatAdapter throws to say "try again later" (429, 5xx, network). `maybeDelivered`: the request may have
+ * been carried out though its answer was lost (a timeout, a reset connection, a 5xx), as opposed to refused before
+ * anything happened (429, connection refused).
+ */
 export class TransientChatError extends Error {
   constructor(
     message: string,
     readonly retryAfterMs?: number,
+    readonly maybeDelivered = false,
   ) {
     super(message);
   }

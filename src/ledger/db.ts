@@ -194,6 +194,10 @@ export const MIGRATIONS: string[] = [
   `ALTER TABLE attempts ADD COLUMN dist_init_addr TEXT`,
   // Every node's host, head first (multi-node only), so a message can say where an attempt runs without a join.
   `ALTER TABLE attempts ADD COLUMN node_hosts TEXT`,
+  // A post whose try may have reached the chat (a timeout, a reset, a 5xx, the bot killed mid-call): before posting
+  // it again, the chat's history is searched for it (src/chat/delivery.ts).
+  `ALTER TABLE outbox ADD COLUMN uncertain INTEGER NOT NULL DEFAULT 0`,
+  `CREATE INDEX outbox_done ON outbox(status, sent_at)`,
 ];
 
 export function openDb(path: string): Db {

@@ -18,6 +18,9 @@ export interface OutboxItem {
   payload: unknown;
   attempts: number;
   nextAt: number;
+  createdAt: number;
+  /** An earlier try may have been carried out by the chat: look for it before posting again. */
+  uncertain: boolean;
 }
 
 type Row = Record<string, unknown>;
@@ -32,6 +35,8 @@ const fromRow = (r: Row): OutboxItem => ({
   payload: JSON.parse(r.payload_json as string),
   attempts: r.attempts as number,
   nextAt: r.next_at as number,
+  createdAt: r.created_at as number,
+  uncertain: r.uncertain === 1,
 });
 
 /**
@@ -106,6 +111,23 @@ export function createOutbox(db: Db, face = 'terminal') {
         error,
         id,
       );
+    },
+    /**
+     * Marks a try as under way before it is made (so a bot killed mid-call looks before posting again after its
+     * restart); returns whether an earlier try was already uncertain.
+     */
+    trying(id: number): boolean {
+      const r = db.prepare('SELECT uncertain FROM outbox WHERE id = ?').get(id) as Row | undefined;
+      db.prepare('UPDATE outbox SET uncertain = 1 WHERE id = ?').run(id);
+      return r?.uncertain === 1;
+    },
+    /** After a try that certainly did not reach the chat (429, connection refused): back to what it was. */
+    untried(id: number, uncertain: boolean): void {
+      db.prepare('UPDATE outbox SET uncertain = ? WHERE id = ?').run(uncertain ? 1 : 0, id);
+    },
+    /** Deletes delivered (and given-up) rows finished before `before`, every face's; returns how many. */
+    prune(before: number): number {
+      return db.prepare("DELETE FROM outbox WHERE status IN ('sent', 'failed') AND sent_at < ?").run(before).changes;
     },
     saveRef(refKey: string, channel: string, ts: string): void {
       db.prepare('INSERT OR REPLACE INTO message_refs (ref_key, channel, ts) VALUES (?, ?, ?)').run(

@@ -12,6 +12,10 @@ const validZone = (tz: string) => {
   }
 };
 
+const OnCallSchema = z
+  .array(z.string().regex(/^[UWS][A-Z0-9]{2,}$/, 'not a Slack user (U0123ABCD) or user group (S0123ABCD) ID'))
+  .describe('mentioned when a run fails or regresses: Slack user IDs (U...) and user group IDs (S...)');
+
 export const ScheduleJobSchema = z
   .object({
     name: z.string().regex(/^[a-z0-9][a-z0-9_.-]*$/i, 'job names: letters, digits, . _ -'),
@@ -42,6 +46,7 @@ export const ScheduleJobSchema = z
       .nonnegative()
       .optional()
       .describe("this job's catch-up window; default: schedule.catch_up_s"),
+    on_call: OnCallSchema.optional().describe("this job's on-call; default: schedule.on_call"),
   })
   .strict();
 
@@ -52,6 +57,7 @@ export const ScheduleSchema = z
       .nonnegative()
       .default(6 * 3600)
       .describe('a run missed while the bot was down is run at start-up if it was due at most this long ago'),
+    on_call: OnCallSchema.default([]),
     jobs: z.array(ScheduleJobSchema).default([]),
   })
   .strict();

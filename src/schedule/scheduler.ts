@@ -4,8 +4,12 @@
 // while the bot was down is run at start-up if it is still within the catch-up window, and says so.
 
 import { readFileSync } from 'node:fs';
+import { parentKey } from '../alerts/notifier.ts';
+import { viewText } from '../chat/text.ts';
+import type { ChatMessage, View } from '../chat/types.ts';
 import type { CommandContext, CommandOutput } from '../commands/define.ts';
 import type { Dispatch } from '../commands/registry.ts';
+import { duration } from '../format/table.ts';
 import type { Outbox } from '../ledger/outbox.ts';
 import type { DiagnoserFactory } from '../server/diagnosis.ts';
 import type { Engine } from '../server/engine.ts';
@@ -69,24 +73,27 @@ export function startScheduler(app: SchedulerApp, opts: SchedulerOptions = {}): 
     return job.channel ?? engine.loaded.config.slack?.channel;
   }
 
-  function report(
-    job: ScheduleJob,
-    key: string,
-    text: string,
-    files: Array<{ filename: string; path: string; title?: string }>,
-  ) {
+  interface Upload {
+    filename: string;
+    title?: string;
+    /** A file the command made (a chart), read now; or text made here (a smoke's answers). */
+    path?: string;
+    text?: string;
+  }
+
+  function report(job: ScheduleJob, key: string, msg: ChatMessage, uploads: Upload[]) {
     const channel = channelOf(job);
     if (!channel) {
-      if (opts.say) opts.say(text);
-      else log.info({ job: job.name, text }, 'scheduled job report (no channel configured)');
+      if (opts.say) opts.say(msg.text);
+      else log.info({ job: job.name, text: msg.text }, 'scheduled job report (no channel configured)');
       return;
     }
     const now = engine.clock.now();
-    app.outbox.enqueue({ key, kind: 'post', channel, refKey: key, payload: { text }, at: now });
-    for (const f of files) {
+    app.outbox.enqueue({ key, kind: 'post', channel, refKey: key, payload: msg, at: now });
+    for (const f of uploads) {
       let content: string;
       try {
-        content = readFileSync(f.path).toString('base64');
+        content = f.path ? readFileSync(f.path).toString('base64') : Buffer.from(f.text ?? '').toString('base64');
       } catch (e) {
         log.warn({ job: job.name, file: f.path, err: (e as Error).message }, 'scheduled job: file to upload is gone');
         continue;
@@ -101,6 +108,58 @@ export function startScheduler(app: SchedulerApp, opts: SchedulerOptions = {}): 
       });
     }
     app.delivery?.poke();
+  }
+
+  /**
+   * A run's report: the verdict first (PASS, FAIL, REGRESSION, OK), so a notification and a search show it; the
+   * on-call mentioned when it did not pass; for a smoke, its profile, SGLang version and duration, links to its
+   * attempt's thread and log, and the model's full answers as a file.
+   */
+  function reportOf(job: ScheduleJob, head: string, out: CommandOutput): { msg: ChatMessage; uploads: Upload[] } {
+    const data = out.data as
+      | {
+          verdict?: string;
+          profile?: string;
+          attemptId?: number | null;
+          durationMs?: number;
+          id?: number;
+          prompts?: Array<{ name: string; endpoint: string; ok: boolean; problems: string[]; answer: string }>;
+          files?: Array<{ filename: string; path: string; title?: string }>;
+        }
+      | undefined;
+    const verdict = (data?.verdict ?? (out.exitCode ? 'fail' : 'ok')).toUpperCase();
+    const passed = verdict === 'PASS' || verdict === 'OK';
+    const onCall = job.on_call ?? engine.loaded.config.schedule?.on_call ?? [];
+    const attempt = data?.attemptId ? engine.attempts.get(data.attemptId) : undefined;
+    const facts: string[] = [];
+    if (data?.profile) facts.push(`profile ${data.profile}`);
+    if (attempt) facts.push(`SGLang ${attempt.sglangVersion ?? 'version unknown'}`);
+    if (data?.durationMs !== undefined) facts.push(`took ${duration(data.durationMs)}`);
+    const links: Extract<View, { type: 'report' }>['links'] = [];
+    if (attempt) {
+      links.push({ label: `attempt #${attempt.id}'s thread`, refKey: parentKey(attempt.id) });
+      if (attempt.logPath) links.push({ label: 'log', text: `${attempt.host}:${attempt.logPath}` });
+    }
+    const view: View = {
+      type: 'report',
+      verdict,
+      title: head,
+      facts,
+      body: out.text,
+      mention: passed ? [] : onCall,
+      links,
+    };
+    const uploads: Upload[] = (data?.files ?? []).map((f) => ({ filename: f.filename, path: f.path, title: f.title }));
+    if (data?.prompts?.length) {
+      const text = data.prompts
+        .map(
+          (p) =>
+            `## ${p.name} (${p.endpoint}): ${p.ok ? 'ok' : `FAIL: ${p.problems.join('; ')}`}\n${p.answer || '(no answer)'}\n`,
+        )
+        .join('\n');
+      uploads.push({ filename: `smoke-${data.id ?? 'run'}-answers.txt`, title: "the model's full answers", text });
+    }
+    return { msg: { text: viewText(view) ?? head, view }, uploads };
   }
 
   async function run(job: ScheduleJob, dueAt: number, catchUp: boolean): Promise<void> {
@@ -142,9 +201,8 @@ export function startScheduler(app: SchedulerApp, opts: SchedulerOptions = {}): 
     const head = catchUp
       ? `scheduled ${job.name}: catch-up of the run due ${fmt(dueAt, job.timezone)}, missed while the bot was down: ${job.run}`
       : `scheduled ${job.name} (due ${fmt(dueAt, job.timezone)}): ${job.run}`;
-    const files = ((out.data as { files?: Array<{ filename: string; path: string; title?: string }> } | undefined)
-      ?.files ?? []) as Array<{ filename: string; path: string; title?: string }>;
-    report(job, `schedule:${job.name}:${dueAt}`, `${head}\n${out.text}`, files);
+    const r = reportOf(job, head, out);
+    report(job, `schedule:${job.name}:${dueAt}`, r.msg, r.uploads);
     state.finished(job.name, engine.clock.now(), out.exitCode ? `failed (exit ${out.exitCode})` : 'ok');
   }
 
@@ -167,7 +225,9 @@ export function startScheduler(app: SchedulerApp, opts: SchedulerOptions = {}): 
       report(
         job,
         `schedule:${job.name}:${tooOld}:missed`,
-        `scheduled ${job.name}: the run due ${fmt(tooOld, job.timezone)} was missed while the bot was down and is older than the catch-up window (${Math.round(window / 60_000)} min): not run. Next: ${job.run}`,
+        {
+          text: `scheduled ${job.name}: the run due ${fmt(tooOld, job.timezone)} was missed while the bot was down and is older than the catch-up window (${Math.round(window / 60_000)} min): not run. Next: ${job.run}`,
+        },
         [],
       );
     }

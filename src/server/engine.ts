@@ -33,7 +33,10 @@ export interface Engine {
     onEvent(e: LaunchEvent): Promise<void>;
     idle(): Promise<void>;
     openGroup(key: string, text: string): void;
-    progress(a: Attempt, text: string): void;
+    /** `phase`: the load's stage (weights, kv_cache, ...); the thread hears of each once. */
+    progress(a: Attempt, text: string, phase: string): void;
+    /** Keeps loading attempts' elapsed time moving (and says when they make no progress). */
+    tick(): void;
   };
 }
 

@@ -454,7 +454,7 @@ export async function follow(
           engine.attempts.update(attempt.id, { lastMilestone: step.text });
           engine.attempts.event(attempt.id, engine.clock.now(), 'milestone', { text: step.text });
           emit({ kind: 'milestone', text: step.text, progress });
-          engine.notifier?.progress(attempt, step.text);
+          engine.notifier?.progress(attempt, step.text, progress.stage);
         }
         if (m.kind === 'ready' && !checking) {
           checking = confirmReady(engine, host, attempt, firstRequest).then(

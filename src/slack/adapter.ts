@@ -1,9 +1,12 @@
 // The Slack ChatAdapter: what the outbox delivers becomes chat.postMessage / chat.update / filesUploadV2 calls, or a
 // reply through a command's response_url. Every string that leaves is scrubbed of secrets first. Failures are sorted
 // into TransientChatError (the outbox waits and retries the same item) and plain errors (recorded, skipped).
+// Every channel post carries its outbox id in the message's metadata (https://docs.slack.dev/messaging/message-metadata):
+// after a try that may have gone through, the channel's history (conversations.history) or the thread's
+// (conversations.replies), read with include_all_metadata, is searched for it before posting again.
 import { createHash } from 'node:crypto';
 import type { types, webApi } from '@slack/bolt';
-import { type ChatAdapter, type ChatMessage, type ChatRef, TransientChatError } from '../chat/types.ts';
+import { type ChatAdapter, type ChatMessage, type ChatRef, type PostTag, TransientChatError } from '../chat/types.ts';
 import type { Logger } from '../logger.ts';
 import { redactValue } from '../redact.ts';
 import { renderMessage } from './blocks.ts';
@@ -43,6 +46,13 @@ export function responseUrlAllowed(url: string, apiUrl: string): boolean {
     return false;
   }
 }
+
+/** The metadata event type of the bot's posts; its payload is the outbox row (`id`, `created` in ms). */
+export const OUTBOX_EVENT = 'glm_outbox';
+
+/** How far before its row was queued a message may carry a Slack ts (the bot's clock against Slack's). */
+const CLOCK_SKEW_MS = 10 * 60_000;
+const LOOKUP_PAGES = 10;
 
 export function createSlackAdapter(opts: {
   client: webApi.WebClient;
@@ -95,6 +105,54 @@ export function createSlackAdapter(opts: {
     );
   }
 
+  /**
+   * The message a previous try posted, found by its outbox tag in the channel's (or thread's) history since the row
+   * was queued; undefined when it is not there. A lookup Slack refuses for good (a missing history scope, say) posts
+   * anyway: a possible repeat is better than a lost message.
+   */
+  async function find(dest: { channel: string; threadTs?: string }, t: PostTag): Promise<ChatRef | undefined> {
+    const oldest = ((t.since - CLOCK_SKEW_MS) / 1000).toFixed(6);
+    let cursor: string | undefined;
+    try {
+      for (let page = 0; page < LOOKUP_PAGES; page++) {
+        const args = { channel: dest.channel, oldest, include_all_metadata: true, limit: 200, cursor };
+        const res = dest.threadTs
+          ? await call('conversations.replies', () => client.conversations.replies({ ...args, ts: dest.threadTs! }))
+          : await call('conversations.history', () => client.conversations.history(args));
+        for (const m of res.messages ?? []) {
+          const md = m.metadata as { event_type?: string; event_payload?: Record<string, unknown> } | undefined;
+          if (md?.event_type !== OUTBOX_EVENT) continue;
+          if (md.event_payload?.id === t.tag.id && md.event_payload?.created === t.tag.created && m.ts) {
+            return { channel: dest.channel, ts: m.ts };
+          }
+        }
+        cursor = res.response_metadata?.next_cursor || undefined;
+        if (!cursor) return undefined;
+      }
+      return undefined;
+    } catch (e) {
+      if (e instanceof TransientChatError) throw e;
+      log.warn(
+        { channel: dest.channel, outboxId: t.tag.id, err: (e as Error).message },
+        'cannot look up whether a message went through (add the channels:history and groups:history scopes): posting it again',
+      );
+      return undefined;
+    }
+  }
+
+  /** Fills each linked message's permalink; a link Slack will not give is left out, never the report. */
+  async function permalinks(links: Array<{ ref?: ChatRef; url?: string }>): Promise<void> {
+    for (const l of links) {
+      if (!l.ref || l.url) continue;
+      try {
+        const r = await client.chat.getPermalink({ channel: l.ref.channel, message_ts: l.ref.ts });
+        l.url = r.permalink;
+      } catch (e) {
+        log.warn({ err: (e as Error).message }, 'no permalink for a linked message');
+      }
+    }
+  }
+
   /** Answers through response_url; false when it can no longer be used (expired, used up, not Slack's). */
   async function respond(reply: SlackReply, body: Record<string, unknown>): Promise<boolean> {
     if (!reply.responseUrl || !responseUrlAllowed(reply.responseUrl, opts.apiUrl)) return false;
@@ -120,13 +178,18 @@ export function createSlackAdapter(opts: {
   }
 
   return {
-    async post(dest, m): Promise<ChatRef> {
+    async post(dest, m, tag): Promise<ChatRef> {
       const msg = m as SlackPayload;
+      if (msg.view?.type === 'report') await permalinks(msg.view.links);
       const c = content(msg);
       const key = createHash('sha256')
         .update(JSON.stringify([dest, msg]))
         .digest('hex');
       let ref = posted.get(key);
+      if (!ref && !msg.reply && tag?.recheck) {
+        ref = await find(dest, tag);
+        if (ref) log.info({ outboxId: tag.tag.id, ts: ref.ts }, 'message had gone through before: not posted again');
+      }
       if (!ref && msg.reply) {
         const body = {
           response_type: 'ephemeral',
@@ -148,6 +211,7 @@ export function createSlackAdapter(opts: {
           blocks: c.blocks,
           unfurl_links: false,
           unfurl_media: false,
+          ...(tag ? { metadata: { event_type: OUTBOX_EVENT, event_payload: { ...tag.tag } } } : {}),
         };
         const res = await call('chat.postMessage', () =>
           dest.threadTs
@@ -159,7 +223,17 @@ export function createSlackAdapter(opts: {
       }
       if (c.overflow) {
         // Files cannot be ephemeral: a reply's long output goes to the channel it was asked in.
-        await upload({ channel: ref.channel, threadTs: msg.reply ? undefined : (dest.threadTs ?? ref.ts) }, c.overflow);
+        try {
+          await upload(
+            { channel: ref.channel, threadTs: msg.reply ? undefined : (dest.threadTs ?? ref.ts) },
+            c.overflow,
+          );
+        } catch (e) {
+          // The message itself went out: a retry (after a restart too) must find it rather than post it again.
+          if (e instanceof TransientChatError && !e.maybeDelivered)
+            throw new TransientChatError(e.message, e.retryAfterMs, true);
+          throw e;
+        }
       }
       posted.delete(key);
       return ref;

@@ -135,6 +135,25 @@ function alertBlocks(v: Extract<View, { type: 'alert' }>): Block[] {
   return blocks;
 }
 
+/** A user (U.../W...) or user group (S...) mention. */
+const mention = (id: string) => (/^S[A-Z0-9]{2,}$/.test(id) ? `<!subteam^${id}>` : who(id));
+
+function reportHead(v: Extract<View, { type: 'report' }>): string {
+  return `${esc(v.verdict)} ${esc(v.title)}${v.mention.length ? ` ${v.mention.map(mention).join(' ')}` : ''}`;
+}
+
+function reportBlocks(v: Extract<View, { type: 'report' }>): Block[] {
+  const links = v.links
+    .map((l) => (l.url ? `<${l.url}|${esc(l.label)}>` : l.text ? `${esc(l.label)}: ${esc(l.text)}` : null))
+    .filter((x): x is string => x !== null);
+  const out: Block[] = [
+    section(`*${esc(v.verdict)}* ${esc(v.title)}${v.mention.length ? `\n${v.mention.map(mention).join(' ')}` : ''}`),
+  ];
+  const facts = [...v.facts.map(esc), ...links];
+  if (facts.length) out.push(context(facts.join(' · ')));
+  return [...out, ...textBlocks(v.body)];
+}
+
 function textBlocks(text: string): Block[] {
   const lines = text.replace(/\s+$/, '').split('\n');
   if (lines.length === 1) return chunkLines(lines, LIMITS.sectionChars, (ls) => esc(ls.join(''))).map(section);
@@ -185,9 +204,11 @@ export function renderMessage(msg: ChatMessage, opts: { filename?: string } = {}
   const view = msg.view;
   // The fallback is what notifications show: for a crash, it mentions whoever launched the attempt.
   const text =
-    view?.type === 'alert'
-      ? `crash: ${esc(view.diagnosis.category)} during ${esc(view.diagnosis.phase)}: attempt #${view.attemptId} ${esc(view.profile)} on ${esc(view.host)}, launched by ${who(view.actor)}`
-      : esc(firstLine(msg.text || full));
+    view?.type === 'report'
+      ? reportHead(view)
+      : view?.type === 'alert'
+        ? `crash: ${esc(view.diagnosis.category)} during ${esc(view.diagnosis.phase)}: attempt #${view.attemptId} ${esc(view.profile)} on ${esc(view.host)}, launched by ${who(view.actor)}`
+        : esc(firstLine(msg.text || full));
   const filename =
     opts.filename ??
     (view?.type === 'alert' ? `attempt-${view.attemptId}-crash.txt` : view ? 'glm-message.txt' : 'glm-output.txt');
@@ -202,7 +223,13 @@ export function renderMessage(msg: ChatMessage, opts: { filename?: string } = {}
     };
   }
   const blocks =
-    view?.type === 'attempt' ? attemptBlocks(view) : view?.type === 'alert' ? alertBlocks(view) : textBlocks(full);
+    view?.type === 'attempt'
+      ? attemptBlocks(view)
+      : view?.type === 'alert'
+        ? alertBlocks(view)
+        : view?.type === 'report'
+          ? reportBlocks(view)
+          : textBlocks(full);
   // Keep the blocks that fit, in order; when some do not, the complete text goes as a file beside them.
   const kept: Block[] = [];
   let total = 0;

@@ -30,7 +30,8 @@ export function createClient(
   return new webApi.WebClient(token, clientOptions(opts));
 }
 
-// Platform errors (HTTP 200, ok:false) that mean "later", not "never".
+// Platform errors (HTTP 200, ok:false) that mean "later", not "never"; of those, the ones after which the request
+// may have been carried out all the same.
 const TRANSIENT_PLATFORM = new Set([
   'ratelimited',
   'rate_limited',
@@ -40,6 +41,9 @@ const TRANSIENT_PLATFORM = new Set([
   'request_timeout',
   'team_added_to_org',
 ]);
+const AMBIGUOUS_PLATFORM = new Set(['internal_error', 'fatal_error', 'request_timeout']);
+// Network errors that happen before a request is sent: nothing can have been carried out.
+const NOT_SENT = /ECONNREFUSED|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH|CERT_|certificate/i;
 
 /** The error a ChatAdapter should throw for a failed Slack call. */
 export function chatError(e: unknown, what: string): Error {
@@ -49,20 +53,24 @@ export function chatError(e: unknown, what: string): Error {
     statusCode?: number;
     data?: { error?: string };
     message?: string;
+    original?: { code?: string; message?: string };
   };
   switch (err?.code) {
     case 'slack_webapi_rate_limited_error':
       return new TransientChatError(`${what}: rate limited`, Math.max(1, err.retryAfter ?? 1) * 1000);
     case 'slack_webapi_http_error':
       if ((err.statusCode ?? 0) >= 500 || err.statusCode === 408)
-        return new TransientChatError(`${what}: HTTP ${err.statusCode}`);
+        return new TransientChatError(`${what}: HTTP ${err.statusCode}`, undefined, true);
       return new Error(`${what}: HTTP ${err.statusCode}`);
-    case 'slack_webapi_request_error':
-      // Network: refused, reset, DNS, our timeout.
-      return new TransientChatError(`${what}: ${err.message ?? 'request failed'}`);
+    case 'slack_webapi_request_error': {
+      // Network: refused or DNS (never sent), reset or our timeout (maybe carried out).
+      const detail = `${err.message ?? ''} ${err.original?.code ?? ''} ${err.original?.message ?? ''}`;
+      return new TransientChatError(`${what}: ${err.message ?? 'request failed'}`, undefined, !NOT_SENT.test(detail));
+    }
     case 'slack_webapi_platform_error': {
       const code = err.data?.error ?? 'unknown';
-      if (TRANSIENT_PLATFORM.has(code)) return new TransientChatError(`${what}: ${code}`);
+      if (TRANSIENT_PLATFORM.has(code))
+        return new TransientChatError(`${what}: ${code}`, undefined, AMBIGUOUS_PLATFORM.has(code));
       return new Error(`${what}: ${code}`);
     }
     default:

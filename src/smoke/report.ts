@@ -18,15 +18,19 @@ export function smokeText(r: SmokeResult): string {
   ];
   const c = r.comparison;
   const vs = (x: { then: number; pct: number } | null, f: (v: number) => string) =>
-    x ? ` (last pass ${f(x.then)}, ${signed(x.pct)})` : '';
+    x
+      ? ` (${c && c.baselines[0]!.runIds.length > 1 ? 'median of recent passes' : 'last pass'} ${f(x.then)}, ${signed(x.pct)})`
+      : '';
   lines.push(
     `  time to first token ${ms(row.ttftMs)}${vs(c?.ttftMs ?? null, ms)}, decode ${tps(row.tokS)}${vs(c?.tokS ?? null, tps)}`,
   );
   if (c && (row.verdict === 'pass' || row.verdict === 'regression')) {
     lines.push(
       c.regressions.length
-        ? `  REGRESSION against smoke run #${c.baselineId} (${iso(c.baselineAt)} UTC): ${c.regressions.join(', ')} (threshold ${c.thresholdPct}%)`
-        : `  compared with smoke run #${c.baselineId} (${iso(c.baselineAt)} UTC): within ${c.thresholdPct}%`,
+        ? c.baselines.length > 1
+          ? `  REGRESSION: ${c.regressions.join('; ')} (threshold ${c.thresholdPct}%)`
+          : `  REGRESSION against ${c.against.join(' and ')}: ${c.regressions.join(', ')} (threshold ${c.thresholdPct}%)`
+        : `  compared with ${c.baselines.map((b) => b.label).join(' and ')}: within ${c.thresholdPct}%`,
     );
   } else if (row.verdict === 'pass') {
     lines.push('  no earlier passing run to compare with: this one is the baseline');

@@ -38,14 +38,39 @@ export interface PromptResult {
   decodeTokS: number | null;
 }
 
+/**
+ * What a run is compared with. Two baselines that do not drift with a slow decline (each night a little slower than
+ * the last, all within the threshold of the night before): the median of the last passing runs, and the best of the
+ * month. A regressed run is never a pass, so it never lowers either.
+ */
+export interface Baseline {
+  kind: 'median' | 'best';
+  /** How a person reads it: "the median of the last 5 passing runs (#3-#7)", "smoke run #1 (2026-03-10 01:30)". */
+  label: string;
+  /** The runs it was made of, newest first. */
+  runIds: number[];
+  ttftMs: number | null;
+  tokS: number | null;
+}
+
 export interface Comparison {
+  /** The newest passing run (what `smoke --history` shows as "vs #"). */
   baselineId: number;
   baselineAt: number;
+  /** Against the median baseline. */
   ttftMs: { now: number; then: number; pct: number } | null;
   tokS: { now: number; then: number; pct: number } | null;
+  baselines: Baseline[];
+  /** Each regression, naming the baseline it is against. */
   regressions: string[];
+  /** The labels of the baselines a regression is against. */
+  against: string[];
   thresholdPct: number;
 }
+
+/** How many recent passes the median baseline takes, and how far back the best one looks. */
+export const MEDIAN_OF = 5;
+export const BEST_WINDOW_MS = 30 * 24 * 3600_000;
 
 export interface SmokeResult {
   row: SmokeRow;
@@ -152,8 +177,11 @@ export async function runSmoke(engine: Engine, req: SmokeRequest, hooks: Hooks):
   const passed = prompts.filter((p) => p.ok).length;
   const correct =
     !crash && prompts.length === settingsCount(settings) && passed === prompts.length && health.status === 200;
-  const baseline = store.lastPass(req.hostName, profileName);
-  const comparison = baseline ? compare(baseline, ttftMs, tokS, settings.regressionPct) : null;
+  const passes = store.passesSince(req.hostName, profileName, engine.clock.now() - BEST_WINDOW_MS);
+  const baseline = passes[0] ?? store.lastPass(req.hostName, profileName);
+  const comparison = baseline
+    ? compare(passes.length ? passes : [baseline], ttftMs, tokS, settings.regressionPct)
+    : null;
   let verdict: Verdict = correct ? 'pass' : 'fail';
   if (correct && comparison && comparison.regressions.length > 0) verdict = 'regression';
   if (!attempt) verdict = 'error';
@@ -270,7 +298,7 @@ async function smokeAttempt(
         endpoint,
         ok: j.ok,
         problems: j.problems,
-        answer: a.text.slice(0, 300),
+        answer: a.text, // whole: the report's answers file shows it; tables cut it themselves
         tokens: a.tokens,
         ttftMs: a.ttftMs,
         decodeTokS: a.decodeTokS,
@@ -325,16 +353,77 @@ function median(xs: number[]): number {
   return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 }
 
-export function compare(base: SmokeRow, ttftMs: number | null, tokS: number | null, pct: number): Comparison {
+const iso = (t: number) => new Date(t).toISOString().slice(0, 16).replace('T', ' ');
+
+/** The baselines made of `passes` (newest first, at least one). */
+export function baselines(passes: SmokeRow[]): Baseline[] {
+  const recent = passes.slice(0, MEDIAN_OF);
+  const vals = (rows: SmokeRow[], f: (r: SmokeRow) => number | null) =>
+    rows.map(f).filter((v): v is number => v !== null);
+  const med = (xs: number[]) => (xs.length ? median(xs) : null);
+  const one = (r: SmokeRow) => `smoke run #${r.id} (${iso(r.at)} UTC)`;
+  const medianLabel =
+    recent.length === 1
+      ? one(recent[0]!)
+      : `the median of the last ${recent.length} passing runs (#${recent.at(-1)!.id}-#${recent[0]!.id})`;
+  const out: Baseline[] = [
+    {
+      kind: 'median',
+      label: medianLabel,
+      runIds: recent.map((r) => r.id),
+      ttftMs: med(vals(recent, (r) => r.ttftMs)),
+      tokS: med(vals(recent, (r) => r.tokS)),
+    },
+  ];
+  // The best of the month, unless it is the same single run as the median.
+  const fastest = passes.filter((r) => r.tokS !== null).sort((a, b) => b.tokS! - a.tokS!)[0];
+  const quickest = passes.filter((r) => r.ttftMs !== null).sort((a, b) => a.ttftMs! - b.ttftMs!)[0];
+  if (passes.length > 1 && (fastest || quickest)) {
+    const ids = [...new Set([fastest?.id, quickest?.id].filter((x): x is number => x !== undefined))];
+    const which =
+      ids.length === 1
+        ? one((fastest ?? quickest)!)
+        : `decode: smoke run #${fastest!.id}, time to first token: smoke run #${quickest!.id}`;
+    out.push({
+      kind: 'best',
+      label: `the best of the last ${BEST_WINDOW_MS / 86_400_000} days (${which})`,
+      runIds: ids,
+      ttftMs: quickest?.ttftMs ?? null,
+      tokS: fastest?.tokS ?? null,
+    });
+  }
+  return out;
+}
+
+export function compare(passes: SmokeRow[], ttftMs: number | null, tokS: number | null, pct: number): Comparison {
   const change = (now: number | null, then: number | null) =>
     now !== null && then !== null && then > 0 ? { now, then, pct: ((now - then) / then) * 100 } : null;
-  const t = change(ttftMs, base.ttftMs);
-  const s = change(tokS, base.tokS);
+  const bs = baselines(passes);
   const regressions: string[] = [];
-  if (t && t.pct > pct && t.now - t.then > TTFT_NOISE_MS)
-    regressions.push(`time to first token ${t.pct.toFixed(0)}% slower`);
-  if (s && -s.pct > pct) regressions.push(`decode ${(-s.pct).toFixed(0)}% fewer tokens/s`);
-  return { baselineId: base.id, baselineAt: base.at, ttftMs: t, tokS: s, regressions, thresholdPct: pct };
+  const against: string[] = [];
+  for (const b of bs) {
+    const t = change(ttftMs, b.ttftMs);
+    const s = change(tokS, b.tokS);
+    const found: string[] = [];
+    if (t && t.pct > pct && t.now - t.then > TTFT_NOISE_MS)
+      found.push(`time to first token ${t.pct.toFixed(0)}% slower`);
+    if (s && -s.pct > pct) found.push(`decode ${(-s.pct).toFixed(0)}% fewer tokens/s`);
+    if (found.length) {
+      against.push(b.label);
+      regressions.push(...found.map((f) => (bs.length > 1 ? `${f} than ${b.label}` : f)));
+    }
+  }
+  const m = bs[0]!;
+  return {
+    baselineId: passes[0]!.id,
+    baselineAt: passes[0]!.at,
+    ttftMs: change(ttftMs, m.ttftMs),
+    tokS: change(tokS, m.tokS),
+    baselines: bs,
+    regressions,
+    against,
+    thresholdPct: pct,
+  };
 }
 
 function summarize(

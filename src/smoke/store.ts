@@ -1,4 +1,4 @@
-// Smoke history in the ledger: every run, and the last passing one a new run is compared with.
+// Smoke history in the ledger: every run, and the passing ones a new run is compared with.
 import type { Db } from '../ledger/db.ts';
 
 export type Verdict = 'pass' | 'fail' | 'regression' | 'error';
@@ -85,6 +85,16 @@ export function createSmokeStore(db: Db) {
         )
         .get(host, profile) as Row | undefined;
       return r ? fromRow(r) : undefined;
+    },
+    /** Clean passes on this host with this profile since `since`, newest first (the baselines' material). */
+    passesSince(host: string, profile: string, since: number, limit = 500): SmokeRow[] {
+      return (
+        db
+          .prepare(
+            "SELECT * FROM smoke_runs WHERE host = ? AND profile = ? AND verdict = 'pass' AND at >= ? ORDER BY id DESC LIMIT ?",
+          )
+          .all(host, profile, since, limit) as Row[]
+      ).map(fromRow);
     },
     list(filter: { host?: string; profile?: string; limit?: number } = {}): SmokeRow[] {
       const where: string[] = [];

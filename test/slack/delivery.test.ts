@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { LaunchEvent } from '../../src/server/launch.ts';
 import { type FakeSlack, startFakeSlack } from './fake-slack.ts';
-import { blockText, localConfig, startFace, waitFor } from './helpers.ts';
+import { blockText, localConfig, OPS, startFace, waitFor } from './helpers.ts';
 
 type Face = Awaited<ReturnType<typeof startFace>>;
 const faces: Face[] = [];
@@ -35,7 +35,7 @@ async function crashOne(face: Face, n: number, key: string): Promise<void> {
     startedAt: now,
   });
   await e.notifier!.onEvent({ kind: 'started', attempt: a });
-  e.notifier!.progress(a, `loading weights ${n}/83 shards`);
+  e.notifier!.progress(a, `loading weights ${n}/83 shards`, 'weights');
   e.attempts.finish(a.id, { status: 'crashed', outcome: 'oom', detail: 'x', exitCode: 1, at: now });
   const failed: LaunchEvent = {
     kind: 'failed',
@@ -173,5 +173,189 @@ describe('delivery when Slack misbehaves', () => {
     expect(file.content).toContain('frame 299');
     expect(fake.files.filter((f) => f.filename === file.filename)).toHaveLength(1);
     expect(fake.faults.some((f) => f.method === 'files.getUploadURLExternal')).toBe(true);
+  });
+});
+
+describe('a post whose answer was lost (issue 17, item 15)', () => {
+  /** A face whose Slack client gives up after 0.5 s, so an answer held back longer counts as a timeout. */
+  const quickConfig = (dataDir: string) => localConfig(dataDir, { slack: { channel: OPS, port: 0, timeout_s: 0.5 } });
+
+  function postOne(face: Face, key: string, text: string, channel = OPS): void {
+    face.glm.outbox.enqueue({ key, kind: 'post', channel, payload: { text }, at: face.glm.engine.clock.now() });
+    face.glm.delivery!.poke();
+  }
+
+  it('tags every post with its outbox id, and after a reset or a timeout finds it instead of posting again, across a restart', async () => {
+    const slack = await startFakeSlack();
+    try {
+      const loaded = quickConfig(mkdtempSync(join(tmpdir(), 'glm-data-')));
+      const first = await startFace(slack, loaded);
+      faces.push(first);
+      // Slack carries the post out and the connection drops before the answer.
+      slack.failMethod('chat.postMessage', 'accept-reset');
+      postOne(first, 'm1', 'first message');
+      await waitFor('the reset', () => slack.faults.length === 1 && first.glm.outbox.counts().pending === 1);
+      // The bot dies before its retry; the next one starts on the same ledger.
+      await first.glm.delivery!.stop();
+      const second = await startFace(slack, loaded);
+      faces.push(second);
+      await waitFor('m1 settled', () => second.glm.outbox.counts().pending === undefined, 10_000);
+      expect(slack.messages.filter((m) => m.text === 'first message')).toHaveLength(1);
+      const m1 = slack.messages.find((m) => m.text === 'first message')!;
+      expect(m1.metadata?.event_type).toBe('glm_outbox');
+      const row = second.glm.engine.db.prepare("SELECT id, created_at FROM outbox WHERE key = 'slack|m1'").get() as {
+        id: number;
+        created_at: number;
+      };
+      expect(m1.metadata?.event_payload).toEqual({ id: row.id, created: row.created_at });
+      const history = slack.named('conversations.history');
+      expect(history.length).toBeGreaterThanOrEqual(1);
+      expect(String(history[0]!.body.include_all_metadata)).toBe('true');
+
+      // A timeout (the answer comes after the client gave up), this time in a thread: looked up in the thread.
+      second.glm.outbox.enqueue({
+        key: 'parent',
+        kind: 'post',
+        channel: OPS,
+        refKey: 'parent',
+        payload: { text: 'parent' },
+        at: second.glm.engine.clock.now(),
+      });
+      second.glm.delivery!.poke();
+      await waitFor('parent', () => second.glm.outbox.ref('parent'));
+      slack.failMethod('chat.postMessage', 'accept-timeout');
+      second.glm.outbox.enqueue({
+        key: 'reply',
+        kind: 'post',
+        channel: OPS,
+        parentKey: 'parent',
+        payload: { text: 'in the thread' },
+        at: second.glm.engine.clock.now(),
+      });
+      second.glm.delivery!.poke();
+      await waitFor('reply settled', () => second.glm.outbox.counts().pending === undefined, 10_000);
+      const replies = slack.messages.filter((m) => m.text === 'in the thread');
+      expect(replies).toHaveLength(1);
+      expect(replies[0]!.thread_ts).toBe(second.glm.outbox.ref('parent')!.ts);
+      expect(slack.named('conversations.replies').some((c) => c.body.ts === replies[0]!.thread_ts)).toBe(true);
+      expect(second.logLines.some((l) => l.includes('message had gone through before'))).toBe(true);
+
+      // A 500 that really lost the post: looked up, not found, posted once.
+      slack.failMethod('chat.postMessage', '500');
+      postOne(second, 'm3', 'after a 500');
+      await waitFor('m3', () => second.glm.outbox.counts().pending === undefined, 10_000);
+      expect(slack.messages.filter((m) => m.text === 'after a 500')).toHaveLength(1);
+    } finally {
+      await slack.close();
+    }
+  }, 30_000);
+
+  it("one channel's failures do not hold the others", async () => {
+    const slack = await startFakeSlack();
+    try {
+      const face = await startFace(slack, localConfig(mkdtempSync(join(tmpdir(), 'glm-data-'))), {
+        maxBackoffMs: 60_000,
+      });
+      faces.push(face);
+      slack.retryAfterS = 30;
+      slack.failMethod('chat.postMessage', '429');
+      postOne(face, 'a1', 'to CDEV first', 'CDEV');
+      postOne(face, 'a2', 'to CDEV second', 'CDEV');
+      postOne(face, 'b1', 'to OPS', OPS);
+      await waitFor('OPS delivered', () => slack.messages.find((m) => m.text === 'to OPS'), 5000);
+      // CDEV waits out its Retry-After, its order kept.
+      expect(slack.messages.filter((m) => m.channel === 'CDEV')).toEqual([]);
+      expect(face.glm.outbox.pending().map((i) => i.key)).toEqual(['a1', 'a2']);
+    } finally {
+      await slack.close();
+    }
+  });
+});
+
+describe('outbox retention', () => {
+  it('prunes delivered rows older than the retention period, keeps recent ones', async () => {
+    const { openDb } = await import('../../src/ledger/db.ts');
+    const { createOutbox } = await import('../../src/ledger/outbox.ts');
+    const { createDelivery } = await import('../../src/chat/delivery.ts');
+    const pino = (await import('pino')).default;
+    const db = openDb(join(mkdtempSync(join(tmpdir(), 'glm-outbox-')), 'ledger.sqlite'));
+    let t = 1_000_000_000;
+    const clock = { now: () => t, sleep: async () => {} };
+    const outbox = createOutbox(db, 'slack');
+    let n = 0;
+    const adapter = {
+      post: async (dest: { channel: string }) => ({ channel: dest.channel, ts: `1.${++n}` }),
+      update: async () => {},
+      upload: async () => {},
+    };
+    const day = 86_400_000;
+    const d = createDelivery({ outbox, adapter, clock, log: pino({ level: 'silent' }), retentionMs: 7 * day });
+    outbox.enqueue({ key: 'old', kind: 'post', channel: 'C1', payload: { text: 'old' }, at: t });
+    await d.drain();
+    t += 6 * day;
+    outbox.enqueue({ key: 'recent', kind: 'post', channel: 'C1', payload: { text: 'recent' }, at: t });
+    await d.drain();
+    t += 2 * day;
+    outbox.enqueue({ key: 'new', kind: 'post', channel: 'C1', payload: { text: 'new' }, at: t });
+    await d.drain();
+    expect(outbox.has('old')).toBe(false);
+    expect(outbox.has('recent')).toBe(true);
+    expect(outbox.counts()).toEqual({ sent: 2 });
+    db.close();
+  });
+});
+
+describe('a stuck load (issue 17, item 16)', () => {
+  it("keeps the parent's elapsed time moving and says how long there was no progress; the thread stays quiet", async () => {
+    const slack = await startFakeSlack();
+    try {
+      let t = Date.now();
+      const clock = { now: () => t, sleep: async () => {} };
+      const face = await startFace(slack, localConfig(mkdtempSync(join(tmpdir(), 'glm-data-'))), {
+        clock,
+        updateIntervalMs: 0,
+      });
+      faces.push(face);
+      const e = face.glm.engine;
+      const a = e.attempts.open({
+        host: 'gpu',
+        profile: 'stuck',
+        profileJson: '{}',
+        flags: {},
+        argv: [],
+        env: {},
+        commandLine: '',
+        port: 30200,
+        actor: 'UOPER',
+        origin: 'slack',
+        startedAt: t,
+      });
+      e.attempts.update(a.id, { status: 'loading' });
+      await e.notifier!.onEvent({ kind: 'started', attempt: a });
+      for (let i = 1; i <= 20; i++) {
+        t += 500;
+        e.notifier!.progress(a, `loading weights ${i}/83 shards`, 'weights');
+      }
+      const parent = await waitFor('parent', () => slack.messages.find((m) => !m.thread_ts));
+      await waitFor('20/83 shown', () => blockText(parent.blocks).includes('20/83'));
+      // Nothing more from the log for 7 minutes; the bot's timer ticks.
+      t += 7 * 60_000;
+      e.notifier!.tick();
+      await waitFor('the quiet is told', () => blockText(parent.blocks).includes('no progress for 7 min'));
+      expect(blockText(parent.blocks)).toContain('7m10s'); // 10 s of loading, then 7 min of nothing
+      // 20 steps, one phase: one thread reply.
+      expect(slack.messages.filter((m) => m.thread_ts === parent.ts).map((m) => m.text)).toEqual([
+        'loading weights 1/83 shards',
+      ]);
+      // Once it has ended, ticks leave its message alone.
+      e.attempts.finish(a.id, { status: 'stopped', outcome: 'stopped', at: t });
+      const versions = parent.versions.length;
+      t += 60_000;
+      e.notifier!.tick();
+      await new Promise((r) => setTimeout(r, 300));
+      expect(parent.versions.length).toBe(versions);
+    } finally {
+      await slack.close();
+    }
   });
 });

@@ -25,7 +25,14 @@ describe('Slack app manifests', () => {
       expect(cmd!.command.length).toBeLessThanOrEqual(32);
       expect(cmd!.description.length).toBeLessThanOrEqual(2000);
       expect(cmd!.should_escape).toBe(true);
-      expect(m.oauth_config.scopes.bot.sort()).toEqual(['chat:write', 'commands', 'files:write', 'usergroups:read']);
+      expect(m.oauth_config.scopes.bot.sort()).toEqual([
+        'channels:history',
+        'chat:write',
+        'commands',
+        'files:write',
+        'groups:history',
+        'usergroups:read',
+      ]);
       expect(m.settings.interactivity.is_enabled).toBe(true);
       expect(m.settings.socket_mode_enabled).toBe(socket);
       if (!socket) {

@@ -143,7 +143,7 @@ describe('/glm', () => {
 describe('an attempt in Slack', () => {
   let id = 0;
 
-  it('launch to ready: one parent message updated in place, milestones in its thread', async () => {
+  it('launch to ready: one parent message updated in place, phase changes in its thread', async () => {
     const port = await freePort();
     const r = await slash(`launch small --port ${port}`, 'UGROUPIE'); // an operator through a user group
     expect(r.ack.text).toContain(`progress in <#${OPS}>`);
@@ -159,8 +159,13 @@ describe('an attempt in Slack', () => {
     expect(parent.versions.length).toBeGreaterThan(1);
     expect(parent.versions.map((v) => blockText(v.blocks)).join('\n')).toMatch(/loading/);
     expect(blockText(parent.blocks)).toContain('<@UGROUPIE>');
+    // The thread hears of phase changes only (issue 17, item 16): the load's steps are the parent's versions.
     const milestones = thread(parent).map((m) => m.text);
-    expect(milestones.join('\n')).toMatch(/KV cache/);
+    expect(milestones.join('\n')).toMatch(/loading weights[\s\S]*weights loaded[\s\S]*CUDA graph capture started/);
+    const phaseOf = (t: string) =>
+      /shards|^loading weights/.test(t) ? 'weights' : /weights loaded|KV cache/.test(t) ? 'kv_cache' : t;
+    expect(new Set(milestones.map(phaseOf)).size).toBe(milestones.length);
+    expect(parent.versions.map((v) => blockText(v.blocks)).join('\n')).toMatch(/KV cache|weights|CUDA graph/);
     // Buttons carry only the attempt id.
     const actions = parent.blocks.find((b) => (b as { type: string }).type === 'actions') as {
       elements: Array<{ action_id: string; value: string; style?: string }>;

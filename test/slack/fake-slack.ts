@@ -1,6 +1,9 @@
 // A local stand-in for Slack's Web API (node:http on 127.0.0.1, ephemeral port) that records every call: the
 // methods the bot uses, the file upload sink and response_url endpoints. Switches make it rate-limit (429 with
-// Retry-After), fail (500) or go away (connection refused) so delivery can be tested against a misbehaving Slack.
+// Retry-After), fail (500), carry a call out and then lose its answer (reset the connection, or answer too late for
+// the client's timeout), or go away (connection refused) so delivery can be tested against a misbehaving Slack.
+// conversations.history / conversations.replies return what was posted, with message metadata only when asked for
+// with include_all_metadata, as Slack does for metadata the app has not subscribed to.
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
@@ -22,6 +25,7 @@ export interface Message {
   text: string;
   blocks: unknown[];
   reply_broadcast?: boolean;
+  metadata?: { event_type: string; event_payload: Record<string, unknown> };
   /** Every version the message had, oldest first (posted, then each chat.update). */
   versions: Array<{ text: string; blocks: unknown[] }>;
 }
@@ -39,10 +43,12 @@ export interface FakeSlack {
   responses: Array<{ id: string; body: Record<string, unknown> }>;
   groups: Record<string, string[]>;
   /** The next N Web API calls get these answers: '429' (Retry-After: retryAfterS), '500'. */
-  failNext(...faults: Array<'429' | '500'>): void;
+  failNext(...faults: Fault[]): void;
   /** The next call of one method gets this answer. */
-  failMethod(method: string, fault: '429' | '500'): void;
+  failMethod(method: string, fault: Fault): void;
   retryAfterS: number;
+  /** How long an 'accept-timeout' call holds its answer back (longer than the client's timeout). */
+  stallMs: number;
   /** Connection refused until up(). */
   down(): Promise<void>;
   up(): Promise<void>;
@@ -57,6 +63,12 @@ export interface FakeSlack {
   socketClients(): number;
   close(): Promise<void>;
 }
+
+/**
+ * '429' and '500' refuse the call; 'accept-reset' carries it out and then drops the connection without an answer;
+ * 'accept-timeout' carries it out and answers only after stallMs.
+ */
+export type Fault = '429' | '500' | 'accept-reset' | 'accept-timeout';
 
 async function readBuffer(req: IncomingMessage): Promise<Buffer> {
   const chunks: Buffer[] = [];
@@ -75,7 +87,7 @@ async function uploadedContent(buf: Buffer, type: string | undefined): Promise<s
 function parseBody(raw: string, type: string | undefined): Record<string, unknown> {
   if (type?.includes('application/json')) return raw ? (JSON.parse(raw) as Record<string, unknown>) : {};
   const out: Record<string, unknown> = Object.fromEntries(new URLSearchParams(raw));
-  for (const k of ['blocks', 'view', 'attachments']) {
+  for (const k of ['blocks', 'view', 'attachments', 'metadata']) {
     if (typeof out[k] === 'string') out[k] = JSON.parse(out[k] as string);
   }
   return out;
@@ -144,8 +156,8 @@ export async function startFakeSlack(): Promise<FakeSlack> {
   let seq = 0;
   let fileSeq = 0;
   const pendingFiles = new Map<string, { filename: string; content?: string }>();
-  const queue: Array<'429' | '500'> = [];
-  const byMethod = new Map<string, Array<'429' | '500'>>();
+  const queue: Fault[] = [];
+  const byMethod = new Map<string, Fault[]>();
   const expired = new Set<string>();
   let server: Server;
   let port = 0;
@@ -163,6 +175,7 @@ export async function startFakeSlack(): Promise<FakeSlack> {
     responses: [],
     groups: {},
     retryAfterS: 1,
+    stallMs: 3000,
     failNext: (...f) => void queue.push(...f),
     failMethod: (m, f) => void byMethod.set(m, [...(byMethod.get(m) ?? []), f]),
     async down() {
@@ -205,7 +218,8 @@ export async function startFakeSlack(): Promise<FakeSlack> {
         return { ok: true, user: 'glm-ops', user_id: 'U0BOT', bot_id: 'B0BOT', team: 'Test', team_id: 'T1' };
       case 'chat.postMessage': {
         seq += 1;
-        const ts = `1700000000.${String(seq).padStart(6, '0')}`;
+        // Real seconds (history lookups filter by `oldest`), and a sequence number that keeps them unique and ordered.
+        const ts = `${Math.floor(Date.now() / 1000)}.${String(seq).padStart(6, '0')}`;
         const text = String(body.text ?? '');
         const blocks = (body.blocks as unknown[]) ?? [];
         fake.messages.push({
@@ -215,6 +229,7 @@ export async function startFakeSlack(): Promise<FakeSlack> {
           text,
           blocks,
           reply_broadcast: body.reply_broadcast === 'true' || body.reply_broadcast === true,
+          metadata: body.metadata as Message['metadata'],
           versions: [{ text, blocks }],
         });
         return { ok: true, channel: body.channel, ts, message: { text } };
@@ -226,6 +241,41 @@ export async function startFakeSlack(): Promise<FakeSlack> {
         m.blocks = (body.blocks as unknown[]) ?? [];
         m.versions.push({ text: m.text, blocks: m.blocks });
         return { ok: true, channel: m.channel, ts: m.ts };
+      }
+      case 'conversations.history':
+      case 'conversations.replies': {
+        const withMeta = body.include_all_metadata === true || body.include_all_metadata === 'true';
+        const oldest = Number(body.oldest ?? 0);
+        const inThread = (m: Message) => m.ts === body.ts || m.thread_ts === body.ts;
+        const found = fake.messages
+          .filter((m) => m.channel === body.channel && Number(m.ts) > oldest)
+          .filter((m) => (method === 'conversations.replies' ? inThread(m) : !m.thread_ts || m.reply_broadcast));
+        // history is newest first, replies oldest first; one page of `limit`, then a cursor (an offset here).
+        if (method === 'conversations.history') found.reverse();
+        const from = Number(body.cursor ?? 0);
+        const limit = Number(body.limit ?? 100);
+        const page = found.slice(from, from + limit);
+        return {
+          ok: true,
+          messages: page.map((m) => ({
+            type: 'message',
+            ts: m.ts,
+            thread_ts: m.thread_ts,
+            text: m.text,
+            ...(withMeta && m.metadata ? { metadata: m.metadata } : {}),
+          })),
+          has_more: from + limit < found.length,
+          response_metadata: { next_cursor: from + limit < found.length ? String(from + limit) : '' },
+        };
+      }
+      case 'chat.getPermalink': {
+        const m = fake.messages.find((x) => x.ts === body.message_ts && x.channel === body.channel);
+        if (!m) return { ok: false, error: 'message_not_found' };
+        return {
+          ok: true,
+          channel: m.channel,
+          permalink: `${fake.url}/archives/${m.channel}/p${m.ts.replace('.', '')}`,
+        };
       }
       case 'chat.postEphemeral':
         seq += 1;
@@ -294,6 +344,15 @@ export async function startFakeSlack(): Promise<FakeSlack> {
     }
     const method = url.pathname.slice('/api/'.length);
     const fault = byMethod.get(method)?.shift() ?? queue.shift();
+    if (fault === 'accept-reset' || fault === 'accept-timeout') {
+      fake.faults.push({ method, fault, at });
+      const body = parseBody(raw, req.headers['content-type']);
+      fake.calls.push({ method, body, raw, auth: req.headers.authorization, at });
+      const answer = api(method, body);
+      if (fault === 'accept-reset') req.socket.destroy();
+      else setTimeout(() => json(res, answer), fake.stallMs).unref();
+      return;
+    }
     if (fault) {
       fake.faults.push({ method, fault, at });
       if (fault === '429') res.writeHead(429, { 'retry-after': String(fake.retryAfterS) }).end();

@@ -5,6 +5,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
+import type { Clock } from '../../src/clock.ts';
 import { type LoadedConfig, PACKAGE_ROOT, validate } from '../../src/config/load.ts';
 import { createLogger } from '../../src/logger.ts';
 import { type SlackFace, startSlackFace } from '../../src/slack/face.ts';
@@ -159,7 +160,7 @@ export function localConfig(dataDir: string, extra: Record<string, unknown> = {}
 export async function startFace(
   fake: FakeSlack,
   loaded: LoadedConfig,
-  opts: { updateIntervalMs?: number; maxBackoffMs?: number; logLevel?: string } = {},
+  opts: { updateIntervalMs?: number; maxBackoffMs?: number; logLevel?: string; clock?: Clock } = {},
 ): Promise<SlackFace & { logLines: string[] }> {
   const sink = logSink();
   const face = await startSlackFace({
@@ -171,6 +172,7 @@ export async function startFace(
     port: 0,
     updateIntervalMs: opts.updateIntervalMs ?? 150,
     maxBackoffMs: opts.maxBackoffMs ?? 1000,
+    clock: opts.clock,
   });
   return Object.assign(face, { logLines: sink.lines });
 }

@@ -12,6 +12,7 @@ import type { Clock } from '../../src/clock.ts';
 import type { CommandContext } from '../../src/commands/define.ts';
 import { type Scheduler, startScheduler } from '../../src/schedule/scheduler.ts';
 import { clockTriggers } from '../../src/schedule/triggers.ts';
+import { renderMessage } from '../../src/slack/blocks.ts';
 import { freshDirs, terminalContext, testConfig } from '../helpers/app.ts';
 import { freePort, type Sshd, startSshd } from '../helpers/sshd.ts';
 
@@ -28,13 +29,15 @@ interface Sent {
   text: string;
   ts?: string;
   bytes?: number;
+  msg?: ChatMessage;
+  content?: string;
 }
 const sent: Sent[] = [];
 let n = 0;
 const adapter: ChatAdapter = {
   async post(dest, msg: ChatMessage) {
     n += 1;
-    sent.push({ kind: 'post', channel: dest.channel, thread: dest.threadTs, text: msg.text, ts: `1.${n}` });
+    sent.push({ kind: 'post', channel: dest.channel, thread: dest.threadTs, text: msg.text, ts: `1.${n}`, msg });
     return { channel: dest.channel, ts: `1.${n}` };
   },
   async update() {},
@@ -46,6 +49,7 @@ const adapter: ChatAdapter = {
       thread: dest.threadTs,
       text: f.filename,
       bytes: Buffer.from(f.content, f.encoding === 'base64' ? 'base64' : 'utf8').length,
+      content: Buffer.from(f.content, f.encoding === 'base64' ? 'base64' : 'utf8').toString('utf8'),
     });
   },
 };
@@ -57,6 +61,7 @@ function bot(): { app: App; ctx: CommandContext; run: (s: string) => Promise<{ t
     extra: {
       schedule: {
         catch_up_s: 7200,
+        on_call: ['U0ONCALL', 'S0GPUTEAM'],
         jobs: [
           {
             name: 'nightly-smoke',
@@ -132,8 +137,17 @@ describe('scheduled jobs', () => {
     await triggers.tick();
     await app.delivery!.flush(5000);
     const report = sent.find((m) => m.channel === 'C0SMOKE')!;
-    expect(report.text).toMatch(/^scheduled nightly-smoke \(due 2026-03-10 02:30 Europe\/Berlin\): smoke --host gpu\n/);
+    // The verdict is the first word (issue 17, item 22): what a notification and a search show.
+    expect(report.text).toMatch(
+      /^PASS scheduled nightly-smoke \(due 2026-03-10 02:30 Europe\/Berlin\): smoke --host gpu\n {2}profile small · SGLang \S+ · took \d+s\n/,
+    );
     expect(report.text).toMatch(/smoke PASS: attempt #1 \(small\) on gpu/);
+    expect(report.text).not.toMatch(/on call/); // a pass disturbs nobody
+    expect(renderMessage(report.msg!).text).toMatch(/^PASS scheduled nightly-smoke/);
+    // The model's full answers, a click away: a file in the report's thread.
+    const answers = sent.find((m) => m.kind === 'upload' && /^smoke-\d+-answers\.txt$/.test(m.text))!;
+    expect(answers.thread).toBe(report.ts);
+    expect(answers.content).toMatch(/## \S+ \(chat\): ok\n/);
     // The same path as a person's command: audited as the scheduler's, in the job's channel.
     const audit = app.engine.audit.list(5).find((a) => a.command === 'smoke')!;
     expect(audit).toMatchObject({
@@ -148,7 +162,7 @@ describe('scheduled jobs', () => {
     // The same minute again: nothing new.
     t = Date.parse('2026-03-10T01:30:40Z');
     await triggers.tick();
-    expect(sent.filter((m) => m.channel === 'C0SMOKE')).toHaveLength(1);
+    expect(sent.filter((m) => m.channel === 'C0SMOKE' && m.kind === 'post')).toHaveLength(1);
 
     // The benchmark at 02:45: its report, then its chart as an upload in the report's thread.
     t = Date.parse('2026-03-10T01:45:00Z');
@@ -162,11 +176,11 @@ describe('scheduled jobs', () => {
     expect(bench[1]!.bytes).toBeGreaterThan(3000);
 
     // No overlap: a second run of a job while one is under way is skipped.
-    const before = sent.length;
+    const before = sent.filter((m) => m.kind === 'post').length;
     const due1 = Date.parse('2026-03-10T01:50:00Z');
     await Promise.all([s.fire('nightly-smoke', due1), s.fire('nightly-smoke', due1 + 60_000)]);
     await app.delivery!.flush(5000);
-    expect(sent.length - before).toBe(1);
+    expect(sent.filter((m) => m.kind === 'post').length - before).toBe(1);
     await shutdown(app, s);
   });
 
@@ -179,10 +193,10 @@ describe('scheduled jobs', () => {
     const s = startScheduler(app, { triggers: triggers.factory });
     await s.ready;
     await app.delivery!.flush(5000);
-    const smoke = sent.filter((m) => m.channel === 'C0SMOKE');
+    const smoke = sent.filter((m) => m.channel === 'C0SMOKE' && m.kind === 'post');
     expect(smoke).toHaveLength(1);
     expect(smoke[0]!.text).toMatch(
-      /^scheduled nightly-smoke: catch-up of the run due 2026-03-11 02:30 Europe\/Berlin, missed while the bot was down: smoke --host gpu/,
+      /^PASS scheduled nightly-smoke: catch-up of the run due 2026-03-11 02:30 Europe\/Berlin, missed while the bot was down: smoke --host gpu/,
     );
     expect(smoke[0]!.text).toMatch(/smoke PASS/);
     // 02:45 was missed too: the bench is caught up as well.
@@ -208,6 +222,20 @@ describe('scheduled jobs', () => {
       /the run due 2026-03-12 02:30 Europe\/Berlin was missed while the bot was down and is older than the catch-up window \(120 min\): not run/,
     );
     expect(app.engine.db.prepare('SELECT COUNT(*) AS n FROM smoke_runs').get()).toEqual({ n: 3 });
+    await shutdown(app, s);
+  });
+  it('a failed run: the verdict first, the on-call mentioned (user and user group)', async () => {
+    sent.length = 0;
+    const { app, run } = bot();
+    await run('stop').catch(() => {});
+    const s = startScheduler(app, { triggers: clockTriggers(clock).factory });
+    await s.ready;
+    await s.fire('nightly-smoke', Date.parse('2026-03-13T01:30:00Z'));
+    await app.delivery!.flush(5000);
+    const report = sent.find((m) => m.channel === 'C0SMOKE')!;
+    expect(report.text).toMatch(/^FAIL scheduled nightly-smoke .*\(on call: U0ONCALL, S0GPUTEAM\)/);
+    const slack = renderMessage(report.msg!);
+    expect(slack.text).toMatch(/^FAIL scheduled nightly-smoke .* <@U0ONCALL> <!subteam\^S0GPUTEAM>$/);
     await shutdown(app, s);
   });
 });

@@ -173,6 +173,31 @@ describe('launch mode and regressions', () => {
     expect((h.data as Array<{ verdict: string }>).map((x) => x.verdict)).toEqual(['pass', 'regression']);
   });
 
+  it('flags a slow drift (each night within the threshold of the one before) against a baseline that does not drift', async () => {
+    // Decode gets about 12% slower every night: 10 ms per token, then 11.4, 13, 14.8.
+    const nights = ['10', '11.4', '13', '14.8'];
+    let dirs: { workdir: string; dataDir: string } | undefined;
+    let control: string | undefined;
+    const seen: Array<{ verdict: string; text: string }> = [];
+    for (const tpot of nights) {
+      const b = bot({ env: { STANDIN_TPOT_MS: tpot }, dirs, control });
+      dirs = b.dirs;
+      control = b.control;
+      const r = await b.run('smoke --profile small --launch');
+      seen.push({ verdict: (r.data as SmokeData).verdict, text: r.text });
+      await b.app.close();
+    }
+    // The first slower night is within 20% of everything before it.
+    expect(seen[1]!.verdict, seen[1]!.text).toBe('pass');
+    // By the last night (about -32% from the first) it is a regression, and the report says against what.
+    const last = seen.at(-1)!;
+    expect(last.verdict, last.text).toBe('regression');
+    expect(last.text).toMatch(
+      /REGRESSION: .*decode \d+% fewer tokens\/s than the best of the last 30 days \((decode: )?smoke run #1\b/,
+    );
+    expect(last.text).toMatch(/decode \d+% fewer tokens\/s than the median of the last \d passing runs \(#1-#\d\)/);
+  }, 90_000);
+
   it('launches glm5-nvfp4 for the smoke; its first real request NaNs, which the smoke reports and classifies', async () => {
     const b = bot();
     const r = await b.run('smoke --profile glm5-nvfp4');
