@@ -3,6 +3,7 @@
 // sgl-project/sglang#NNNN: title (closed)". Only the labelled root line, the exception type and the issue title are
 // indexed: they are what two reports of one bug share; timestamps, paths and numbers are dropped (evidenceTerms).
 
+import { displayText } from '../logs/classify/lineinfo.ts';
 import { type CorpusCase, loadCorpus } from './cases.ts';
 
 export interface KnownReport {
@@ -40,8 +41,8 @@ const STOP = new Set('a an the of to in on at is are be for and or with by from 
 /** Lowercased words of a line, with paths, addresses, numbers and log prefixes left out. */
 function words_(text: string): string[] {
   // The exception's type says less than its message: `AcceleratorError: CUDA error: out of memory` is an OOM first.
-  const cleaned = text
-    .replace(/^\s*(?:\[[^\]]*\]\s*)?(?:[A-Za-z_][\w.]*(?:Error|Exception)):\s*/, '')
+  const cleaned = displayText(text, 2000)
+    .replace(/^(?:[A-Za-z_][\w.]*(?:Error|Exception)):\s*/, '')
     .replace(/^\s*\[[^\]]*\]\s*/, ' ')
     .split(/\s+/)
     .filter((chunk) => !/[\\/]/.test(chunk))

@@ -42,6 +42,29 @@ const sections = (blocks: unknown[]) =>
   (blocks as Array<{ type: string; text?: { text: string } }>).filter((b) => b.type === 'section');
 
 describe('rendering', () => {
+  it('an alert says why in one line and links the known upstream reports that look like it', () => {
+    const view = alert({
+      diagnosis: { ...alert().diagnosis, reason: 'exception rule exc-backend-validation: AssertionError, line 812' },
+      known: [
+        {
+          ref: 'sgl-project/sglang#14691',
+          url: 'https://github.com/sgl-project/sglang/issues/14691',
+          title: 'DeepSeek-V3.2 with FP8 KV Cache, Assert Error',
+          state: 'closed',
+        },
+      ],
+    });
+    const text = blockText(renderMessage({ text: 'crash', view }).blocks);
+    expect(text).toContain('why: exception rule exc-backend-validation: AssertionError, line 812');
+    expect(text).toContain(
+      '<https://github.com/sgl-project/sglang/issues/14691|sgl-project/sglang#14691>: DeepSeek-V3.2 with FP8 KV Cache, Assert Error (closed)',
+    );
+    // Without them, neither line appears.
+    const plain = blockText(renderMessage({ text: 'crash', view: alert() }).blocks);
+    expect(plain).not.toContain('why:');
+    expect(plain).not.toContain('looks like');
+  });
+
   it('escapes & < > in untrusted text and nothing else; mentions only the launcher', () => {
     expect(esc('a & b <c> "d" *e*')).toBe('a &amp; b &lt;c&gt; "d" *e*');
     const r = renderMessage({ text: 'crash', view: alert() });
