@@ -51,6 +51,11 @@ describe('crash alerts', () => {
     expect(alert).toMatch(/root lines:/);
     expect(alert).toMatch(/probability tensor contains either/);
     expect(alert).toMatch(/findings: .*FINDINGS\.md:\d+-\d+ {2}.*NaN in decode/);
+    // Why it was decided, and the public reports that look like it (the shipped corpus).
+    expect(alert).toMatch(/why: signature nan-probability-tensor matched line \d+ \(confidence [0-9.]+\)/);
+    expect(alert).toMatch(/looks like [\w.-]+\/[\w.-]+#\d+: .+ \((open|closed|merged)\)/);
+    const stored = b.app.engine.attempts.get(a.id)?.classification as { reason?: string } | null;
+    expect(stored?.reason).toContain('nan-probability-tensor');
     expect(b.app.engine.attempts.get(a.id)).toMatchObject({ status: 'crashed', active: false });
     // The parent message was updated to say so, and the alert went into its thread.
     expect(b.printed.some((p) => /attempt #1 small on gpu by U-tester: crashed \(nan_in_sampling\)/.test(p))).toBe(
