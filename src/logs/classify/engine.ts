@@ -13,6 +13,7 @@ import {
   cppExceptionType,
   type ExceptionRule,
   matchException,
+  matchingFrame,
   parseExceptionLine,
   type RaisedException,
   whatMessage,
@@ -434,9 +435,9 @@ export class ClassifierEngine {
     const header = tb.header.line !== exc.line ? tb.header : null;
     const evidence = buildEvidence([exc], header, tb.frames);
     const confidence = this.death ? 0.8 : 0.7;
-    const where = rule.frames
-      ? (rule.where === 'raised' ? ' raised in' : ' under') +
-        ` ${rule.frames.length > 3 ? 'its' : rule.frames.join('/')} code`
+    const f = matchingFrame(rule, tb.frames);
+    const where = f
+      ? ` ${rule.where === 'raised' ? 'raised in' : 'under'} ${f.func} (${f.file.slice(f.file.lastIndexOf('/') + 1)})`
       : '';
     return {
       classification: classification(

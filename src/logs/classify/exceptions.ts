@@ -108,11 +108,20 @@ export function compileExceptionRule(r: RawExceptionRule): ExceptionRule {
 
 const RAISED_FRAMES = 3;
 
-function framesMatch(rule: ExceptionRule, frames: readonly Frame[]): boolean {
-  if (!rule.frames) return true;
+/** The frame that satisfies the rule's `frames` (innermost first), or null. */
+export function matchingFrame(rule: ExceptionRule, frames: readonly Frame[]): Frame | null {
+  if (!rule.frames) return null;
   const pool = rule.where === 'raised' ? frames.slice(-RAISED_FRAMES) : frames;
   const wanted = rule.frames;
-  return pool.some((f) => wanted.some((w) => f.file.includes(w) || f.func === w));
+  for (let i = pool.length - 1; i >= 0; i--) {
+    const f = pool[i] as Frame;
+    if (wanted.some((w) => f.file.includes(w) || f.func === w)) return f;
+  }
+  return null;
+}
+
+function framesMatch(rule: ExceptionRule, frames: readonly Frame[]): boolean {
+  return !rule.frames || matchingFrame(rule, frames) !== null;
 }
 
 /** The highest-priority rule for this exception and stack (ties: the first in the catalog), or null. */
