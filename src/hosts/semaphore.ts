@@ -4,11 +4,29 @@ export class Semaphore {
   private waiting: Array<() => void> = [];
   private used = 0;
 
-  constructor(private readonly limit: number) {}
+  constructor(readonly limit: number) {}
 
-  async acquire(): Promise<() => void> {
+  /**
+   * Resolves with a release function once a slot is free. With `timeoutMs`, gives up after that long and resolves
+   * with undefined (the caller's own timeout must cover its wait for a slot, not start after it).
+   */
+  async acquire(timeoutMs?: number): Promise<(() => void) | undefined> {
     if (this.used >= this.limit) {
-      await new Promise<void>((resolve) => this.waiting.push(resolve));
+      const got = await new Promise<boolean>((resolve) => {
+        const wake = () => {
+          if (timer) clearTimeout(timer);
+          resolve(true);
+        };
+        const timer =
+          timeoutMs === undefined
+            ? undefined
+            : setTimeout(() => {
+                this.waiting = this.waiting.filter((w) => w !== wake);
+                resolve(false);
+              }, timeoutMs);
+        this.waiting.push(wake);
+      });
+      if (!got) return undefined;
     } else {
       this.used += 1;
     }

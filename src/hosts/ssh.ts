@@ -1,10 +1,11 @@
-// A host reached over SSH (ssh2): one connection per host carrying many channels, host keys pinned from
-// known_hosts, keepalive, reconnect with backoff on demand, and a timeout on every operation.
+// A host reached over SSH (ssh2): one connection per host for commands and tunnels, log streams on connections of
+// their own, host keys pinned from known_hosts, keepalive, reconnect with backoff on demand, and a timeout on every
+// operation that covers its wait for a channel.
 import type { Duplex } from 'node:stream';
 import ssh2, { type ClientChannel, type Client as ClientType, type ConnectConfig } from 'ssh2';
 import { RemoteError } from '../errors.ts';
 import { httpRequest } from './http.ts';
-import { readKnownHosts, type Verdict, verifyHostKey } from './known-hosts.ts';
+import { knownHostsName, readKnownHosts, type Verdict, verifyHostKey } from './known-hosts.ts';
 import { ChunkQueue, TailBuffer } from './output.ts';
 import { shArgv } from './quote.ts';
 import { Semaphore } from './semaphore.ts';
@@ -35,7 +36,15 @@ export interface SshStats {
   connectionsOpened: number;
 }
 
-const MAX_CHANNELS = 8;
+/**
+ * OpenSSH allows 10 sessions per connection (sshd_config MaxSessions). Commands get 8 of them on the command
+ * connection; long-lived streams (`tail -F`) never take those: they ride connections of their own, up to 8 each, so
+ * any number of followed servers cannot starve `stop`, `status` or `probe`. Tunnels (direct-tcpip) are not sessions.
+ */
+const COMMAND_CHANNELS = 8;
+const STREAMS_PER_CONNECTION = 8;
+/** How long a signalled session gets to end before we close its channel anyway. */
+const KILL_GRACE_MS = 1000;
 const RETRYABLE = new Set(['client-socket', 'client-timeout']);
 
 export interface SshHost extends RemoteHost {
@@ -44,19 +53,62 @@ export interface SshHost extends RemoteHost {
   tunnel(toHost: string, toPort: number): Promise<Duplex>;
 }
 
+/** One SSH connection, made on demand and remade after a drop, with its own channel budget. */
+interface Connection {
+  channels: Semaphore;
+  get(): Promise<ClientType>;
+  drop(c: ClientType): void;
+  end(): void;
+}
+
+/**
+ * The host-key algorithms to offer for the pinned keys. An RSA pin (`ssh-rsa` in known_hosts) is offered as the
+ * SHA-2 signature algorithms of RFC 8332 only: the `ssh-rsa` algorithm means SHA-1 signatures, which OpenSSH 8.8+
+ * servers no longer make (and OpenSSH's own client no longer accepts).
+ */
+export function hostKeyAlgorithms(pinnedTypes: readonly string[]): string[] {
+  return [...new Set(pinnedTypes.flatMap((t) => (t === 'ssh-rsa' ? ['rsa-sha2-512', 'rsa-sha2-256'] : [t])))];
+}
+
+/**
+ * Sends a signal to a session's remote command. OpenSSH (>= 7.9) delivers it to the session's process group, so the
+ * command and whatever it started in its group get it. ssh2's Channel.signal() drops the request once our side has
+ * sent EOF (every exec closes stdin), though RFC 4254 allows it then, so the request goes to the protocol directly.
+ */
+function signalSession(ch: ClientChannel, name: 'TERM' | 'KILL'): void {
+  const raw = ch as unknown as {
+    outgoing?: { id: number; state: string };
+    _client?: { _protocol?: { signal(id: number, sig: string): void } };
+  };
+  // 'eof': we sent EOF (stdin closed) but the channel is still open both ways.
+  if (raw.outgoing?.state !== 'open' && raw.outgoing?.state !== 'eof') return;
+  raw._client?._protocol?.signal(raw.outgoing.id, name);
+}
+
+/**
+ * Ends a session's remote command with `sig` to its process group, then closes the channel (at once if the command
+ * does not end within a grace period). A timed-out command gets KILL straight away: a TERM-first grace cannot work
+ * through sshd, because once the group's leader (the login shell) dies of TERM, sshd ends the session and the rest
+ * of the group (anything that ignores TERM) can no longer be signalled.
+ */
+function endSession(ch: ClientChannel, sig: 'TERM' | 'KILL', graceMs = KILL_GRACE_MS): void {
+  signalSession(ch, sig);
+  const timer = setTimeout(() => ch.close(), graceMs);
+  ch.once('close', () => clearTimeout(timer));
+}
+
 export function createSshHost(target: SshTarget): SshHost {
   const stats: SshStats = { connectionsOpened: 0 };
-  const channels = new Semaphore(MAX_CHANNELS);
-  let client: ClientType | undefined;
-  let connecting: Promise<ClientType> | undefined;
   let jumpHost: SshHost | undefined;
   let closed = false;
 
-  function connectOnce(): Promise<ClientType> {
+  function connectOnce(onClose: (c: ClientType) => void): Promise<ClientType> {
     return new Promise((resolve, reject) => {
       const c = new Client();
       let verdict: Verdict | undefined;
+      let offered: string | undefined;
       const known = readKnownHosts(target.knownHostsPath, target.host, target.port);
+      const pinnedTypes = [...new Set(known.keys.map((k) => k.type))];
       const cfg: ConnectConfig = {
         host: target.host,
         port: target.port,
@@ -72,10 +124,14 @@ export function createSshHost(target: SshTarget): SshHost {
           });
           return verdict.ok;
         },
+        // ssh2 reports the host's key types only in its debug lines; we keep that one line for the error below.
+        debug: (line: string) => {
+          const m = line.match(/^Handshake: \(remote\) Host key format: (.*)$/);
+          if (m) offered = m[1];
+        },
       };
       // Offer only the key types we have pins for, so the server presents one we can check.
-      const types = [...new Set(known.keys.map((k) => k.type))];
-      if (types.length > 0) cfg.algorithms = { serverHostKey: types as never };
+      if (pinnedTypes.length > 0) cfg.algorithms = { serverHostKey: hostKeyAlgorithms(pinnedTypes) as never };
       if (target.privateKey) cfg.privateKey = target.privateKey;
       if (target.passphrase) cfg.passphrase = target.passphrase;
       if (target.agent) cfg.agent = target.agent;
@@ -86,6 +142,7 @@ export function createSshHost(target: SshTarget): SshHost {
         resolve(c);
       });
       c.on('error', (err: Error & { level?: string }) => {
+        const name = knownHostsName(target.host, target.port);
         if (verdict && !verdict.ok) {
           reject(
             new RemoteError(verdict.message, {
@@ -94,12 +151,32 @@ export function createSshHost(target: SshTarget): SshHost {
               hint: verdict.hint,
             }),
           );
+        } else if (/no matching host key format/i.test(err.message)) {
+          const offers = offered ? offered.split(',').join(', ') : 'other types';
+          reject(
+            new RemoteError(
+              `no pinned key of the type the host offers: ${name} offers ${offers}; ${target.knownHostsPath} pins only ${pinnedTypes.join(', ')} for it`,
+              {
+                host: target.name,
+                kind: 'host-key',
+                hint: `check the host's key out of band (on the host: ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub, or ssh-keyscan -p ${target.port} ${target.host}), then add its line to ${target.knownHostsPath}`,
+              },
+            ),
+          );
         } else if (err.level === 'client-authentication') {
           reject(
             new RemoteError(`${target.username}@${target.host}:${target.port} refused our key (${err.message})`, {
               host: target.name,
               kind: 'auth',
               hint: `check the user name and that the public key of the configured key file is in ~${target.username}/.ssh/authorized_keys on the host`,
+            }),
+          );
+        } else if (err.level === 'handshake' || err.level === 'protocol') {
+          reject(
+            new RemoteError(`${name} and the bot could not agree on a secure connection: ${err.message}`, {
+              host: target.name,
+              kind: 'connect',
+              hint: "the host's sshd allows no algorithm the bot speaks: compare its sshd_config (HostKeyAlgorithms, KexAlgorithms, Ciphers) with a current OpenSSH",
             }),
           );
         } else {
@@ -112,9 +189,7 @@ export function createSshHost(target: SshTarget): SshHost {
           reject(e);
         }
       });
-      c.on('close', () => {
-        if (client === c) client = undefined;
-      });
+      c.on('close', () => onClose(c));
       if (target.jump) {
         jumpHost ??= createSshHost(target.jump);
         const jump = jumpHost;
@@ -135,12 +210,12 @@ export function createSshHost(target: SshTarget): SshHost {
     });
   }
 
-  async function connectWithBackoff(): Promise<ClientType> {
+  async function connectWithBackoff(onClose: (c: ClientType) => void): Promise<ClientType> {
     const deadline = Date.now() + target.connectTimeoutMs;
     let delay = 200;
     for (;;) {
       try {
-        return await connectOnce();
+        return await connectOnce(onClose);
       } catch (e) {
         const level = (e as { level?: string }).level;
         // Never retry a host-key or authentication failure: those need a person.
@@ -151,30 +226,61 @@ export function createSshHost(target: SshTarget): SshHost {
     }
   }
 
-  async function getClient(): Promise<ClientType> {
-    if (closed) throw new RemoteError('host connection is closed', { host: target.name, kind: 'connect' });
-    if (client) return client;
-    connecting ??= connectWithBackoff().finally(() => {
-      connecting = undefined;
-    });
-    client = await connecting;
-    return client;
+  function makeConnection(limit: number): Connection {
+    let client: ClientType | undefined;
+    let connecting: Promise<ClientType> | undefined;
+    const forget = (c: ClientType) => {
+      if (client === c) client = undefined;
+    };
+    return {
+      channels: new Semaphore(limit),
+      async get() {
+        if (closed) throw new RemoteError('host connection is closed', { host: target.name, kind: 'connect' });
+        if (client) return client;
+        connecting ??= connectWithBackoff(forget).finally(() => {
+          connecting = undefined;
+        });
+        client = await connecting;
+        return client;
+      },
+      drop(c) {
+        forget(c);
+        c.destroy();
+      },
+      end() {
+        client?.end();
+        client = undefined;
+      },
+    };
   }
 
-  function dropClient(c: ClientType): void {
-    if (client === c) client = undefined;
-    c.destroy();
+  const commands = makeConnection(COMMAND_CHANNELS);
+  const streamConnections: Connection[] = [];
+
+  /** A stream slot that never waits: the first stream connection with room, else a new connection. */
+  async function streamSlot(): Promise<{ conn: Connection; release: () => void }> {
+    let conn = streamConnections.find((s) => s.channels.inUse < s.channels.limit);
+    if (!conn) {
+      conn = makeConnection(STREAMS_PER_CONNECTION);
+      streamConnections.push(conn);
+    }
+    const release = await conn.channels.acquire();
+    return { conn, release: release! };
   }
 
   /**
    * Opens an exec channel, with a timeout on the open itself (a half-open transport never calls back). sshd frees a
    * session slot a moment after the channel's close reaches us, so an "open failed" right after a close is retried.
    */
-  async function openExec(argv: readonly string[], timeoutMs: number): Promise<{ ch: ClientChannel; c: ClientType }> {
+  async function openExec(
+    conn: Connection,
+    argv: readonly string[],
+    timeoutMs: number,
+  ): Promise<{ ch: ClientChannel; c: ClientType }> {
     const deadline = Date.now() + timeoutMs;
     for (let attempt = 0; ; attempt++) {
       try {
-        return await openExecOnce(argv, Math.max(deadline - Date.now(), 1));
+        return await openExecOnce(conn, argv, Math.max(deadline - Date.now(), 1));
       } catch (e) {
         const transient = e instanceof RemoteError && e.details.kind === 'channel' && /open failed/i.test(e.message);
         if (!transient || Date.now() > deadline - 50 || attempt > 20) throw e;
@@ -184,14 +290,15 @@ export function createSshHost(target: SshTarget): SshHost {
   }
 
   async function openExecOnce(
+    conn: Connection,
     argv: readonly string[],
     timeoutMs: number,
   ): Promise<{ ch: ClientChannel; c: ClientType }> {
-    const c = await getClient();
+    const c = await conn.get();
     const command = shArgv(argv);
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
-        dropClient(c);
+        conn.drop(c);
         reject(
           new RemoteError(`opening a channel timed out after ${timeoutMs} ms`, {
             host: target.name,
@@ -218,48 +325,64 @@ export function createSshHost(target: SshTarget): SshHost {
     stats,
     async exec(argv: readonly string[], opts: ExecOptions = {}): Promise<ExecResult> {
       const timeoutMs = opts.timeoutMs ?? target.execTimeoutMs;
-      const release = await channels.acquire();
-      try {
-        const { ch, c } = await openExec(argv, Math.min(timeoutMs, target.connectTimeoutMs));
-        return await new Promise<ExecResult>((resolve, reject) => {
-          const max = opts.maxOutputBytes ?? 1 << 20;
-          const out = new TailBuffer(max);
-          const err = new TailBuffer(max);
-          let exit: { code: number | null; signal: string | null } = { code: null, signal: null };
-          ch.on('data', (d: Buffer) => out.push(d));
-          ch.stderr.on('data', (d: Buffer) => err.push(d));
-          ch.on('exit', (code: number | null, signal?: string) => {
-            exit = { code: code ?? null, signal: signal ?? null };
-          });
-          const timer = setTimeout(() => {
-            ch.close();
-            reject(
-              new RemoteError(`command timed out after ${timeoutMs} ms`, { host: target.name, argv, kind: 'timeout' }),
-            );
-          }, timeoutMs);
-          const onClientClose = () => {
-            clearTimeout(timer);
-            reject(
-              new RemoteError('connection lost while the command ran', { host: target.name, argv, kind: 'connect' }),
-            );
-          };
-          c.once('close', onClientClose);
-          ch.on('close', (code?: number | null, signal?: string) => {
-            clearTimeout(timer);
-            c.removeListener('close', onClientClose);
-            const codeOut = exit.code ?? (typeof code === 'number' ? code : null);
-            resolve({
-              stdout: out.toString(),
-              stderr: err.toString(),
-              code: codeOut,
-              signal: exit.signal ?? signal ?? null,
-            });
-          });
-          ch.end(opts.stdin ?? '');
+      // The timeout covers the whole command: its wait for a channel, the open, and the run.
+      const deadline = Date.now() + timeoutMs;
+      const left = () => Math.max(deadline - Date.now(), 1);
+      const timedOut = (what: string) =>
+        new RemoteError(`command timed out after ${timeoutMs} ms ${what}`, {
+          host: target.name,
+          argv,
+          kind: 'timeout',
         });
-      } finally {
+      const release = await commands.channels.acquire(timeoutMs);
+      if (!release)
+        throw timedOut(`waiting for one of the ${COMMAND_CHANNELS} command channels (all busy with other commands)`);
+      let opened: { ch: ClientChannel; c: ClientType };
+      try {
+        opened = await openExec(commands, argv, Math.min(left(), target.connectTimeoutMs));
+      } catch (e) {
         release();
+        throw e;
       }
+      const { ch, c } = opened;
+      return await new Promise<ExecResult>((resolve, reject) => {
+        const max = opts.maxOutputBytes ?? 1 << 20;
+        const out = new TailBuffer(max);
+        const err = new TailBuffer(max);
+        let exit: { code: number | null; signal: string | null } = { code: null, signal: null };
+        ch.on('data', (d: Buffer) => out.push(d));
+        ch.stderr.on('data', (d: Buffer) => err.push(d));
+        ch.on('exit', (code: number | null, signal?: string) => {
+          exit = { code: code ?? null, signal: signal ?? null };
+        });
+        const timer = setTimeout(() => {
+          // Closing the channel alone would leave the command running on the host: end its process group. The
+          // channel's slot is freed when the channel has closed.
+          endSession(ch, 'KILL');
+          reject(timedOut('while it ran (its process group on the host was killed)'));
+        }, left());
+        const onClientClose = () => {
+          clearTimeout(timer);
+          release();
+          reject(
+            new RemoteError('connection lost while the command ran', { host: target.name, argv, kind: 'connect' }),
+          );
+        };
+        c.once('close', onClientClose);
+        ch.on('close', (code?: number | null, signal?: string) => {
+          clearTimeout(timer);
+          release();
+          c.removeListener('close', onClientClose);
+          const codeOut = exit.code ?? (typeof code === 'number' ? code : null);
+          resolve({
+            stdout: out.toString(),
+            stderr: err.toString(),
+            code: codeOut,
+            signal: exit.signal ?? signal ?? null,
+          });
+        });
+        ch.end(opts.stdin ?? '');
+      });
     },
     stream(argv: readonly string[]): StreamHandle {
       const queue = new ChunkQueue();
@@ -267,14 +390,12 @@ export function createSshHost(target: SshTarget): SshHost {
       let closing = false;
       let release: (() => void) | undefined;
       const done = (async (): Promise<ExecResult> => {
-        release = await channels.acquire();
+        const slot = await streamSlot();
+        release = slot.release;
         try {
-          const { ch, c } = await openExec(argv, target.connectTimeoutMs);
+          const { ch, c } = await openExec(slot.conn, argv, target.connectTimeoutMs);
           channel = ch;
-          if (closing) {
-            ch.signal('TERM');
-            ch.close();
-          }
+          if (closing) endSession(ch, 'TERM');
           return await new Promise<ExecResult>((resolve) => {
             const err = new TailBuffer(64 * 1024);
             ch.on('data', (d: Buffer) => queue.push(d));
@@ -310,12 +431,8 @@ export function createSshHost(target: SshTarget): SshHost {
         done,
         close() {
           closing = true;
-          if (channel) {
-            // OpenSSH >= 7.9 delivers TERM to the session's process group; closing alone would leave a quiet
-            // `tail -F` running on the host.
-            channel.signal('TERM');
-            channel.close();
-          }
+          // Closing alone would leave a quiet `tail -F` running on the host.
+          if (channel) endSession(channel, 'TERM');
         },
       };
     },
@@ -324,16 +441,16 @@ export function createSshHost(target: SshTarget): SshHost {
     },
     async close() {
       closed = true;
-      client?.end();
-      client = undefined;
+      commands.end();
+      for (const s of streamConnections) s.end();
       await jumpHost?.close();
     },
     tunnel(toHost: string, toPort: number): Promise<Duplex> {
-      return getClient().then(
+      return commands.get().then(
         (c) =>
           new Promise<Duplex>((resolve, reject) => {
             const timer = setTimeout(() => {
-              dropClient(c);
+              commands.drop(c);
               reject(new RemoteError('opening a tunnel timed out', { host: target.name, kind: 'timeout' }));
             }, target.connectTimeoutMs);
             c.forwardOut('127.0.0.1', 0, toHost, toPort, (err, ch) => {

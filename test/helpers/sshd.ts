@@ -31,10 +31,13 @@ export async function freePort(): Promise<number> {
   });
 }
 
-export function keygen(path: string): void {
+export type KeyType = 'ed25519' | 'rsa';
+
+export function keygen(path: string, type: KeyType = 'ed25519'): void {
   rmSync(path, { force: true });
   rmSync(`${path}.pub`, { force: true });
-  execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'glm-test', '-f', path]);
+  const size = type === 'rsa' ? ['-b', '3072'] : [];
+  execFileSync('ssh-keygen', ['-q', '-t', type, ...size, '-N', '', '-C', 'glm-test', '-f', path]);
 }
 
 async function waitListening(port: number, ms: number): Promise<boolean> {
@@ -135,20 +138,24 @@ export function sshdConfig(dir: string, listen: string, port: number, hostKey: s
 }
 
 /** A directory for one test sshd: a fresh host key, a fresh user key, and that user key authorized. */
-export function sshdKeys(prefix: string): { dir: string; hostKey: string; userKeyPath: string } {
+export function sshdKeys(
+  prefix: string,
+  hostKeyType: KeyType = 'ed25519',
+): { dir: string; hostKey: string; userKeyPath: string } {
   const dir = mkdtempSync(join(tmpdir(), prefix));
   chmodSync(dir, 0o755);
   mkdirSync('/run/sshd', { recursive: true });
-  const hostKey = join(dir, 'host_ed25519');
+  const hostKey = join(dir, `host_${hostKeyType}`);
   const userKeyPath = join(dir, 'user_ed25519');
-  keygen(hostKey);
+  keygen(hostKey, hostKeyType);
   keygen(userKeyPath);
   writeFileSync(join(dir, 'authorized_keys'), readFileSync(`${userKeyPath}.pub`));
   return { dir, hostKey, userKeyPath };
 }
 
-export async function startSshd(): Promise<Sshd> {
-  const { dir, hostKey, userKeyPath } = sshdKeys('glm-sshd-');
+/** `hostKeyType`: the sshd's only host key (an RSA-only host is what older fleets have). */
+export async function startSshd(opts: { hostKeyType?: KeyType } = {}): Promise<Sshd> {
+  const { dir, hostKey, userKeyPath } = sshdKeys('glm-sshd-', opts.hostKeyType);
   const port = await freePort();
   const user = testUser().name;
   writeFileSync(join(dir, 'sshd_config'), sshdConfig(dir, '127.0.0.1', port, hostKey));
@@ -195,7 +202,7 @@ export async function startSshd(): Promise<Sshd> {
       });
     },
     rotateHostKey() {
-      keygen(hostKey);
+      keygen(hostKey, opts.hostKeyType);
     },
   };
   await sshd.start();

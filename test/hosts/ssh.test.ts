@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -6,6 +7,22 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RemoteError } from '../../src/errors.ts';
 import { createSshHost, type SshTarget } from '../../src/hosts/ssh.ts';
 import { freePort, type Sshd, startSshd, userDir } from '../helpers/sshd.ts';
+
+/** Remote processes (the sshd runs on this machine) whose command line contains `needle`. */
+function processesMatching(needle: string): string[] {
+  return execFileSync('ps', ['-eo', 'args'], { encoding: 'utf8' })
+    .split('\n')
+    .filter((l) => l.includes(needle) && !l.includes('ps -eo'));
+}
+
+async function until(cond: () => boolean, ms: number): Promise<boolean> {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (cond()) return true;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return cond();
+}
 
 let sshd: Sshd;
 
@@ -150,5 +167,83 @@ describe('ssh host', () => {
     expect(r).toMatchObject({ status: 200, body: 'hello /health' });
     await h.close();
     srv.close();
+  });
+
+  it('runs commands while more log streams than one connection has sessions follow files on the host', async () => {
+    const dir = userDir('glm-streams-');
+    const h = createSshHost(target());
+    // 12 followers: more than OpenSSH's 10 sessions per connection, more than the command budget.
+    const streams = Array.from({ length: 12 }, (_, i) => {
+      const file = join(dir, `log${i}`);
+      writeFileSync(file, `line ${i}\n`, { mode: 0o644 });
+      return h.stream(['tail', '-c', '+0', '-F', '--', file]);
+    });
+    for (const s of streams) {
+      for await (const chunk of s.chunks) if (String(chunk).includes('line')) break;
+    }
+    const results = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => h.exec(['echo', `cmd ${i}`], { timeoutMs: 5000 })),
+    );
+    expect(results.map((r) => r.stdout.trim())).toEqual(Array.from({ length: 10 }, (_, i) => `cmd ${i}`));
+    for (const s of streams) s.close();
+    await Promise.all(streams.map((s) => s.done));
+    await h.close();
+  }, 30_000);
+
+  it("a command's timeout covers its wait for a channel", async () => {
+    const h = createSshHost(target());
+    const busy = Array.from({ length: 8 }, () => h.exec(['sleep', '3'], { timeoutMs: 10_000 }));
+    const err = (await h.exec(['true'], { timeoutMs: 300 }).catch((e: unknown) => e)) as RemoteError;
+    expect(err).toBeInstanceOf(RemoteError);
+    expect(err.details.kind).toBe('timeout');
+    expect(err.message).toMatch(/waiting for one of the 8 command channels/);
+    await Promise.all(busy);
+    await h.close();
+  }, 20_000);
+
+  it("kills a timed-out command's process group on the host, even one that ignores TERM", async () => {
+    const marker = `${4000 + Math.floor(Math.random() * 900)}.${process.pid}`;
+    const started = join(userDir('glm-kill-'), 'started');
+    const h = createSshHost(target());
+    const script = `trap '' TERM; sleep ${marker} & sleep ${marker} & echo $$ > ${started}; wait`;
+    const err = (await h.exec(['sh', '-c', script], { timeoutMs: 1000 }).catch((e: unknown) => e)) as RemoteError;
+    expect(err.details.kind).toBe('timeout');
+    expect(existsSync(started)).toBe(true);
+    expect(await until(() => processesMatching(`sleep ${marker}`).length === 0, 8000)).toBe(true);
+    await h.close();
+  }, 20_000);
+});
+
+describe('ssh host pinned by an RSA key', () => {
+  let rsa: Sshd;
+  beforeAll(async () => {
+    rsa = await startSshd({ hostKeyType: 'rsa' });
+  });
+  afterAll(async () => {
+    await rsa.stop();
+  });
+
+  it('connects to an sshd whose only host key is RSA (SHA-2 signatures, as OpenSSH 8.8+ requires)', async () => {
+    expect(readFileSync(rsa.knownHostsPath, 'utf8')).toMatch(/ ssh-rsa /);
+    const h = createSshHost(
+      target({ port: rsa.port, knownHostsPath: rsa.knownHostsPath, privateKey: readFileSync(rsa.userKeyPath) }),
+    );
+    expect((await h.exec(['echo', 'rsa ok'])).stdout).toBe('rsa ok\n');
+    await h.close();
+  });
+
+  it('an RSA-only pin for a host that offers ed25519 says so, not "firewall"', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'glm-kh-'));
+    const file = join(dir, 'known_hosts');
+    // The RSA key pinned for the ed25519-only sshd's address.
+    writeFileSync(file, `[127.0.0.1]:${sshd.port} ${rsa.hostKeyPub}\n`);
+    const h = createSshHost(target({ knownHostsPath: file }));
+    const err = (await h.exec(['true']).catch((e: unknown) => e)) as RemoteError;
+    expect(err).toBeInstanceOf(RemoteError);
+    expect(err.details.kind).toBe('host-key');
+    expect(err.message).toMatch(/no pinned key of the type the host offers/);
+    expect(err.message).toMatch(/offers ssh-ed25519/);
+    expect(err.message).toMatch(/pins only ssh-rsa/);
+    expect(err.details.hint).not.toMatch(/firewall/);
   });
 });
