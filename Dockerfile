@@ -16,8 +16,9 @@ RUN npm ci --omit=dev --no-audit --no-fund \
 # --- runtime: no compilers, no npm cache, not root ---
 FROM node:20-bookworm-slim
 # tini as PID 1: signals reach node (SIGTERM flushes the outbox) and children of a local host are reaped.
+# openssh-client: `ssh -G` resolves Host aliases from the mounted ~/.ssh/config as ssh would.
 RUN apt-get update \
- && apt-get install -y --no-install-recommends tini ca-certificates \
+ && apt-get install -y --no-install-recommends tini ca-certificates openssh-client \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY --from=deps /app/node_modules ./node_modules

@@ -23,9 +23,19 @@ export const SshSchema = z
       .optional()
       .describe('name of the environment variable that holds the key passphrase (never the passphrase itself)'),
     agent: z.boolean().default(false).describe('authenticate with the ssh-agent at $SSH_AUTH_SOCK'),
-    known_hosts: safeText.default('~/.ssh/known_hosts').describe('host keys are pinned from this file'),
-    jump: safeText.optional().describe('name of another host in this file to connect through (like ProxyJump)'),
-    ssh_config: safeText.default('~/.ssh/config').describe('where aliases are looked up'),
+    known_hosts: safeText
+      .optional()
+      .describe(
+        'host keys are pinned from this file; default: UserKnownHostsFile from the ssh config, else ~/.ssh/known_hosts',
+      ),
+    jump: safeText
+      .optional()
+      .describe('name of another host in this file to connect through; default: ProxyJump from the ssh config'),
+    ssh_config: safeText
+      .default('~/.ssh/config')
+      .describe(
+        'where aliases are looked up (resolved by `ssh -G`: Include, Match, HostName, Port, User, IdentityFile, ProxyJump, UserKnownHostsFile); at the default the system file is read too, as ssh does',
+      ),
   })
   .strict();
 

@@ -1,5 +1,5 @@
-// Builds a RemoteHost from its config entry. The only place that reads key files and ~/.ssh/config.
-import { readFileSync } from 'node:fs';
+// Builds a RemoteHost from its config entry. The only place that reads key files and resolves ~/.ssh/config.
+import { existsSync, readFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import type { LoadedConfig } from '../config/load.ts';
 import { expandHome } from '../config/load.ts';
@@ -7,16 +7,32 @@ import { suggest } from '../config/suggest.ts';
 import { ConfigError, UserError } from '../errors.ts';
 import { createLocalHost } from './local.ts';
 import { createSshHost, type SshTarget } from './ssh.ts';
-import { readSshAlias } from './ssh-config.ts';
+import { parseJumpHop, resolveSshAlias, type SshAlias, SshConfigProblem } from './ssh-config.ts';
 import type { RemoteHost } from './types.ts';
+
+const LOCAL_USER = () => userInfo().username;
+
+/** The first file that exists (what OpenSSH tries first), else undefined. */
+function firstExisting(files: readonly string[]): string | undefined {
+  return files.find((f) => existsSync(f));
+}
+
+function aliasOf(loaded: LoadedConfig, path: string, sshConfig: string, host: string): SshAlias {
+  try {
+    return resolveSshAlias(sshConfig, host);
+  } catch (e) {
+    if (!(e instanceof SshConfigProblem)) throw e;
+    throw new ConfigError(loaded.source, [{ path, message: e.message, fix: e.fix }]);
+  }
+}
 
 export function sshTargetFor(loaded: LoadedConfig, name: string, env: NodeJS.ProcessEnv = process.env): SshTarget {
   const h = loaded.config.hosts[name];
   const ssh = h?.ssh;
   if (!ssh) throw new UserError(`host '${name}' is not an SSH host`);
-  const alias = readSshAlias(expandHome(ssh.ssh_config), ssh.host);
+  const alias = aliasOf(loaded, `hosts.${name}.ssh.host`, ssh.ssh_config, ssh.host);
   const t = loaded.config.timeouts;
-  const keyFile = ssh.key_file ?? alias.identityFile;
+  const keyFile = ssh.key_file ?? firstExisting(alias.identityFiles);
   let privateKey: Buffer | undefined;
   if (keyFile) {
     try {
@@ -55,25 +71,71 @@ export function sshTargetFor(loaded: LoadedConfig, name: string, env: NodeJS.Pro
     throw new ConfigError(loaded.source, [
       {
         path: `hosts.${name}.ssh`,
-        message: 'has no key_file, no IdentityFile in ~/.ssh/config, and agent is off',
+        message: `has no key_file, no IdentityFile for ${ssh.host} in the ssh config that exists, and agent is off`,
         fix: 'set key_file, or agent: true',
       },
     ]);
   }
-  const jumpName = ssh.jump;
-  return {
-    name,
-    host: alias.hostName ?? ssh.host,
-    port: ssh.port ?? alias.port ?? 22,
-    username: ssh.user ?? alias.user ?? userInfo().username,
-    privateKey,
+  const knownHosts = (a: SshAlias) =>
+    ssh.known_hosts
+      ? expandHome(ssh.known_hosts)
+      : (firstExisting(a.userKnownHostsFiles) ?? a.userKnownHostsFiles[0] ?? expandHome('~/.ssh/known_hosts'));
+  const base = {
     passphrase,
     agent,
-    knownHostsPath: expandHome(ssh.known_hosts),
     keepaliveIntervalMs: t.keepalive_s * 1000,
     connectTimeoutMs: t.connect_s * 1000,
     execTimeoutMs: t.command_s * 1000,
-    jump: jumpName ? sshTargetFor(loaded, jumpName, env) : undefined,
+  };
+
+  /**
+   * ProxyJump hops, first hop first: each hop is resolved through the same ssh config (its own HostName, Port,
+   * User, IdentityFile, UserKnownHostsFile and, for the first hop, its own ProxyJump), as `ssh -J` would; a hop
+   * without a key of its own uses the host's.
+   */
+  const chain = (hops: readonly string[], depth: number): SshTarget | undefined => {
+    if (hops.length === 0) return undefined;
+    if (depth > 8)
+      throw new ConfigError(loaded.source, [
+        {
+          path: `hosts.${name}.ssh.host`,
+          message: `ProxyJump for ${ssh.host} nests more than 8 hops (a loop?)`,
+          fix: 'check the ProxyJump lines in the ssh config',
+        },
+      ]);
+    const spec = parseHop(hops[hops.length - 1]!);
+    const a = aliasOf(loaded, `hosts.${name}.ssh.host`, ssh.ssh_config, spec.host);
+    const hopKey = firstExisting(a.identityFiles);
+    return {
+      ...base,
+      name: `${name} (jump ${spec.host})`,
+      host: a.hostName,
+      port: spec.port ?? a.port ?? 22,
+      username: spec.user ?? a.user ?? LOCAL_USER(),
+      privateKey: hopKey ? readFileSync(hopKey) : privateKey,
+      knownHostsPath: knownHosts(a),
+      jump: hops.length > 1 ? chain(hops.slice(0, -1), depth + 1) : chain(a.proxyJump, depth + 1),
+    };
+  };
+  const parseHop = (hop: string) => {
+    try {
+      return parseJumpHop(hop);
+    } catch (e) {
+      throw new ConfigError(loaded.source, [
+        { path: `hosts.${name}.ssh.host`, message: (e as Error).message, fix: (e as SshConfigProblem).fix },
+      ]);
+    }
+  };
+
+  return {
+    ...base,
+    name,
+    host: alias.hostName,
+    port: ssh.port ?? alias.port ?? 22,
+    username: ssh.user ?? alias.user ?? LOCAL_USER(),
+    privateKey,
+    knownHostsPath: knownHosts(alias),
+    jump: ssh.jump ? sshTargetFor(loaded, ssh.jump, env) : chain(alias.proxyJump, 0),
   };
 }
 
