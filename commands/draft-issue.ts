@@ -17,10 +17,16 @@ function optionalList<T extends z.ZodType>(item: T, description: string) {
 export default defineCommand({
   name: 'draft-issue',
   summary: 'draft an upstream SGLang bug report from failing attempts, with known duplicates listed first',
-  usage: 'draft-issue [ATTEMPT...] [--primary N] [--no-search] [--json]',
-  examples: ['draft-issue', 'draft-issue 4 5 6', 'draft-issue 1 2 3 --primary 2', 'draft-issue --json'],
+  usage: 'draft-issue [ATTEMPT...] [--primary N] [--no-search] [--body] [--json]',
+  examples: [
+    'draft-issue',
+    'draft-issue 4 5 6',
+    'draft-issue 1 2 3 --primary 2',
+    'draft-issue --body',
+    'draft-issue --json',
+  ],
   positionals: ['attempts'],
-  switches: ['noSearch', 'json'],
+  switches: ['noSearch', 'body', 'json'],
   args: z.object({
     attempts: optionalList(
       z.coerce.number().int().min(1),
@@ -28,17 +34,18 @@ export default defineCommand({
     ),
     primary: z.coerce.number().int().min(1).optional().describe('the attempt whose command and log the report quotes'),
     noSearch: z.boolean().optional().describe('do not search the upstream tracker'),
+    body: z.boolean().optional().describe('print the whole body and the prefilled link, not only the summary'),
     json: z.boolean().optional(),
   }),
   // Reads the ledger and the host, and writes only a draft file: a person files the issue.
   effect: 'read',
-  async run(ctx, { attempts, primary, noSearch, json }) {
+  async run(ctx, { attempts, primary, noSearch, body, json }) {
     const d = await draftIssue(ctx.engine, {
       ids: (attempts as number[] | undefined) ?? [],
       primary,
       ...(noSearch ? { search: null } : {}),
     });
     if (json) return { text: JSON.stringify(d, null, 2), data: d };
-    return { text: draftText(d), data: d };
+    return { text: draftText(d, { body }), data: d };
   },
 });

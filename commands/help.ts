@@ -1,7 +1,29 @@
 import { z } from 'zod';
-import { defineCommand } from '../src/commands/define.ts';
+import { defineCommand, helpHint } from '../src/commands/define.ts';
 import { suggest } from '../src/config/suggest.ts';
 import { UserError } from '../src/errors.ts';
+
+/**
+ * `glm slack` is not a chat command (src/cli/main.ts starts the Slack face instead of the terminal), but a person at
+ * a terminal looks for it here.
+ */
+const SLACK = {
+  name: 'slack',
+  summary: 'run the bot as a Slack app instead of the terminal (npx glm slack)',
+  text: [
+    'slack: run the bot as a Slack app instead of the terminal (terminal only)',
+    'usage: npx glm slack',
+    '  Socket Mode: SLACK_BOT_TOKEN=xoxb-... SLACK_APP_TOKEN=xapp-... npx glm slack',
+    '    the bot connects out to Slack; no public URL',
+    '  HTTP mode:   SLACK_BOT_TOKEN=xoxb-... SLACK_SIGNING_SECRET=... npx glm slack',
+    "    Slack POSTs to /slack/events on slack.port (default 3000); the app's Request URL is",
+    '    https://YOUR-HOST/slack/events behind an HTTPS reverse proxy',
+    '  GLM_HTTP_HOST: the listen address for /slack/events and /healthz (default 0.0.0.0)',
+    '  GLM_SLACK_MODE=socket|http: which mode, when both SLACK_APP_TOKEN and SLACK_SIGNING_SECRET are set',
+    '  SLACK_API_URL: another Slack API base (GovSlack, a proxy)',
+    'the first log line says which mode runs and on which address; see "Slack app setup" in the README',
+  ].join('\n'),
+};
 
 export default defineCommand({
   name: 'help',
@@ -14,24 +36,28 @@ export default defineCommand({
   effect: 'read',
   async run(ctx, { command }) {
     const all = ctx.commands;
+    const terminal = ctx.origin === 'terminal';
+    const rows = [...all.map((c) => ({ name: c.name, summary: c.summary })), ...(terminal ? [SLACK] : [])];
     if (!command) {
-      const w = Math.max(...all.map((c) => c.name.length));
+      const w = Math.max(...rows.map((c) => c.name.length));
       return {
         text: [
           'commands:',
-          ...all.map((c) => `  ${c.name.padEnd(w)}  ${c.summary}`),
+          ...rows.map((c) => `  ${c.name.padEnd(w)}  ${c.summary}`),
           '',
-          'help COMMAND shows its options and examples.',
+          `${helpHint(ctx, 'COMMAND')} shows its options and examples.`,
         ].join('\n'),
       };
     }
+    if (terminal && command === SLACK.name) return { text: SLACK.text };
     const def = all.find((c) => c.name === command);
     if (!def) {
       const s = suggest(
         command,
-        all.map((c) => c.name),
+        rows.map((c) => c.name),
       );
-      throw new UserError(`unknown command '${command}'`, s ? `did you mean '${s}'?` : 'type help for the list');
+      const list = `${helpHint(ctx)} lists the commands`;
+      throw new UserError(`unknown command '${command}'`, s ? `did you mean '${s}'? ${list}` : list);
     }
     return {
       text: [

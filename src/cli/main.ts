@@ -9,14 +9,20 @@ import { createConsoleAdapter } from '../chat/console.ts';
 import type { CommandContext } from '../commands/define.ts';
 import { loadConfig } from '../config/load.ts';
 import { describeError } from '../errors-render.ts';
-import { shArgv } from '../hosts/quote.ts';
+import { ACTIVE_STATUSES } from '../ledger/attempts.ts';
 import { createLogger } from '../logger.ts';
 import { startScheduler } from '../schedule/scheduler.ts';
 import { eventText } from '../server/render-events.ts';
 import { resumeWatches } from '../server/resume.ts';
 
+/**
+ * Where output goes. In the interactive session it is the prompt's line: output clears the prompt, prints, and
+ * shows the prompt again with what the person had typed, so a command's output never lands after a stale prompt.
+ */
+let out: (s: string) => void = (s) => process.stdout.write(s);
+
 function write(s: string): void {
-  process.stdout.write(s.endsWith('\n') ? s : `${s}\n`);
+  out(s.endsWith('\n') ? s : `${s}\n`);
 }
 
 function context(app: App, longLived: boolean): CommandContext {
@@ -58,9 +64,9 @@ async function main(): Promise<number> {
   }
   const args = process.argv.slice(2);
   if (args.length > 0) {
-    // Arguments arrive already split by the user's shell; re-join them quoted so the command tokenizer sees the
-    // same words.
-    const out = await app.dispatch.run(shArgv(args), { ...context(app, false), stdin: process.stdin });
+    // Arguments arrive already split by the user's shell: used as they are (a `'` or a trailing `\\` in a word is
+    // the word's, not a quote for a second tokenizer).
+    const out = await app.dispatch.runArgv(args, { ...context(app, false), stdin: process.stdin });
     write(out.text);
     await app.close();
     return out.exitCode ?? 0;
@@ -87,6 +93,12 @@ async function repl(app: App): Promise<number> {
   // Scheduled jobs run while the session is open; their reports print here unless they name a channel.
   const scheduler = startScheduler(app, { say: write });
   const rl = createInterface({ input: process.stdin, output: process.stdout, prompt: 'glm> ', terminal: interactive });
+  if (interactive) {
+    out = (text) => {
+      process.stdout.write(`\r\x1b[K${text}`);
+      rl.prompt(true);
+    };
+  }
   // A command may ask a yes/no question (launching a configuration known to crash): the next line answers it.
   const answers: Array<(yes: boolean) => void> = [];
   const ctx: CommandContext = {
@@ -95,10 +107,36 @@ async function repl(app: App): Promise<number> {
       new Promise<boolean>((resolve) => {
         write(question);
         answers.push(resolve);
-        if (interactive) rl.prompt();
       }),
   };
+  const sessionStart = app.engine.clock.now();
+  /** Servers this session launched that still run (they outlive the session: each is its own process group). */
+  const liveLaunched = () =>
+    app.engine.attempts
+      .list({ limit: 100 })
+      .filter((a) => ACTIVE_STATUSES.includes(a.status) && a.startedAt >= sessionStart);
+  const keepRunningNote = (): string | undefined => {
+    const live = liveLaunched();
+    if (live.length === 0) return undefined;
+    const list = live.map((a) => `#${a.id} (${a.profile} on ${a.host})`).join(', ');
+    return `the server${live.length > 1 ? 's' : ''} keep${live.length > 1 ? '' : 's'} running: ${list}; stop one with: npx glm stop --attempt ${live[0]!.id}; npx glm status shows them`;
+  };
   const running = new Set<Promise<void>>();
+  // Ctrl-C: with commands running, the first press detaches from them (they go on; their results still print
+  // here) and says how to stop what they started; with nothing running it leaves the session, saying what runs on.
+  let detached = 0;
+  let interrupted = false;
+  rl.on('SIGINT', () => {
+    if (running.size > 0 && detached < running.size) {
+      detached = running.size;
+      write(
+        `detached: ${running.size} command${running.size > 1 ? 's' : ''} go${running.size > 1 ? '' : 'es'} on in the background. ${keepRunningNote() ?? 'nothing this session launched is running yet'}. Ctrl-C again (or exit) leaves the session; servers keep running.`,
+      );
+      return;
+    }
+    interrupted = true;
+    rl.close();
+  });
   if (interactive) rl.prompt();
   for await (const line of rl) {
     const text = line.trim();
@@ -112,18 +150,28 @@ async function repl(app: App): Promise<number> {
       // Commands run concurrently: a launch follows its server while the person asks for status.
       const p = app.dispatch
         .run(text, ctx)
-        .then((out) => write(out.text))
+        .then((o) => write(o.text))
         .catch((e) => write(describeError(e, app.engine.log)))
         .finally(() => {
           running.delete(p);
-          if (interactive) rl.prompt();
+          detached = Math.min(detached, running.size);
         });
       running.add(p);
-    }
-    if (interactive) rl.prompt();
+    } else if (interactive) rl.prompt();
+  }
+  out = (text) => process.stdout.write(text);
+  if (interactive) {
+    const note = keepRunningNote();
+    if (note) write(`leaving the session: ${note}`);
   }
   // End of input: a question nobody can answer any more is a no.
   for (const answer of answers.splice(0)) answer(false);
+  if (interrupted && running.size > 0) {
+    // Left with Ctrl-C while commands ran: do not wait for a launch to load. Its server runs on in its own process
+    // group; the next session (or `status`) picks its attempt up again from the ledger and the host's record.
+    await scheduler.stop();
+    process.exit(130);
+  }
   await Promise.all(running);
   await scheduler.stop();
   await app.close();

@@ -77,6 +77,14 @@ export function defineCommand<S extends z.ZodObject>(def: CommandDef<S>): Comman
   return def;
 }
 
+/** How a person asks for help where they are: `npx glm help` in a shell, `/glm help` in Slack, `help` in a session. */
+export function helpHint(ctx: Pick<CommandContext, 'origin' | 'longLived'>, topic?: string): string {
+  const words = topic ? `help ${topic}` : 'help';
+  if (ctx.origin === 'slack') return `/glm ${words}`;
+  if (ctx.origin === 'terminal' && !ctx.longLived) return `npx glm ${words}`;
+  return words;
+}
+
 export function requiredRole(def: Pick<CommandDef, 'effect' | 'role'>): Role {
   return def.role ?? (def.effect === 'write' ? 'operator' : 'viewer');
 }

@@ -1,5 +1,7 @@
-// Command text -> tokens -> an argument object for the command's zod schema. Quotes group words; nothing is
-// expanded (no $, no globs, no backslash escapes beyond \" and \'): the text is data, never shell.
+// Command text -> tokens -> an argument object for the command's zod schema. Quotes group words as a POSIX shell's
+// do, but nothing is expanded (no $, no globs): the text is data, never shell. Inside '...' every character is
+// literal (so a trailing backslash is just a backslash); inside "..." \" and \\ are escapes; unquoted, a backslash
+// before a quote, a space or a backslash makes it literal (`don\'t`), and any other backslash is kept.
 
 import { suggest } from '../config/suggest.ts';
 import { UserError } from '../errors.ts';
@@ -25,13 +27,19 @@ export function tokenize(text: string): string[] {
   let has = false;
   for (let i = 0; i < text.length; i++) {
     const c = text[i]!;
-    if (quote) {
-      if (c === quote) quote = null;
-      else if (c === '\\' && text[i + 1] === quote) cur += text[++i];
+    const next = text[i + 1];
+    if (quote === "'") {
+      if (c === "'") quote = null;
+      else cur += c;
+    } else if (quote === '"') {
+      if (c === '"') quote = null;
+      else if (c === '\\' && (next === '"' || next === '\\')) cur += text[++i];
       else cur += c;
     } else if (c === '"' || c === "'") {
       quote = c;
       has = true;
+    } else if (c === '\\' && next !== undefined && /["'\\\s]/.test(next)) {
+      cur += text[++i];
     } else if (/\s/.test(c)) {
       if (has || cur) out.push(cur);
       cur = '';
@@ -40,7 +48,13 @@ export function tokenize(text: string): string[] {
       cur += c;
     }
   }
-  if (quote) throw new UserError('unbalanced quote in the command', `close the ${quote} quote`);
+  if (quote)
+    throw new UserError(
+      `unbalanced quote in the command: a ${quote} is never closed`,
+      quote === "'"
+        ? `close the ' quote; for a ' inside a word, quote the word with " (e.g. "don't") or write \\'`
+        : `close the " quote; for a " inside a word, write \\"`,
+    );
   if (has || cur) out.push(cur);
   const long = out.find((t) => t.length > MAX_VALUE_CHARS);
   if (long !== undefined) {
@@ -111,7 +125,14 @@ export function validateArgs(def: CommandDef, raw: Record<string, unknown>): Rec
   const problems = parsed.error.issues.map((i) => {
     const key = String(i.path[0] ?? '');
     const label = def.positionals.includes(key) ? key.toUpperCase() : `--${kebab(key)}`;
-    return raw[key] === undefined && i.code === 'invalid_type' ? `${label} is required` : `${label}: ${i.message}`;
+    if (raw[key] === undefined && i.code === 'invalid_type') return `${label} is required`;
+    // z.coerce.number() turns 'abc' into NaN, and zod then speaks of NaN: say what was typed instead.
+    const expected = (i as { expected?: string }).expected;
+    if (i.code === 'invalid_type' && typeof raw[key] === 'string' && expected === 'number')
+      return `${label}: '${raw[key]}' is not a number`;
+    if (i.code === 'invalid_type' && typeof raw[key] === 'string' && expected === 'int')
+      return `${label}: '${raw[key]}' is not a whole number`;
+    return `${label}: ${i.message}`;
   });
   throw new UserError(`${def.name}: ${problems.join('; ')}`, `usage: ${def.usage}`);
 }

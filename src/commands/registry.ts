@@ -1,71 +1,106 @@
 // Finds a command by name and runs it: parse, validate, authorise, run, audit. Every face (terminal, Slack,
 // scheduler) comes through here.
 import { suggest } from '../config/suggest.ts';
-import { UserError } from '../errors.ts';
+import { ConfigError, UserError } from '../errors.ts';
 import { describeError } from '../errors-render.ts';
-import { type CommandContext, type CommandDef, type CommandOutput, type Decision, requiredRole } from './define.ts';
+import {
+  type CommandContext,
+  type CommandDef,
+  type CommandOutput,
+  type Decision,
+  helpHint,
+  requiredRole,
+} from './define.ts';
 import { parseArgs, tokenize, validateArgs } from './parse.ts';
 
 export interface Dispatch {
   commands: CommandDef[];
+  /** Command text as a person typed it (chat, the interactive session): tokenized here. */
   run(text: string, ctx: CommandContext): Promise<CommandOutput>;
+  /** Words already split by a shell (`npx glm COMMAND ...`): used as they are, never re-tokenized. */
+  runArgv(argv: readonly string[], ctx: CommandContext): Promise<CommandOutput>;
+}
+
+const HELP_FLAGS = new Set(['--help', '-h']);
+
+/** `--help`/`-h` anywhere before `--` asks for help: `glm -h`, `glm launch --help` (= `help launch`). */
+function helpRewrite(tokens: string[]): string[] {
+  const end = tokens.indexOf('--');
+  const head = end === -1 ? tokens : tokens.slice(0, end);
+  if (!head.some((t) => HELP_FLAGS.has(t))) return tokens;
+  const name = head.find((t) => !HELP_FLAGS.has(t));
+  return name && name !== 'help' ? ['help', name] : ['help'];
 }
 
 export function createDispatch(commands: CommandDef[]): Dispatch {
   const byName = new Map(commands.map((c) => [c.name, c]));
-  return {
+  const dispatch: Dispatch = {
     commands,
     async run(text, ctx) {
-      const started = ctx.engine.clock.now();
-      let name = '';
-      let args: Record<string, unknown> = {};
-      let result = 'ok';
-      let denied = false;
+      let tokens: string[];
       try {
-        const tokens = tokenize(text.trim());
-        name = tokens[0] ?? 'help';
-        const def = byName.get(name);
-        if (!def) {
-          const s = suggest(name, [...byName.keys()]);
-          throw new UserError(
-            `unknown command '${name}'`,
-            s ? `did you mean '${s}'? type help for the list` : 'type help for the list',
-          );
-        }
-        // Authorise before validating: someone refused learns nothing about hosts or profiles from the errors.
-        const decision = await authorize(def, ctx);
-        if (!decision.allow) {
-          denied = true;
-          result = `denied: ${decision.reason}`;
-          try {
-            args = parseArgs(def, tokens.slice(1));
-          } catch {
-            args = { text: tokens.slice(1).join(' ') };
-          }
-          return { text: `not allowed: ${decision.reason}${decision.hint ? `\n  ${decision.hint}` : ''}`, exitCode: 2 };
-        }
-        args = validateArgs(def, parseArgs(def, tokens.slice(1)));
-        const out = await def.run(ctx, args);
-        if (out.exitCode) result = `failed (${out.exitCode})`;
-        return out;
+        tokens = tokenize(text.trim());
       } catch (e) {
-        result = `error: ${e instanceof Error ? e.message : String(e)}`;
-        return { text: describeError(e, ctx.log), exitCode: e instanceof UserError ? 2 : 1 };
-      } finally {
-        ctx.engine.audit.record({
-          at: started,
-          actor: ctx.actor,
-          origin: ctx.origin,
-          place: placeOf(ctx),
-          command: name || '(empty)',
-          args,
-          decision: denied ? 'deny' : 'allow',
-          result,
-          durationMs: ctx.engine.clock.now() - started,
-        });
+        return runTokens(undefined, ctx, e);
       }
+      return runTokens(tokens, ctx);
+    },
+    runArgv(argv, ctx) {
+      return runTokens([...argv], ctx);
     },
   };
+  return dispatch;
+
+  async function runTokens(given: string[] | undefined, ctx: CommandContext, early?: unknown): Promise<CommandOutput> {
+    const started = ctx.engine.clock.now();
+    let name = '';
+    let args: Record<string, unknown> = {};
+    let result = 'ok';
+    let denied = false;
+    try {
+      if (early) throw early;
+      const tokens = helpRewrite(given ?? []);
+      name = tokens[0] ?? 'help';
+      const def = byName.get(name);
+      if (!def) {
+        const s = suggest(name, [...byName.keys()]);
+        const list = `${helpHint(ctx)} lists the commands`;
+        throw new UserError(`unknown command '${name}'`, s ? `did you mean '${s}'? ${list}` : list);
+      }
+      // Authorise before validating: someone refused learns nothing about hosts or profiles from the errors.
+      const decision = await authorize(def, ctx);
+      if (!decision.allow) {
+        denied = true;
+        result = `denied: ${decision.reason}`;
+        try {
+          args = parseArgs(def, tokens.slice(1));
+        } catch {
+          args = { text: tokens.slice(1).join(' ') };
+        }
+        return { text: `not allowed: ${decision.reason}${decision.hint ? `\n  ${decision.hint}` : ''}`, exitCode: 2 };
+      }
+      args = validateArgs(def, parseArgs(def, tokens.slice(1)));
+      const out = await def.run(ctx, args);
+      if (out.exitCode) result = `failed (${out.exitCode})`;
+      return out;
+    } catch (e) {
+      result = `error: ${e instanceof Error ? e.message : String(e)}`;
+      // Bad input (a user error, or a config or profile that does not validate, e.g. a bad --set value) is 2.
+      return { text: describeError(e, ctx.log), exitCode: e instanceof UserError || e instanceof ConfigError ? 2 : 1 };
+    } finally {
+      ctx.engine.audit.record({
+        at: started,
+        actor: ctx.actor,
+        origin: ctx.origin,
+        place: placeOf(ctx),
+        command: name || '(empty)',
+        args,
+        decision: denied ? 'deny' : 'allow',
+        result,
+        durationMs: ctx.engine.clock.now() - started,
+      });
+    }
+  }
 }
 
 /**

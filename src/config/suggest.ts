@@ -1,18 +1,25 @@
-// "Did you mean ...?" for typos in names: profile names, flags, config keys.
+// "Did you mean ...?" for typos in names: profile names, flags, config keys, commands.
+
+/** Edit distance counting a swap of two neighbouring letters as one edit (optimal string alignment). */
 export function editDistance(a: string, b: string): number {
-  const dp = Array.from({ length: b.length + 1 }, (_, j) => j);
+  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) =>
+    Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),
+  );
   for (let i = 1; i <= a.length; i++) {
-    let prev = dp[0]!;
-    dp[0] = i;
     for (let j = 1; j <= b.length; j++) {
-      const tmp = dp[j]!;
-      dp[j] = Math.min(dp[j]! + 1, dp[j - 1]! + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1));
-      prev = tmp;
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let v = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) v = Math.min(v, d[i - 2]![j - 2]! + 1);
+      d[i]![j] = v;
     }
   }
-  return dp[b.length]!;
+  return d[a.length]![b.length]!;
 }
 
+/**
+ * The closest candidate, if it is close enough to be a typo: one edit for short names, a third of the length for
+ * longer ones (two edits on a five-letter word suggest unrelated words: `bogus` is not `logs`).
+ */
 export function suggest(input: string, candidates: readonly string[]): string | undefined {
   let best: string | undefined;
   let bestD = Number.POSITIVE_INFINITY;
@@ -23,5 +30,5 @@ export function suggest(input: string, candidates: readonly string[]): string | 
       best = c;
     }
   }
-  return best !== undefined && bestD <= Math.max(2, Math.floor(input.length / 3)) ? best : undefined;
+  return best !== undefined && bestD <= Math.max(1, Math.floor(input.length / 3)) ? best : undefined;
 }

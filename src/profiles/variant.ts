@@ -64,11 +64,15 @@ export function parseSetPairs(spec: string | readonly string[]): Overrides {
       out.env = env;
       continue;
     }
-    let value: unknown;
-    try {
-      value = parseYaml(text);
-    } catch {
-      value = text;
+    // A line break is kept as it is, so the schema refuses it exactly as in a profile file (YAML would fold it into
+    // a space and launch something nobody typed).
+    let value: unknown = text;
+    if (!/[\r\n]/.test(text)) {
+      try {
+        value = parseYaml(text);
+      } catch {
+        value = text;
+      }
     }
     out[key] = value === null ? text : value;
   }

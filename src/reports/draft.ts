@@ -127,9 +127,14 @@ export function attemptsTable(attempts: Attempt[], scrub: (s: string) => string,
   return lines.join('\n');
 }
 
-/** The command as it ran, minus secrets: a redacted assignment says nothing to a reader, so it is left out. */
-export function reproCommand(a: Attempt, scrub: (s: string) => string): string {
-  const env = Object.fromEntries(Object.entries(a.env).filter(([, v]) => !v.includes(REDACTED) && v !== SECRET));
+/**
+ * The command as it ran, minus secrets (a redacted assignment says nothing to a reader) and minus the SGLang
+ * stand-in's own knobs (STANDIN_*, e.g. its simulated time scale), which mean nothing to upstream.
+ */
+export function reproCommand(a: Pick<Attempt, 'argv' | 'env'>, scrub: (s: string) => string): string {
+  const env = Object.fromEntries(
+    Object.entries(a.env).filter(([k, v]) => !v.includes(REDACTED) && v !== SECRET && !k.startsWith('STANDIN_')),
+  );
   return scrub(commandLine({ argv: a.argv, env }));
 }
 

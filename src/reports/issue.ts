@@ -81,7 +81,8 @@ export async function draftIssue(engine: Engine, req: IssueDraftRequest): Promis
 }
 
 /** Duplicates above the draft, then where the draft is and how to file it. */
-export function draftText(d: IssueDraft): string {
+/** What a person reads after `draft-issue`: duplicates, the file and a summary; the body and link only on request. */
+export function draftText(d: IssueDraft, opts: { body?: boolean } = {}): string {
   const lines: string[] = [];
   if (d.duplicates.known.length || d.duplicates.found.length) {
     lines.push('Read these first: they may already report this crash.');
@@ -101,6 +102,16 @@ export function draftText(d: IssueDraft): string {
   );
   lines.push(`  title: ${d.title}`);
   lines.push(`  file:  ${d.file}`);
+  const size = `${d.body.split('\n').length} lines, ${d.body.length} characters`;
+  if (!opts.body) {
+    lines.push(`  body:  ${size}; read it in the file, or print it with --body`);
+    lines.push(
+      d.url
+        ? `  to file it: open ${d.newIssuePage} with the file's text, or use the prefilled link (--body prints it)`
+        : `  to file it: paste the file into ${d.newIssuePage}`,
+    );
+    return lines.join('\n');
+  }
   lines.push(
     d.url
       ? `  open a prefilled issue: ${d.url}`

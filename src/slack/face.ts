@@ -200,7 +200,14 @@ export async function startSlackFace(opts: SlackFaceOptions): Promise<SlackFace>
     });
     await bolt.start();
   }
-  log.info({ transport: settings.transport, port, channel: slack.channel }, 'Slack face started');
+  const listen = opts.listenHost ?? '0.0.0.0';
+  const base = `http://${listen.includes(':') ? `[${listen}]` : listen}:${port}`;
+  log.info(
+    { transport: settings.transport, listen, port, channel: slack.channel },
+    settings.transport === 'socket'
+      ? `Slack face started: Socket Mode (the bot connects out to Slack; no public URL); health on ${base}/healthz`
+      : `Slack face started: HTTP mode, Slack's requests to ${base}/slack/events (the app's Request URL: https://YOUR-HOST/slack/events, behind HTTPS); health on ${base}/healthz`,
+  );
 
   return {
     glm,

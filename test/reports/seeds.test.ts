@@ -124,10 +124,21 @@ describe('draft-issue over the seeds', () => {
   let text: string;
 
   beforeAll(async () => {
-    const r = await b.run(seedsInOrder() ? 'draft-issue' : `draft-issue ${good.join(' ')}`);
+    const r = await b.run(seedsInOrder() ? 'draft-issue --body' : `draft-issue ${good.join(' ')} --body`);
     expect(r.exitCode, r.text).toBe(0);
     text = r.text;
     d = r.data as IssueDraft;
+  });
+
+  it('prints the file, the title and a summary, not the body or a 7,000-character link, unless asked', async () => {
+    const r = await b.run(`draft-issue ${d.attempts.join(' ')} --primary ${d.primary} --no-search`);
+    expect(r.exitCode, r.text).toBe(0);
+    expect(r.text).toContain(`  file:  ${(r.data as IssueDraft).file}`);
+    expect(r.text).toContain(`  title: ${d.title}`);
+    expect(r.text).toMatch(/ {2}body: {2}\d+ lines, \d+ characters; read it in the file, or print it with --body/);
+    expect(r.text).not.toContain('### Checklist');
+    expect(r.text).not.toContain('/issues/new?');
+    expect(r.text.length).toBeLessThan(2000);
   });
 
   it("tabulates the seven configurations as domain.md's table does", () => {
@@ -165,8 +176,10 @@ describe('draft-issue over the seeds', () => {
     expect(d.primary).toBe(good[5]);
     const python = join(STANDIN, 'python').replace(/^\/home\/[^/]+|^\/root(?=\/)/, '~');
     const state = join(b.workdir, 'standin-state');
+    // The stand-in's own knobs (STANDIN_*: simulated time, its state) are not part of a command upstream could run.
+    expect(d.body).not.toContain('STANDIN_');
+    expect(d.body).not.toContain(state);
     const command = [
-      `STANDIN_TIME_SCALE=0.002 STANDIN_STATE_DIR=${state} STANDIN_SGLANG_ROOT=~/sglang/python/sglang`,
       'HF_HOME=~/.cache/huggingface SGLANG_HOST_IP=PRIVATE_IP NCCL_IB_DISABLE=1 NCCL_P2P_LEVEL=PHB',
       `${python} -m sglang.launch_server --model-path lukealonso/GLM-5-NVFP4 --tp-size 8 --host 127.0.0.1`,
       `--port ${ports[5]} --trust-remote-code --quantization modelopt_fp4 --kv-cache-dtype auto`,

@@ -23,7 +23,9 @@ afterAll(async () => {
 describe('transport choice', () => {
   it('Socket Mode with an app token, HTTP with only a signing secret, a clear error with neither', () => {
     const base = { SLACK_BOT_TOKEN: 'xoxb-1' };
-    expect(readSlackEnv({ ...base, SLACK_APP_TOKEN: 'xapp-1', SLACK_SIGNING_SECRET: 's' }).transport).toBe('socket');
+    expect(readSlackEnv({ ...base, SLACK_APP_TOKEN: 'xapp-1' }).transport).toBe('socket');
+    // Both set: no silent pick (test/cli/oneshot.test.ts has the cases).
+    expect(() => readSlackEnv({ ...base, SLACK_APP_TOKEN: 'xapp-1', SLACK_SIGNING_SECRET: 's' })).toThrow(/both/);
     expect(readSlackEnv({ ...base, SLACK_SIGNING_SECRET: 's' })).toMatchObject({
       transport: 'http',
       apiUrl: 'https://slack.com/api/',
@@ -124,6 +126,8 @@ describe('glm slack (the process)', () => {
     });
     await waitFor('healthz', () => /Slack face started/.test(out) || proc.exitCode !== null, 20_000);
     expect(proc.exitCode, out).toBeNull();
+    // The start line says which mode runs and where Slack's requests go.
+    expect(out).toContain(`Slack face started: HTTP mode, Slack's requests to http://127.0.0.1:${port}/slack/events`);
     const health = await fetch(`http://127.0.0.1:${port}/healthz`);
     expect(await health.json()).toMatchObject({ ok: true, transport: 'http', slack: 'authenticated' });
     expect(fake.named('auth.test')[0]!.auth).toBe('Bearer xoxb-proc');
