@@ -62,10 +62,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): LoadedConfig {
   }
   if (!existsSync(path)) return finish(validate(embeddedDefault(env), 'embedded default'), 'embedded default', env);
   const text = readFileSync(path, 'utf8');
-  return finish(parseConfigText(text, path), path, env);
+  return finish(parseConfigText(text, path, { files: true }), path, env);
 }
 
-export function parseConfigText(text: string, source: string): Config {
+export function parseConfigText(text: string, source: string, opts: { files?: boolean } = {}): Config {
   const doc = parseDocument(text, { prettyErrors: true });
   if (doc.errors.length > 0) {
     throw new ConfigError(
@@ -77,15 +77,60 @@ export function parseConfigText(text: string, source: string): Config {
       })),
     );
   }
-  return validate(doc.toJS() ?? {}, source);
+  return validate(doc.toJS() ?? {}, source, opts);
 }
 
-export function validate(raw: unknown, source: string): Config {
+/**
+ * Schema, cross-references and, with `files`, the bot machine's files the config names (key files, known_hosts, an
+ * ssh config): every problem in one pass, so fixing the first ones never uncovers more.
+ */
+export function validate(raw: unknown, source: string, opts: { files?: boolean } = {}): Config {
   const parsed = ConfigSchema.safeParse(raw);
   const issues: Issue[] = parsed.success ? [] : zodIssues(parsed.error, raw, configKeys);
   if (parsed.success) issues.push(...crossChecks(parsed.data));
+  // Files are checked from the raw text too when the schema fails elsewhere: one pass shows them all.
+  if (opts.files) issues.push(...fileChecks(parsed.success ? parsed.data : raw));
   if (issues.length > 0) throw new ConfigError(source, issues);
   return parsed.data as Config;
+}
+
+/** Files on the bot machine that a host entry names and that must exist before anything can connect. */
+export function fileChecks(cfg: unknown): Issue[] {
+  const issues: Issue[] = [];
+  const hosts = (cfg as { hosts?: unknown } | null)?.hosts;
+  if (!hosts || typeof hosts !== 'object') return issues;
+  for (const [name, h] of Object.entries(hosts as Record<string, unknown>)) {
+    const raw = (h as { ssh?: unknown } | null)?.ssh;
+    if (!raw || typeof raw !== 'object') continue;
+    const str = (v: unknown) => (typeof v === 'string' && v ? v : undefined);
+    const r = raw as Record<string, unknown>;
+    const ssh = {
+      host: str(r.host) ?? name,
+      key_file: str(r.key_file),
+      known_hosts: str(r.known_hosts),
+      ssh_config: str(r.ssh_config) ?? '~/.ssh/config',
+    };
+    const missing = (p: string) => !existsSync(expandHome(p));
+    if (ssh.key_file && missing(ssh.key_file))
+      issues.push({
+        path: `hosts.${name}.ssh.key_file`,
+        message: `${ssh.key_file} does not exist on the bot machine`,
+        fix: `make the bot's key (ssh-keygen -t ed25519 -f ${ssh.key_file}) and authorize its .pub on the host, or point key_file at the key`,
+      });
+    if (ssh.known_hosts && missing(ssh.known_hosts))
+      issues.push({
+        path: `hosts.${name}.ssh.known_hosts`,
+        message: `${ssh.known_hosts} does not exist: every host key would be refused as unknown`,
+        fix: `create it with the hosts' keys (check them out of band; ssh-keyscan ${ssh.host} >> ${ssh.known_hosts} shows them)`,
+      });
+    if (ssh.ssh_config !== '~/.ssh/config' && missing(ssh.ssh_config))
+      issues.push({
+        path: `hosts.${name}.ssh.ssh_config`,
+        message: `${ssh.ssh_config} does not exist`,
+        fix: 'point ssh_config at an existing file, or remove it to use ~/.ssh/config',
+      });
+  }
+  return issues;
 }
 
 function configKeys(path: PropertyKey[]): string[] {
