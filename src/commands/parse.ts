@@ -14,13 +14,34 @@ import type { CommandDef } from './define.ts';
 export const MAX_COMMAND_CHARS = 16 * 1024;
 export const MAX_VALUE_CHARS = 4 * 1024;
 
-export function tokenize(text: string): string[] {
-  if (text.length > MAX_COMMAND_CHARS) {
+function checkCommandLength(length: number): void {
+  if (length > MAX_COMMAND_CHARS) {
     throw new UserError(
-      `the command is ${text.length} characters long; the limit is ${MAX_COMMAND_CHARS}`,
+      `the command is ${length} characters long; the limit is ${MAX_COMMAND_CHARS}`,
       'shorten it: put long settings in a profile file (profiles/) and launch that',
     );
   }
+}
+
+function checkValues(tokens: readonly string[]): void {
+  const long = tokens.find((t) => t.length > MAX_VALUE_CHARS);
+  if (long !== undefined) {
+    throw new UserError(
+      `a value of ${long.length} characters ('${long.slice(0, 24)}...'); the limit is ${MAX_VALUE_CHARS} per value`,
+      'shorten it: put long settings in a profile file (profiles/) and launch that',
+    );
+  }
+}
+
+/** The same limits for words already split by a shell (`npx glm COMMAND ...`), which skip the tokenizer. */
+export function checkArgv(argv: readonly string[]): string[] {
+  checkCommandLength(argv.reduce((n, a) => n + a.length + 1, 0));
+  checkValues(argv);
+  return [...argv];
+}
+
+export function tokenize(text: string): string[] {
+  checkCommandLength(text.length);
   const out: string[] = [];
   let cur = '';
   let quote: '"' | "'" | null = null;
@@ -56,13 +77,7 @@ export function tokenize(text: string): string[] {
         : `close the " quote; for a " inside a word, write \\"`,
     );
   if (has || cur) out.push(cur);
-  const long = out.find((t) => t.length > MAX_VALUE_CHARS);
-  if (long !== undefined) {
-    throw new UserError(
-      `a value of ${long.length} characters ('${long.slice(0, 24)}...'); the limit is ${MAX_VALUE_CHARS} per value`,
-      'shorten it: put long settings in a profile file (profiles/) and launch that',
-    );
-  }
+  checkValues(out);
   return out;
 }
 

@@ -11,7 +11,7 @@ import {
   helpHint,
   requiredRole,
 } from './define.ts';
-import { parseArgs, tokenize, validateArgs } from './parse.ts';
+import { checkArgv, parseArgs, tokenize, validateArgs } from './parse.ts';
 
 export interface Dispatch {
   commands: CommandDef[];
@@ -46,7 +46,13 @@ export function createDispatch(commands: CommandDef[]): Dispatch {
       return runTokens(tokens, ctx);
     },
     runArgv(argv, ctx) {
-      return runTokens([...argv], ctx);
+      let tokens: string[];
+      try {
+        tokens = checkArgv(argv);
+      } catch (e) {
+        return runTokens(undefined, ctx, e);
+      }
+      return runTokens(tokens, ctx);
     },
   };
   return dispatch;

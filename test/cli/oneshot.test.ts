@@ -125,3 +125,11 @@ describe('Slack mode choice', () => {
     expect(() => readSlackEnv({ ...both, GLM_SLACK_MODE: 'ws' })).toThrow(/use socket or http/);
   });
 });
+
+describe('one-shot limits', () => {
+  it('a value over the limit is refused from a shell too (words skip the tokenizer, not the limits)', async () => {
+    const r = await glm('findings', 'x'.repeat(5000));
+    expect(r.code).toBe(2);
+    expect(r.out).toMatch(/a value of 5000 characters .*the limit is 4096 per value/);
+  }, 60_000);
+});
