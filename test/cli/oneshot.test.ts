@@ -9,12 +9,11 @@ import { PACKAGE_ROOT } from '../../src/config/load.ts';
 import { suggest } from '../../src/config/suggest.ts';
 import { readSlackEnv } from '../../src/slack/env.ts';
 
-const HOME = mkdtempSync(join(tmpdir(), 'glm-cli-'));
-
 function glm(...args: string[]): Promise<{ code: number | null; out: string }> {
   return new Promise((resolve) => {
     const p = spawn(process.execPath, [join(PACKAGE_ROOT, 'bin', 'glm.js'), ...args], {
-      env: { PATH: process.env.PATH, HOME, GLM_STANDIN_TIME_SCALE: '0.002' },
+      // A HOME (and so a ledger) of its own: these run concurrently.
+      env: { PATH: process.env.PATH, HOME: mkdtempSync(join(tmpdir(), 'glm-cli-')), GLM_STANDIN_TIME_SCALE: '0.002' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
