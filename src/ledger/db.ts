@@ -203,18 +203,20 @@ export const MIGRATIONS: string[] = [
 export function openDb(path: string): Db {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const db = new Database(path);
-  db.pragma('journal_mode = WAL');
+  // The busy timeout first: several processes opening a new ledger at once wait for each other from the start.
   db.pragma('busy_timeout = 5000');
+  db.pragma('journal_mode = WAL');
   db.pragma('foreign_keys = ON');
   migrate(db);
   return db;
 }
 
 function migrate(db: Db): void {
-  const version = db.pragma('user_version', { simple: true }) as number;
-  const apply = db.transaction(() => {
+  if ((db.pragma('user_version', { simple: true }) as number) >= MIGRATIONS.length) return;
+  db.transaction(() => {
+    // Read again under the write lock: another process may have migrated while this one waited for it.
+    const version = db.pragma('user_version', { simple: true }) as number;
     for (let i = version; i < MIGRATIONS.length; i++) db.exec(MIGRATIONS[i]!);
     db.pragma(`user_version = ${MIGRATIONS.length}`);
-  });
-  if (version < MIGRATIONS.length) apply.immediate();
+  }).immediate();
 }

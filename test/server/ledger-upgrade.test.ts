@@ -48,3 +48,41 @@ describe('ledger upgrade to leases', () => {
     expect(attempts.allActiveOn('gpu').map((a) => a.id)).toEqual([1, beside.id]);
   });
 });
+
+describe('a new ledger opened by several processes at once', () => {
+  it('is created once: every process opens it, none fails on a table another one just made', async () => {
+    const { spawn } = await import('node:child_process');
+    const { mkdtempSync, writeFileSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { fileURLToPath } = await import('node:url');
+    const dir = mkdtempSync(join(tmpdir(), 'glm-ledger-race-'));
+    const file = join(dir, 'ledger.sqlite');
+    const script = join(dir, 'open.mts');
+    const db = fileURLToPath(new URL('../../src/ledger/db.ts', import.meta.url));
+    // Every process loads first, then all open the file at the same instant (a busy wait to a shared start time).
+    writeFileSync(
+      script,
+      `import { openDb } from ${JSON.stringify(db)};\nconst at = Number(process.argv[3]);\nwhile (Date.now() < at) {}\nopenDb(process.argv[2]!).close();\n`,
+    );
+    const at = String(Date.now() + 4000);
+    const runner = fileURLToPath(new URL('../../bin/tsx-run.js', import.meta.url));
+    const codes = await Promise.all(
+      Array.from(
+        { length: 6 },
+        () =>
+          new Promise<{ code: number | null; err: string }>((resolve) => {
+            const p = spawn(process.execPath, [runner, script, file, at], { stdio: ['ignore', 'ignore', 'pipe'] });
+            let err = '';
+            p.stderr.on('data', (d: Buffer) => {
+              err += d.toString();
+            });
+            p.on('close', (code) => resolve({ code, err }));
+          }),
+      ),
+    );
+    expect(codes.map((c) => (c.code === 0 ? 0 : c.err.split('\n')[0]))).toEqual([0, 0, 0, 0, 0, 0]);
+    const check = new Database(file);
+    expect(check.pragma('user_version', { simple: true })).toBe(MIGRATIONS.length);
+    check.close();
+  });
+});
