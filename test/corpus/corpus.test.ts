@@ -74,6 +74,28 @@ describe('the same answer whole, streamed in odd chunks, and line by line', () =
   });
 });
 
+describe('the same answer when a follower resumes from a byte offset', () => {
+  it('every corpus case, cut at a line boundary in its middle', async () => {
+    const { LineSplitter } = await import('../../src/logs/lines.ts');
+    const { createClassifier } = await import('../../src/logs/classify/index.ts');
+    const differ: string[] = [];
+    for (const c of cases) {
+      const buf = Buffer.from(c.log);
+      const cut = buf.indexOf(10, Math.floor(buf.length / 2)) + 1;
+      if (cut <= 0 || cut >= buf.length) continue;
+      const k = createClassifier({ catalog });
+      let n = 0;
+      for (const l of new LineSplitter(0).push(buf.subarray(0, cut))) k.push(l.text, ++n);
+      // A new connection: a new splitter from the saved offset, the same classifier.
+      const rest = new LineSplitter(cut);
+      for (const l of rest.push(buf.subarray(cut))) k.push(l.text, ++n);
+      const whole = diagnoseText(c.log, { catalog }).classification;
+      if (JSON.stringify(k.result()) !== JSON.stringify(whole)) differ.push(c.id);
+    }
+    expect(differ).toEqual([]);
+  });
+});
+
 describe('known upstream reports', () => {
   const index = buildKnownIndex(cases);
 
