@@ -7,6 +7,7 @@ import { benchEngine } from './engine.ts';
 import { benchFleet } from './fleet.ts';
 import { benchLoad } from './load.ts';
 import { benchSlackAck } from './slack.ts';
+import { benchSlurm } from './slurm.ts';
 import type { Row } from './stats.ts';
 import { printTable } from './stats.ts';
 
@@ -46,6 +47,10 @@ try {
   printTable(
     'fleet (issue 7): GPU lease refusals, multi-node launch and crash handling over two hosts',
     await benchFleet(sshd),
+  );
+  printTable(
+    'slurm (issue 14): a launch through sbatch on a real slurmctld/slurmd against the same launch over direct SSH',
+    await benchSlurm(sshd),
   );
 } finally {
   await sshd.stop();

@@ -75,7 +75,13 @@ export default defineCommand({
       emit,
       ctx.diagnoser,
     );
-    const data = { outcome: r.outcome, commandLine: r.commandLine, attempt: r.attempt?.id, diagnosis: r.diagnosis };
+    const data = {
+      outcome: r.outcome,
+      commandLine: r.commandLine,
+      attempt: r.attempt?.id,
+      diagnosis: r.diagnosis,
+      ...(r.script ? { script: r.script } : {}),
+    };
     if (json)
       return {
         text: JSON.stringify(data, null, 2),
@@ -88,7 +94,9 @@ export default defineCommand({
       );
       const nodes =
         target.hosts.length > 1 ? ` (node 0 of ${target.hosts.length}; the others with --node-rank 1..)` : '';
-      return { text: `dry run: would run on ${where}${nodes}:\n  ${r.commandLine}${known.join('')}`, data };
+      // A cluster: the batch script exactly as sbatch would get it on stdin, after the submission itself.
+      const job = r.script ? `\n  submitted as: ${r.submit}\n--- batch script ---\n${r.script}--- end ---` : '';
+      return { text: `dry run: would run on ${where}${nodes}:\n  ${r.commandLine}${known.join('')}${job}`, data };
     }
     const a = r.attempt!;
     if (r.outcome === 'ready') {

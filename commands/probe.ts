@@ -22,8 +22,9 @@ export default defineCommand({
     const r = await probe(ctx.engine, hostName, attempt);
     if (json) return { text: JSON.stringify(r, null, 2), data: r };
     const p = r.process;
-    const proc =
-      p.state === 'unreachable'
+    const proc = r.job
+      ? `Slurm job ${r.job.id}: ${r.job.text}`
+      : p.state === 'unreachable'
         ? `unreachable (${p.error})`
         : p.state === 'none'
           ? 'no server recorded on the host'
@@ -54,7 +55,8 @@ export default defineCommand({
       ),
     ];
     // A multi-node server is healthy only with every node's process alive.
-    const healthy = r.health.status === 200 && r.workers.every((w) => w.state === 'alive');
+    const healthy =
+      r.health.status === 200 && r.workers.every((w) => w.state === 'alive') && (!r.job || r.job.state === 'running');
     return { text: lines.join('\n'), data: r, exitCode: healthy ? 0 : 1 };
   },
 });

@@ -1,18 +1,23 @@
 import { z } from 'zod';
 import { defineCommand } from '../src/commands/define.ts';
 import { duration, table } from '../src/format/table.ts';
+import type { QueueView } from '../src/server/backend.ts';
+import { backendFor } from '../src/server/backends.ts';
 import { reconcile } from '../src/server/reconcile.ts';
 
 export default defineCommand({
   name: 'status',
   summary: 'every host at a glance: what runs where, on which GPUs, since when, launched by whom',
-  usage: 'status [--json]',
-  examples: ['status'],
+  usage: 'status [--gpus] [--json]',
+  examples: ['status', 'status --gpus'],
   positionals: [],
-  switches: ['json'],
-  args: z.object({ json: z.boolean().optional() }),
+  switches: ['json', 'gpus'],
+  args: z.object({
+    json: z.boolean().optional(),
+    gpus: z.boolean().optional().describe('Slurm clusters: also each node of the partition and its GPUs in use'),
+  }),
   effect: 'read',
-  async run(ctx, { json }) {
+  async run(ctx, { json, gpus }) {
     const checked = await reconcile(ctx.engine);
     const now = ctx.engine.clock.now();
     // One row per server on each host (a host may run several on separate GPUs; a multi-node server shows on each of
@@ -56,9 +61,26 @@ export default defineCommand({
       });
     });
     const closed = checked.filter((c) => c.state === 'closed');
+    // A cluster's queue: this bot's jobs as Slurm lists them, so a person sees why a launch waits.
+    const queues: Array<{ host: string; view?: QueueView; error?: string }> = [];
+    const seen = new Set<string>();
+    for (const [host, cfg] of Object.entries(ctx.engine.loaded.config.hosts)) {
+      const backend = backendFor(ctx.engine, host);
+      if (!backend.queue) continue;
+      // Host entries of one cluster (say, one per partition) share its queue: show it once.
+      const cluster = JSON.stringify([cfg.ssh?.host, cfg.ssh?.port, cfg.ssh?.user, cfg.slurm?.slurm_conf]);
+      if (seen.has(cluster)) continue;
+      seen.add(cluster);
+      queues.push(
+        await backend.queue(ctx.engine, host, { gpus }).then(
+          (view) => ({ host, view }),
+          (e: Error) => ({ host, error: e.message }),
+        ),
+      );
+    }
     if (json)
       return {
-        text: JSON.stringify({ hosts: rows, closedSinceLastLook: closed.map((c) => c.attempt.id) }, null, 2),
+        text: JSON.stringify({ hosts: rows, queues, closedSinceLastLook: closed.map((c) => c.attempt.id) }, null, 2),
         data: rows,
       };
     const text = table(
@@ -79,6 +101,39 @@ export default defineCommand({
       (c) =>
         `attempt #${c.attempt.id} on ${c.attempt.host} ended while nobody watched: ${c.attempt.outcome}${c.attempt.exitCode !== null ? ` (exit ${c.attempt.exitCode})` : ''}; its GPUs are free`,
     );
-    return { text: [text, ...notes].join('\n'), data: rows };
+    const queueText = queues.flatMap((q) => {
+      if (q.error) return [`${q.host}: could not read the queue: ${q.error}`];
+      const v = q.view!;
+      const jobs =
+        v.jobs.length === 0
+          ? [`${q.host}: no jobs of this bot in the queue`]
+          : [
+              `${q.host} queue (this bot's jobs):`,
+              table(
+                ['job', 'attempt', 'state', 'reason', 'nodes', 'GPUs', 'elapsed', 'limit'],
+                v.jobs.map((j) => [
+                  j.jobId,
+                  j.attemptId ? `#${j.attemptId}` : '-',
+                  j.state,
+                  j.reason,
+                  j.nodes || '-',
+                  j.gres,
+                  j.elapsed,
+                  j.timeLimit,
+                ]),
+              ),
+            ];
+      const gpuRows = v.gpus
+        ? [
+            `${q.host} partition GPUs:`,
+            table(
+              ['node', 'state', 'GPUs', 'in use'],
+              v.gpus.map((g) => [g.node, g.state, g.total, g.used]),
+            ),
+          ]
+        : [];
+      return [...jobs, ...gpuRows];
+    });
+    return { text: [text, ...notes, ...queueText].join('\n'), data: rows };
   },
 });

@@ -152,7 +152,8 @@ export function createNotifier(
     /** A step of the load: the parent shows it; the thread hears of it only when it starts a new `phase`. */
     progress(a: Attempt, text: string, phase: string): void {
       loading.set(a.id, { attempt: a, detail: text, at: clock.now() });
-      updateParent(a, 'loading', text);
+      // A scheduler's job waiting for its nodes says so in its message ("queued: Resources (position 2)").
+      updateParent(a, a.status === 'queued' ? 'queued' : 'loading', text);
       if (opts.milestonesInThread && !a.groupKey) {
         // Keyed by the phase: a follower that re-reads the log after a restart posts nothing twice.
         outbox.enqueue({
@@ -207,6 +208,26 @@ export function createNotifier(
       // milestones reach the notifier through progress(), which knows the attempt
     } else if (e.kind === 'ready') {
       updateParent(e.attempt, 'ready', `in ${Math.round(e.seconds)} s`);
+    } else if (
+      e.kind === 'failed' &&
+      e.diagnosis.category === 'none' &&
+      e.outcome !== 'exited' &&
+      e.outcome !== 'hang'
+    ) {
+      // An ending the scheduler named (time limit, preempted, node failure, cancelled elsewhere, out of memory): not a
+      // crash of the server, so no crash class; told in the thread and the channel with Slurm's own words.
+      updateParent(e.attempt, e.outcome, e.diagnosis.summary);
+      outbox.enqueue({
+        key: `alert:${e.attempt.id}:ended`,
+        kind: 'post',
+        channel: opts.channel,
+        parentKey: opts.parentMessages ? threadOf(e.attempt) : undefined,
+        payload: {
+          text: `attempt #${e.attempt.id} ${e.attempt.profile} on ${attemptWhere(e.attempt)} by ${e.attempt.actor}: ${e.outcome}: ${e.diagnosis.summary}`,
+          broadcast: !e.attempt.groupKey,
+        },
+        at: now,
+      });
     } else if (e.kind === 'failed') {
       updateParent(
         e.attempt,

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { FindingsSourceSchema } from '../findings/defaults.ts';
 import { ScheduleSchema } from '../schedule/config.ts';
 import { SmokeConfigSchema } from '../smoke/settings.ts';
+import { SlurmClusterSchema } from './slurm.ts';
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const safeText = z
@@ -63,6 +64,9 @@ export const HostSchema = z
       .describe(
         'multi-node launches: the address the other nodes reach this host on (e.g. its cluster network IP); default: ssh.host when it is an IP address',
       ),
+    slurm: SlurmClusterSchema.optional().describe(
+      'the host is a Slurm login node: servers run as batch jobs (workdir must be on a filesystem the compute nodes share)',
+    ),
   })
   .strict();
 

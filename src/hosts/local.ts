@@ -75,7 +75,7 @@ export function createLocalHost(name: string): RemoteHost {
       };
     },
     http(port: number, req: HttpRequest): Promise<HttpResponse> {
-      return httpRequest(req, { host: '127.0.0.1', port });
+      return httpRequest(req, { host: req.address ?? '127.0.0.1', port });
     },
     async close() {},
   };

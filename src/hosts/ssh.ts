@@ -437,7 +437,8 @@ export function createSshHost(target: SshTarget): SshHost {
       };
     },
     async http(port: number, req: HttpRequest): Promise<HttpResponse> {
-      return httpRequest(req, { host: '127.0.0.1', port, connect: () => host.tunnel('127.0.0.1', port) });
+      const to = req.address ?? '127.0.0.1';
+      return httpRequest(req, { host: to, port, connect: () => host.tunnel(to, port) });
     },
     async close() {
       closed = true;

@@ -33,6 +33,8 @@ export interface HttpRequest {
   headers?: Record<string, string>;
   body?: string;
   timeoutMs?: number;
+  /** The machine the host reaches the server on (a Slurm job's compute node); default its own 127.0.0.1. */
+  address?: string;
 }
 
 export interface HttpResponse {
@@ -46,7 +48,7 @@ export interface RemoteHost {
   /** Run argv on the host; resolves with its exit status whatever it is (non-zero is not an exception). */
   exec(argv: readonly string[], opts?: ExecOptions): Promise<ExecResult>;
   stream(argv: readonly string[]): StreamHandle;
-  /** An HTTP request to 127.0.0.1:port as seen from the host (through an SSH tunnel for remote hosts). */
+  /** An HTTP request to 127.0.0.1:port (or req.address) as seen from the host (through an SSH tunnel for remote hosts). */
   http(port: number, req: HttpRequest): Promise<HttpResponse>;
   close(): Promise<void>;
 }

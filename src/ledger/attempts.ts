@@ -2,9 +2,19 @@
 import { UserError } from '../errors.ts';
 import type { Db } from './db.ts';
 
-export type AttemptStatus = 'starting' | 'loading' | 'ready' | 'crashed' | 'stopped' | 'failed' | 'exited' | 'lost';
+export type AttemptStatus =
+  | 'starting'
+  | 'queued'
+  | 'loading'
+  | 'ready'
+  | 'crashed'
+  | 'stopped'
+  | 'failed'
+  | 'exited'
+  | 'lost';
 
-export const ACTIVE_STATUSES: readonly AttemptStatus[] = ['starting', 'loading', 'ready'];
+/** `queued`: a scheduler job waiting for its nodes (Slurm). */
+export const ACTIVE_STATUSES: readonly AttemptStatus[] = ['starting', 'queued', 'loading', 'ready'];
 
 export interface Attempt {
   id: number;
@@ -41,6 +51,10 @@ export interface Attempt {
   distInitAddr: string | null;
   /** Multi-node attempts: every node's host, head first; empty for one node. */
   nodeHosts: string[];
+  /** A scheduler job's id (Slurm); null for a server the bot started over SSH. */
+  jobId: string | null;
+  /** Where the server listens as the host reaches it (a job's compute node); null: the host's own 127.0.0.1. */
+  serverAddr: string | null;
 }
 
 /** A worker node of a multi-node attempt (rank >= 1); node 0 is the attempt row itself. */
@@ -119,6 +133,8 @@ function fromRow(r: Row): Attempt {
     groupKey: (r.group_key as string) ?? null,
     distInitAddr: (r.dist_init_addr as string) ?? null,
     nodeHosts: r.node_hosts ? (r.node_hosts as string).split(',') : [],
+    jobId: (r.job_id as string) ?? null,
+    serverAddr: (r.server_addr as string) ?? null,
   };
 }
 
@@ -340,6 +356,10 @@ export function createAttemptStore(db: Db) {
         sglangVersion: string;
         gpus: string;
         classification: unknown;
+        jobId: string;
+        serverAddr: string;
+        nodeHosts: string[];
+        distInitAddr: string;
       }>,
     ): void {
       const cols: Record<string, unknown> = {
@@ -354,6 +374,10 @@ export function createAttemptStore(db: Db) {
         sglang_version: patch.sglangVersion,
         gpus: patch.gpus,
         classification_json: patch.classification === undefined ? undefined : JSON.stringify(patch.classification),
+        job_id: patch.jobId,
+        server_addr: patch.serverAddr,
+        node_hosts: patch.nodeHosts?.join(','),
+        dist_init_addr: patch.distInitAddr,
       };
       const set = Object.entries(cols).filter(([, v]) => v !== undefined);
       if (set.length === 0) return;

@@ -198,6 +198,10 @@ export const MIGRATIONS: string[] = [
   // it again, the chat's history is searched for it (src/chat/delivery.ts).
   `ALTER TABLE outbox ADD COLUMN uncertain INTEGER NOT NULL DEFAULT 0`,
   `CREATE INDEX outbox_done ON outbox(status, sent_at)`,
+  // Attempts run as a job of a cluster's scheduler (Slurm): its job id, and the address of node 0 (the compute node
+  // readiness is checked on, through a tunnel from the login node). Null for a server started over SSH.
+  `ALTER TABLE attempts ADD COLUMN job_id TEXT`,
+  `ALTER TABLE attempts ADD COLUMN server_addr TEXT`,
 ];
 
 export function openDb(path: string): Db {

@@ -1,6 +1,7 @@
 // Merging a profile over the one it extends. Scalars: the child wins. env: merged, the child's names win.
 // extra_args: the parent's, then the child's (argparse keeps the last value, so a child can still override one).
 // description is not inherited: a variant's description should say what the variant is.
+import type { SlurmJob } from '../config/slurm.ts';
 import type { LaunchFields } from './fields.ts';
 import type { RawProfile } from './schema.ts';
 
@@ -15,9 +16,11 @@ export interface ResolvedProfile extends LaunchFields {
   smoke?: unknown;
   /** Where `launch` runs it without --host: a host or a host group. */
   host?: string;
+  /** On a Slurm cluster: this profile's job options over the cluster's. */
+  slurm?: SlurmJob;
 }
 
-export type Layer = Partial<LaunchFields> & { smoke?: unknown; host?: string };
+export type Layer = Partial<LaunchFields> & { smoke?: unknown; host?: string; slurm?: SlurmJob };
 
 export const DEFAULTS = { port: 30000, host_bind: '127.0.0.1', cuda_graph: true } as const;
 
@@ -46,6 +49,10 @@ export function mergeLayers(parent: Layer, child: Layer): Layer {
     if (v !== undefined) (merged as Record<string, unknown>)[k] = v;
   }
   if (parent.env || child.env) merged.env = { ...parent.env, ...child.env };
+  if (parent.slurm || child.slurm) {
+    const sbatch = [...(parent.slurm?.sbatch ?? []), ...(child.slurm?.sbatch ?? [])];
+    merged.slurm = { ...parent.slurm, ...child.slurm, ...(sbatch.length ? { sbatch } : {}) };
+  }
   if (parent.extra_args || child.extra_args)
     merged.extra_args = [...(parent.extra_args ?? []), ...(child.extra_args ?? [])];
   return merged;

@@ -2,6 +2,7 @@
 // inherits; defaults are applied once, after `extends` is resolved (resolve.ts). No transforms either, so the same
 // schema becomes the JSON Schema editors validate against (scripts/write-profile-schema.ts).
 import { z } from 'zod';
+import { SlurmJobSchema } from '../config/slurm.ts';
 import { allChoices, type ChoiceSet } from './choices.ts';
 
 /** Profile names are file names and chat arguments: keep them plain. */
@@ -111,6 +112,9 @@ export const profileSchema = z
       .array(z.string().regex(ONE_LINE, 'must not contain a newline or NUL'))
       .describe('Raw SGLang arguments after the typed flags: --flag, --flag=value, or a value after a flag.'),
     smoke: z.unknown().describe('Smoke-test settings (validated by the smoke part).'),
+    slurm: SlurmJobSchema.describe(
+      "On a Slurm cluster: this profile's partition, account, qos, time_limit, constraint, nodes, extra sbatch lines.",
+    ),
     host: z
       .string()
       .regex(/^[a-z0-9][a-z0-9_.-]*$/i, 'must be a host or host group name from the config')

@@ -1,7 +1,6 @@
 // Launch: profile + host -> an attempt in the ledger -> the server started detached on the host -> its log
 // followed until it is ready (ready line, /health 200, and a first real request answered) or it fails.
-import { distAddress } from '../config/load.ts';
-import { RemoteError, UserError } from '../errors.ts';
+import { UserError } from '../errors.ts';
 import {
   archOf,
   type HardwareWarning,
@@ -9,25 +8,17 @@ import {
   type KnownBadEntry,
   loadHardwareCatalog,
 } from '../fleet/hardware.ts';
-import { type GpuPlan, gpusPerNode, needsVisibleDevices, planGpus } from '../fleet/leases.ts';
-import { shq } from '../hosts/quote.ts';
 import type { Attempt } from '../ledger/attempts.ts';
 import { exitedClassification, type Phase } from '../logs/classify/index.ts';
 import { parseMilestone } from '../logs/milestones.ts';
-import { commandLine, dialectForVersion, flagView, type ResolvedProfile, renderLaunch } from '../profiles/index.ts';
-import { ENV_NAME } from '../profiles/schema.ts';
-import { type Secrets, serverArgv, splitSecrets } from '../profiles/secrets.ts';
-import { redactArgv, redactEnv, redactText, redactValue, SECRET } from '../redact.ts';
-import { captureEnvironment } from '../reports/env.ts';
+import type { ResolvedProfile } from '../profiles/index.ts';
+import type { Ending } from './backend.ts';
+import { backendFor } from './backends.ts';
 import type { DiagnoserFactory, Diagnosis } from './diagnosis.ts';
 import { type Engine, hostOf, publish } from './engine.ts';
-import { readComputeCap, readVersions } from './host-info.ts';
+import { readComputeCap } from './host-info.ts';
 import { failNodes, watchNodes } from './node-watch.ts';
 import { advance, initialProgress, type Progress } from './progress.ts';
-import { reconcile } from './reconcile.ts';
-import { readRemoteState, runIdFor } from './remote-state.ts';
-import { FREE_PORT, LAUNCH, script } from './scripts.ts';
-import { stopNodes } from './stop.ts';
 import { watchAttempt } from './watch.ts';
 
 export interface LaunchRequest {
@@ -62,68 +53,15 @@ export type LaunchEvent =
   | { kind: 'failed'; attempt: Attempt; outcome: string; diagnosis: Diagnosis; exitCode: number | null };
 
 export interface LaunchResult {
-  outcome: 'dry-run' | 'ready' | 'crashed' | 'exited' | 'timeout' | 'hang';
+  outcome: 'dry-run' | 'ready' | 'crashed' | 'exited' | 'timeout' | 'hang' | 'ended';
   /** Known crashes of this configuration on this hardware (shown by a dry run). */
   warnings?: HardwareWarning[];
   commandLine: string;
   attempt?: Attempt;
   diagnosis?: Diagnosis;
-}
-
-async function renderFor(engine: Engine, req: LaunchRequest, profile: ResolvedProfile) {
-  const { host, cfg } = hostOf(engine, req.hostName);
-  let dialect = cfg.flag_dialect === 'auto' ? undefined : cfg.flag_dialect;
-  let dialectNote: string | undefined;
-  let sglangVersion: string | undefined;
-  try {
-    const v = await readVersions(host, cfg);
-    sglangVersion = v.sglang;
-    if (!dialect) dialect = dialectForVersion(v.sglang);
-  } catch (e) {
-    if (!req.dryRun) throw e;
-    dialectNote = `host unreachable (${(e as Error).message}); assumed the --nsa-* flag names`;
-  }
-  // Secrets leave the profile here: the marked profile is what is rendered, shown and stored; the values go to the
-  // host on the launch script's stdin (src/profiles/secrets.ts).
-  const split = splitSecrets(profile.env, profile.extra_args);
-  const marked = { ...profile, env: split.env, extra_args: split.extraArgs };
-  const rendered = renderLaunch(marked, { python: cfg.python, dialect: dialect ?? 'nsa', portOverride: req.port });
-  const extraStart = rendered.argv.length - split.extraArgs.length;
-  // Host env first, so a profile can override it for one configuration.
-  const env = { ...cfg.env, ...rendered.env };
-  return {
-    host,
-    cfg,
-    argv: rendered.argv,
-    env,
-    profileEnv: rendered.env,
-    dialectNote,
-    sglangVersion,
-    marked,
-    secrets: split.secrets,
-    needs: split.needs,
-    extraStart,
-  };
-}
-
-/** One node's share of a launch: where, with which GPUs, and the exact argv and env it runs. */
-interface NodePlan {
-  rank: number;
-  hostName: string;
-  gpus: GpuPlan;
-  /** With SECRET markers where the secrets go. */
-  argv: string[];
-  /** Without secrets: those are in `secrets` and `needs`. */
-  env: Record<string, string>;
-  /** Secret values given with this launch (written to the host's secrets file), by host-side name. */
-  secrets: Secrets;
-  /** Every secret name the server needs from the host. */
-  needs: string[];
-  extraStart: number;
-}
-
-function shown(p: NodePlan): string {
-  return redactText(commandLine({ argv: redactArgv(p.argv), env: redactEnv(p.env) }));
+  /** A dry run on a cluster: the batch script exactly as it would be submitted, and the submission. */
+  script?: string;
+  submit?: string;
 }
 
 export async function launch(
@@ -132,55 +70,13 @@ export async function launch(
   emit: (e: LaunchEvent) => void,
   diagnoser: DiagnoserFactory,
 ): Promise<LaunchResult> {
-  const hosts = req.nodes && req.nodes.length > 1 ? req.nodes : [req.hostName];
-  if (hosts[0] !== req.hostName) throw new Error('launch: hostName must be node 0');
-  const multi = hosts.length > 1;
-  // --gpus picks the GPUs for this launch (on every node of a multi-node one), like the profile's gpus would.
-  const profile: ResolvedProfile = req.gpus ? { ...req.profile, gpus: req.gpus } : req.profile;
-  const perNode = profile.gpus?.length ?? gpusPerNode(profile.tp, hosts.length);
-  if (multi && profile.gpus && profile.gpus.length * hosts.length !== (profile.tp ?? 1)) {
-    throw new UserError(
-      `a ${hosts.length}-node launch of tp ${profile.tp ?? 1} runs ${(profile.tp ?? 1) / hosts.length} GPUs per node, but ${profile.gpus.length} are named`,
-      'name the GPUs of one node with --gpus (the same on every node), or leave them to the bot',
-    );
-  }
-  const r = await renderFor(engine, req, profile);
-  const port = req.port ?? profile.port;
-  // A lease whose attempt ended while no bot watched (a restart) must not hold a launch back: ask the hosts first.
-  if (!req.dryRun) await reconcile(engine, hosts, { skipStarting: true });
-  const distInitAddr = multi ? await distInit(engine, hosts[0]!, req.distPort, req.dryRun) : undefined;
-  const planAll = async (): Promise<NodePlan[]> => {
-    const out: NodePlan[] = [];
-    for (const [rank, hostName] of hosts.entries()) {
-      const gpus = await planGpus(engine, hostName, perNode, profile.gpus, { dryRun: req.dryRun });
-      // Each node runs the same server with its own host's Python and environment (the profile's env on top).
-      const nodeCfg = hostOf(engine, hostName).cfg;
-      // The node's host env may hold secrets of its own (a token in the config): they go the same way.
-      const hostSplit = splitSecrets(nodeCfg.env, []);
-      const hostEnv = { ...hostSplit.env, ...r.profileEnv };
-      const env = needsVisibleDevices(gpus) ? { CUDA_VISIBLE_DEVICES: gpus.gpus.join(','), ...hostEnv } : hostEnv;
-      const nodeArgs = multi
-        ? ['--nnodes', String(hosts.length), '--node-rank', String(rank), '--dist-init-addr', distInitAddr!]
-        : [];
-      const secrets = { ...hostSplit.secrets, ...r.secrets };
-      const needs = [...new Set([...hostSplit.needs, ...r.needs])].sort();
-      out.push({
-        rank,
-        hostName,
-        gpus,
-        argv: [nodeCfg.python, ...r.argv.slice(1), ...nodeArgs],
-        env: Object.fromEntries(Object.entries(env).filter(([, v]) => v !== SECRET)),
-        secrets,
-        needs,
-        extraStart: r.extraStart,
-      });
-    }
-    return out;
-  };
-  let plans = await planAll();
-  emit({ kind: 'command', commandLine: shown(plans[0]!), dialectNote: r.dialectNote });
+  const backend = backendFor(engine, req.hostName);
+  const plan = await backend.plan(engine, req);
+  emit({ kind: 'command', commandLine: plan.commandLine, dialectNote: plan.dialectNote });
   const warnings = await knownCrashes(engine, req);
-  if (req.dryRun) return { outcome: 'dry-run', commandLine: shown(plans[0]!), warnings };
+  if (req.dryRun) {
+    return { outcome: 'dry-run', commandLine: plan.commandLine, script: plan.script, submit: plan.submit, warnings };
+  }
   if (warnings.length > 0 && !req.confirmed) {
     const known = `${req.profile.name} on ${req.hostName} is known to crash:\n${warnings.map((w) => `  - ${w.text}${w.evidence.length ? ` (${w.evidence.join(', ')})` : ''}`).join('\n')}`;
     const yes = req.confirm ? await req.confirm(`${known}\nlaunch it anyway? [y/N]`) : false;
@@ -191,193 +87,9 @@ export async function launch(
       );
     }
   }
-
-  // A port one of our own servers uses is refused naming it; only then is a port nobody we know of answers on probed.
-  for (const p of plans) {
-    const c = engine.attempts.conflict(p.hostName, port, []);
-    if (c) throw c.error;
-  }
-  for (const p of plans) await assertPortFree(engine, p.hostName, port);
-  let opened = tryOpen(engine, req, r, port, plans, distInitAddr);
-  for (let retry = 1; 'refused' in opened; retry++) {
-    // GPUs the bot chose were taken by a launch that won the race for them: choose again (a few times) rather than
-    // refuse a launch that fits on the GPUs still free. Named GPUs and a taken port are refused at once.
-    if (retry > 3 || !plans.some((p) => p.gpus.chosen) || !/held by attempt/.test(opened.refused.message))
-      throw opened.refused;
-    plans = await planAll();
-    opened = tryOpen(engine, req, r, port, plans, distInitAddr);
-  }
-  let attempt = opened.attempt;
-  // Once per host and SGLang version (cached in the ledger), for upstream reports; before the server starts, so
-  // check_env's CUDA contexts never compete with the server's memory sizing. It never throws.
-  await captureEnvironment(engine, req.hostName, { attemptId: attempt.id });
-  // The head first: it opens the rendezvous store the workers connect to (they retry until it answers).
-  for (const p of plans) {
-    try {
-      const where = await startNode(engine, attempt, p);
-      if (p.rank === 0) {
-        engine.attempts.update(attempt.id, { status: 'loading', ...where });
-      } else {
-        engine.attempts.updateNode(attempt.id, p.rank, where);
-      }
-    } catch (e) {
-      // Whatever already started is stopped: a partial multi-node server only waits for the missing node.
-      if (p.rank > 0) {
-        await stopNodes(engine, engine.attempts.get(attempt.id)!).catch((err: Error) =>
-          engine.log.error({ err: err.message, attempt: attempt.id }, 'could not stop the started nodes'),
-        );
-      }
-      const kind = e instanceof RemoteError ? e.details.kind : undefined;
-      const notStarted = kind === 'connect' || kind === 'host-key' || kind === 'auth' || e instanceof LaunchRefused;
-      engine.attempts.finish(attempt.id, {
-        status: 'failed',
-        outcome: e instanceof LaunchRefused ? 'launch_refused' : notStarted ? 'launch_failed' : 'launch_unknown',
-        detail: multi ? `node ${p.rank} (${p.hostName}): ${(e as Error).message}` : (e as Error).message,
-        at: engine.clock.now(),
-      });
-      throw e;
-    }
-  }
-  engine.attempts.event(attempt.id, engine.clock.now(), 'started', {
-    pgid: engine.attempts.get(attempt.id)!.pgid,
-    ...(multi ? { nodes: plans.map((p) => ({ rank: p.rank, host: p.hostName, gpus: p.gpus.gpus })) } : {}),
-  });
-  attempt = engine.attempts.get(attempt.id)!;
+  const attempt = await backend.start(engine, req, plan);
   publish(engine, emit, { kind: 'started', attempt });
   return follow(engine, attempt, req.firstRequest ?? true, emit, diagnoser);
-}
-
-class LaunchRefused extends RemoteError {}
-
-/**
- * Opens the attempt with its leases on every node, or says why not: the ledger's answer first (it names who holds
- * what), then attempts.open, which checks and inserts in one transaction.
- */
-function tryOpen(
-  engine: Engine,
-  req: LaunchRequest,
-  r: Awaited<ReturnType<typeof renderFor>>,
-  port: number,
-  plans: NodePlan[],
-  distInitAddr: string | undefined,
-): { attempt: Attempt } | { refused: UserError } {
-  const head = plans[0]!;
-  const stored: ResolvedProfile = { ...req.profile, env: r.marked.env, extra_args: r.marked.extra_args };
-  try {
-    for (const p of plans) {
-      const c = engine.attempts.conflict(p.hostName, port, p.gpus.gpus);
-      if (c) return { refused: c.error };
-    }
-    const attempt = engine.attempts.open({
-      host: req.hostName,
-      profile: req.profile.name,
-      // The marked profile: the ledger keeps markers, the host keeps the values (a re-launch takes them from there).
-      profileJson: JSON.stringify(redactValue(stored)),
-      flags: redactValue(flagView(stored)),
-      argv: redactArgv(head.argv),
-      env: {
-        ...redactEnv(head.env),
-        ...Object.fromEntries(head.needs.filter((n) => !n.startsWith('GLM_ARG_')).map((n) => [n, SECRET])),
-      },
-      commandLine: shown(head),
-      port,
-      gpus: head.gpus.gpus.join(','),
-      sglangVersion: r.sglangVersion,
-      actor: req.actor,
-      origin: req.origin,
-      startedAt: engine.clock.now(),
-      groupKey: req.groupKey,
-      leases: plans.map((p) => ({ host: p.hostName, gpus: p.gpus.gpus })),
-      nodes: plans.slice(1).map((p) => ({ rank: p.rank, host: p.hostName, gpus: p.gpus.gpus })),
-      distInitAddr,
-    });
-    return { attempt };
-  } catch (e) {
-    if (e instanceof UserError) return { refused: e };
-    throw e;
-  }
-}
-
-/** Starts one node's server detached on its host; returns where the host recorded it. */
-async function startNode(engine: Engine, attempt: Attempt, p: NodePlan) {
-  const { host, cfg } = hostOf(engine, p.hostName);
-  // The environment and the secrets travel on stdin, never on a command line (visible in ps for the server's life).
-  const stdin = [
-    ...Object.entries(p.env).map(([k, v]) => `E ${envLine(k, v)}`),
-    ...Object.entries(p.secrets).map(([k, v]) => `S ${envLine(k, v)}`),
-  ].join('\n');
-  const out = await host.exec(
-    script(LAUNCH, 'glm-launch', [
-      cfg.workdir,
-      runIdFor(attempt.id, p.rank),
-      cfg.env_file ?? '',
-      cfg.bin_dirs.join(':'),
-      p.gpus.gpus.join(','),
-      p.needs.join(' '),
-      '--',
-      ...serverArgv(p.argv, p.extraStart),
-    ]),
-    { timeoutMs: 30_000, stdin: `${stdin}\n` },
-  );
-  const tag = out.stdout.trim().split('\n').pop() ?? '';
-  if (!tag.startsWith('GLM_STARTED')) {
-    const [, pgid, run, gpus] = tag.split(' ');
-    const missing = tag.startsWith('GLM_NO_SECRET') ? tag.split(' ').slice(1).filter(Boolean) : [];
-    const detail = tag.startsWith('GLM_RUNNING')
-      ? `the host already runs a server on GPUs ${gpus} that this ledger does not know (pgid ${pgid}, ${run}), e.g. started by another bot`
-      : missing.length
-        ? `the host has no value for the secret${missing.length > 1 ? 's' : ''} ${missing.join(', ')} this profile needs (the ledger and variant files keep only a marker)`
-        : tag === 'GLM_BUSY'
-          ? 'another launch or stop holds the host lock'
-          : `launcher failed (exit ${out.code}): ${out.stderr.trim().split('\n').slice(-3).join(' | ')}`;
-    throw new LaunchRefused(`launch on ${p.hostName} refused: ${detail}`, {
-      host: p.hostName,
-      exitCode: out.code,
-      stderrTail: out.stderr.slice(-2000),
-      hint: tag.startsWith('GLM_RUNNING')
-        ? `stop it where it was started, or on the host: kill -TERM -${pgid}; or launch on other GPUs (--gpus)`
-        : missing.length
-          ? `give it again with --set (e.g. --set env.${missing[0]!.startsWith('GLM_ARG_') ? 'NAME' : missing[0]}=...), or put it in the host's env_file`
-          : undefined,
-    });
-  }
-  const [, pg, st, runDir] = tag.split(' ');
-  return { pgid: Number(pg), pgidStart: st!, runDir: runDir!, logPath: `${runDir}/out.log` };
-}
-
-/** One `NAME='value'` line of a file the host's sh sources; the name checked, the value quoted once. */
-function envLine(name: string, value: string): string {
-  if (!ENV_NAME.test(name)) throw new UserError(`invalid environment variable name '${name}'`);
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: a control character would end or corrupt the line
-  if (/[\x00-\x1f\x7f]/.test(value)) {
-    throw new UserError(
-      `environment variable ${name}: its value has a control character (a newline?)`,
-      'give it on one line',
-    );
-  }
-  return `${name}=${shq(value)}`;
-}
-
-/** `addr:port` of the head's rendezvous store: its cluster address and the group's port, else a free one found there. */
-async function distInit(engine: Engine, head: string, port: number | undefined, dryRun?: boolean): Promise<string> {
-  const { host, cfg } = hostOf(engine, head);
-  const addr = distAddress(cfg);
-  if (!addr) {
-    throw new UserError(
-      `no address for the other nodes to reach ${head} on`,
-      `set hosts.${head}.dist_addr in the config to its IP address on the network the nodes share`,
-    );
-  }
-  if (port) return `${addr}:${port}`;
-  try {
-    const r = await host.exec(script(FREE_PORT, 'glm-free-port', ['20000']));
-    const found = Number(r.stdout.trim());
-    if (!Number.isInteger(found) || found <= 0) throw new Error(`no free port found: ${r.stdout.trim()}`);
-    return `${addr}:${found}`;
-  } catch (e) {
-    if (dryRun) return `${addr}:PORT`;
-    throw e;
-  }
 }
 
 let hardwareCatalog: KnownBadEntry[] | undefined;
@@ -391,19 +103,6 @@ async function knownCrashes(engine: Engine, req: LaunchRequest): Promise<Hardwar
   return hardwareWarnings(req.profile, archOf(cap ?? undefined), hardwareCatalog, past);
 }
 
-async function assertPortFree(engine: Engine, hostName: string, port: number): Promise<void> {
-  const { host } = hostOf(engine, hostName);
-  try {
-    await host.http(port, { method: 'GET', path: '/health', timeoutMs: 2000 });
-  } catch {
-    return; // nothing answers: free
-  }
-  throw new UserError(
-    `port ${port} on ${hostName} is already in use by a process this bot did not start`,
-    'stop that process, or give the profile another port',
-  );
-}
-
 /** Follows a loading attempt to its outcome. Also used to re-attach after a restart. */
 export async function follow(
   engine: Engine,
@@ -412,6 +111,10 @@ export async function follow(
   emit: (e: LaunchEvent) => void,
   diagnoser: DiagnoserFactory,
 ): Promise<LaunchResult> {
+  // A scheduler's job may still wait in its queue: the log starts once it runs.
+  const admitted = await backendFor(engine, attempt.host).admitted(engine, attempt, emit);
+  if ('ended' in admitted) return recordEnding(engine, attempt, admitted.ended, emit);
+  attempt = admitted.attempt;
   const { host } = hostOf(engine, attempt.host);
   let progress = initialProgress();
   const told = new Set<string>();
@@ -523,9 +226,11 @@ async function confirmReady(
   attempt: Attempt,
   firstRequest: boolean,
 ): Promise<boolean> {
+  // A job's server listens on its compute node: the tunnel from the login node goes there.
+  const address = attempt.serverAddr ?? undefined;
   for (let i = 0; i < 20; i++) {
     try {
-      const h = await host.http(attempt.port, { method: 'GET', path: '/health', timeoutMs: 5000 });
+      const h = await host.http(attempt.port, { method: 'GET', path: '/health', timeoutMs: 5000, address });
       if (h.status === 200) break;
     } catch {
       // not up yet
@@ -537,6 +242,7 @@ async function confirmReady(
   try {
     const r = await host.http(attempt.port, {
       method: 'POST',
+      address,
       path: '/generate',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({
@@ -559,20 +265,42 @@ export async function recordExit(
   fromLog: Diagnosis,
   emit: (e: LaunchEvent) => void,
 ): Promise<LaunchResult> {
-  const { host, cfg } = hostOf(engine, attempt.host);
+  const backend = backendFor(engine, attempt.host);
   let exitCode: number | null = null;
+  let ending: Ending | undefined;
   try {
-    const st = await readRemoteState(host, cfg, runIdFor(attempt.id));
+    const st = await backend.state(engine, attempt);
     if (st.state !== 'none') exitCode = st.exitCode;
+    ending = st.ending;
   } catch {
     // unreachable now: the outcome still stands from the log
   }
   // The head is gone: workers of a multi-node server would wait for it forever.
   if (attempt.nodeHosts.length > 1) {
-    await stopNodes(engine, attempt, [0]).catch((e: Error) =>
-      engine.log.error({ err: e.message, attempt: attempt.id }, 'could not stop the worker nodes'),
-    );
+    await backend
+      .stop(engine, attempt, [0])
+      .catch((e: Error) =>
+        engine.log.error({ err: e.message, attempt: attempt.id }, 'could not stop the worker nodes'),
+      );
   }
+  // A stop asked for (here or by another bot process) ended it: the stop's record, whoever writes first.
+  if (engine.attempts.events(attempt.id).some((e) => e.kind === 'stop_requested')) {
+    engine.attempts.finish(attempt.id, {
+      status: 'stopped',
+      outcome: 'stopped',
+      detail: 'stopped on request',
+      exitCode,
+      at: engine.clock.now(),
+    });
+    return {
+      outcome: 'exited',
+      commandLine: attempt.commandLine,
+      attempt: engine.attempts.get(attempt.id)!,
+      diagnosis: fromLog,
+    };
+  }
+  // A crash the log names wins; else the scheduler's own ending (time limit, preempted, ...) says what happened.
+  if (fromLog.category === 'none' && ending) return recordEnding(engine, attempt, ending, emit, fromLog);
   // Exited non-zero with nothing in the log: a crash of unknown cause, never `none`.
   const diagnosis =
     fromLog.category === 'none' && exitCode !== null && exitCode !== 0
@@ -592,4 +320,38 @@ export async function recordExit(
   // A stop that raced us already closed the attempt as stopped: report what the ledger says.
   if (closed) publish(engine, emit, { kind: 'failed', attempt: a, outcome, diagnosis, exitCode });
   return { outcome: crashed ? 'crashed' : 'exited', commandLine: attempt.commandLine, attempt: a, diagnosis };
+}
+
+/** Closes an attempt with an ending its backend named (Slurm's TIMEOUT, PREEMPTED, a submit refused...). */
+export function recordEnding(
+  engine: Engine,
+  attempt: Attempt,
+  ending: Ending,
+  emit: (e: LaunchEvent) => void,
+  diagnosis?: Diagnosis,
+): LaunchResult {
+  const closed = engine.attempts.finish(attempt.id, { ...ending, at: engine.clock.now() });
+  // Not a crash of the server: the scheduler ended it. The log's evidence (if any) stays with it.
+  const d: Diagnosis = {
+    category: 'none',
+    phase: diagnosis?.phase ?? 'scheduler',
+    evidence: diagnosis?.evidence ?? [],
+    rank: null,
+    dedupKey: `${ending.outcome}:${attempt.id}`,
+    confidence: 1,
+    summary: ending.detail,
+    reason: `the scheduler's own record of the job: ${ending.outcome}`,
+  };
+  const a = engine.attempts.get(attempt.id)!;
+  if (closed) {
+    engine.attempts.event(attempt.id, engine.clock.now(), 'ended', { outcome: ending.outcome, detail: ending.detail });
+    publish(engine, emit, {
+      kind: 'failed',
+      attempt: a,
+      outcome: ending.outcome,
+      diagnosis: d,
+      exitCode: ending.exitCode,
+    });
+  }
+  return { outcome: 'ended', commandLine: attempt.commandLine, attempt: a, diagnosis: d };
 }

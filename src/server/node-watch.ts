@@ -1,13 +1,14 @@
 // Multi-node attempts: every worker's log is followed beside the head's. A crash or exit on any node is the attempt's
 // crash, named by its node; the other nodes are then stopped (a head whose worker died waits on NCCL forever).
 import type { Attempt } from '../ledger/attempts.ts';
+import { backendFor } from './backends.ts';
 import type { Diagnoser, DiagnoserFactory, Diagnosis } from './diagnosis.ts';
 import { createEarlyAlert, SETTLE_MS } from './early-alert.ts';
 import { type Engine, hostOf, publish } from './engine.ts';
 import type { LaunchEvent } from './launch.ts';
 import { headNode, type NodeRef, nodeLabel, nodesOf } from './nodes.ts';
 import { readRemoteState } from './remote-state.ts';
-import { stopNodes, stopRequested } from './stop.ts';
+import { stopRequested } from './stop.ts';
 import { watchNode } from './watch.ts';
 
 export interface NodeFailure {
@@ -40,6 +41,12 @@ export function watchNodes(engine: Engine, attempt: Attempt, diagnoser: Diagnose
      */
     async settle(headGone: boolean): Promise<NodeFailure | undefined> {
       early.cancel();
+      if (multi && headGone && backendFor(engine, attempt.host).kind !== 'direct') {
+        // A scheduler ends every node of a job at once: let each worker's watch read its log to the end, then only a
+        // worker whose log shows a crash is the cause (the others exited because the job did).
+        await workers.drain(10_000);
+        if (failure?.diagnosis.category === 'node_lost') failure = undefined;
+      }
       if (multi && headGone && !failure) failure = await workers.deadNode();
       await workers.stop();
       return failure;
@@ -73,7 +80,7 @@ function watchWorkers(
   attempt: Attempt,
   diagnoser: DiagnoserFactory,
   onFailure: (f: NodeFailure) => void,
-): { stop(): Promise<void>; deadNode(): Promise<NodeFailure | undefined> } {
+): { stop(): Promise<void>; drain(ms: number): Promise<void>; deadNode(): Promise<NodeFailure | undefined> } {
   const workers = nodesOf(engine, attempt).filter((n) => n.rank > 0);
   const diags = new Map<number, Diagnoser>();
   const abort = new AbortController();
@@ -115,20 +122,31 @@ function watchWorkers(
       abort.abort();
       await Promise.all(running);
     },
+    /** Waits (at most `ms`) for the worker watches to end by themselves, their logs read to the end. */
+    async drain(ms: number) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([Promise.all(running), new Promise((r) => (timer = setTimeout(r, ms)))]);
+      clearTimeout(timer);
+    },
     /**
      * The first worker whose server is gone, asked of the hosts now. When the head fails, its own log often blames
      * a peer (gloo's "Connection closed by peer"): a worker that is already gone is the cause, not the head.
      */
     async deadNode() {
+      const backend = backendFor(engine, attempt.host);
       for (const node of workers) {
+        const diag = diags.get(node.rank);
+        // A scheduler's job ends on all its nodes at once: there only a worker whose own log shows a crash is the
+        // cause (its peers were ended with it).
+        if (backend.kind !== 'direct') {
+          if (diag?.crashed()) return { node, diagnosis: diag.result() };
+          continue;
+        }
         try {
-          const { host, cfg } = hostOf(engine, node.host);
-          const st = await readRemoteState(host, cfg, node.runId);
-          if (st.state === 'alive' || st.state === 'orphans') continue;
+          if (!(await backend.nodeGone(engine, node))) continue;
         } catch {
           continue; // unreachable is not proof of death
         }
-        const diag = diags.get(node.rank);
         return { node, diagnosis: exitDiagnosis(diag ? diag.result() : noDiagnosis(), node) };
       }
       return undefined;
@@ -161,16 +179,21 @@ export async function failNodes(
   // A node going down because someone stopped the attempt is no crash: the stop records the outcome.
   if (stopRequested(engine, attempt.id))
     return { attempt: engine.attempts.get(attempt.id)!, diagnosis: failure.diagnosis };
+  const backend = backendFor(engine, attempt.host);
   try {
-    await stopNodes(engine, attempt);
+    await backend.stop(engine, attempt);
   } catch (e) {
     engine.log.error({ err: (e as Error).message, attempt: attempt.id }, 'could not stop every node');
   }
   let exitCode: number | null = null;
   try {
-    const { host, cfg } = hostOf(engine, failure.node.host);
-    const st = await readRemoteState(host, cfg, failure.node.runId);
-    if (st.state !== 'none') exitCode = st.exitCode;
+    if (backend.kind === 'direct') {
+      const { host, cfg } = hostOf(engine, failure.node.host);
+      const st = await readRemoteState(host, cfg, failure.node.runId);
+      if (st.state !== 'none') exitCode = st.exitCode;
+    } else {
+      exitCode = (await backend.state(engine, attempt)).exitCode;
+    }
   } catch {
     // unreachable: the log's verdict stands
   }

@@ -13,6 +13,8 @@ export interface NodeRef {
   pgid: number | null;
   pgidStart: string | null;
   logOffset: number;
+  /** The scheduler job every node of the attempt runs in (Slurm); null for a process group started over SSH. */
+  jobId: string | null;
 }
 
 export function headNode(a: Attempt): NodeRef {
@@ -25,6 +27,7 @@ export function headNode(a: Attempt): NodeRef {
     pgid: a.pgid,
     pgidStart: a.pgidStart,
     logOffset: a.logOffset,
+    jobId: a.jobId,
   };
 }
 
@@ -39,6 +42,7 @@ export function nodesOf(engine: Engine, a: Attempt): NodeRef[] {
     pgid: n.pgid,
     pgidStart: n.pgidStart,
     logOffset: n.logOffset,
+    jobId: a.jobId,
   }));
   return [headNode(a), ...workers];
 }

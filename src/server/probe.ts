@@ -2,6 +2,7 @@
 // GPU memory. Every part is best-effort: one failing check does not hide the others.
 import { z } from 'zod';
 import type { Attempt } from '../ledger/attempts.ts';
+import { backendFor } from './backends.ts';
 import { type Engine, hostOf } from './engine.ts';
 import { type GpuReport, readGpus } from './host-info.ts';
 import { nodesOf } from './nodes.ts';
@@ -45,6 +46,8 @@ export interface ProbeReport {
   leases: Array<{ gpu: number; attemptId: number }>;
   /** A multi-node attempt's workers: each one's process as its own host records it. */
   workers: Array<{ rank: number; host: string; state: string; error?: string }>;
+  /** A cluster's attempt: its job as Slurm records it (the process table of a compute node is not the bot's). */
+  job: { id: string; state: string; text: string } | null;
 }
 
 /** Probes the attempt named, else the newest live attempt on the host (a multi-node one is probed on its head). */
@@ -56,26 +59,38 @@ export async function probe(engine: Engine, hostGiven: string, attemptId?: numbe
   const port = attempt?.port ?? 30000;
   const runId = attempt ? runIdFor(attempt.id) : undefined;
   const noRun = async (): Promise<RemoteState> => ({ state: 'none' });
+  const cluster = attempt !== null && backendFor(engine, hostName).kind === 'slurm';
+  // A job's server listens on its compute node, reached through the login node.
+  const address = attempt?.serverAddr ?? undefined;
   // The parts are independent: ask them all at once.
   const [proc, health, serverInfo, models, gpu, workers] = await Promise.all([
-    (runId ? sharedState(`${hostName}/${runId}`, () => readRemoteState(host, cfg, runId)) : noRun()).catch(
+    (runId && !cluster ? sharedState(`${hostName}/${runId}`, () => readRemoteState(host, cfg, runId)) : noRun()).catch(
       (e: Error) => ({
         state: 'unreachable' as const,
         error: e.message,
       }),
     ),
     host
-      .http(port, { method: 'GET', path: '/health', timeoutMs: 25_000 })
+      .http(port, { method: 'GET', path: '/health', timeoutMs: 25_000, address })
       .then((r) => ({ status: r.status as number | null, error: undefined as string | undefined }))
       .catch((e: Error) => ({ status: null, error: e.message })),
-    readServerInfo(engine, hostName, port),
+    readServerInfo(engine, hostName, port, address),
     host
-      .http(port, { method: 'GET', path: '/v1/models', timeoutMs: 5000 })
+      .http(port, { method: 'GET', path: '/v1/models', timeoutMs: 5000, address })
       .then((r) => Models.parse(JSON.parse(r.body)).data.map((m) => m.id))
       .catch((e: Error) => ({ error: e.message })),
-    sharedGpus(hostName, () => readGpus(host, cfg)).catch((e: Error) => ({ error: e.message })),
+    cluster
+      ? Promise.resolve({ error: "on the job's compute node (Slurm holds its GPUs)" })
+      : sharedGpus(hostName, () => readGpus(host, cfg)).catch((e: Error) => ({ error: e.message })),
     readWorkers(engine, attempt),
   ]);
+  const job =
+    cluster && attempt
+      ? await backendFor(engine, hostName)
+          .state(engine, attempt)
+          .then((st) => ({ id: attempt.jobId ?? '-', state: st.state, text: st.text }))
+          .catch((e: Error) => ({ id: attempt.jobId ?? '-', state: 'unreachable', text: e.message }))
+      : null;
   const ours = 'runId' in proc && attempt && proc.runId === runIdFor(attempt.id);
   return {
     host: hostName,
@@ -89,6 +104,7 @@ export async function probe(engine: Engine, hostGiven: string, attemptId?: numbe
     gpu,
     leases: engine.attempts.leasesOn(hostName),
     workers,
+    job,
   };
 }
 
@@ -108,12 +124,17 @@ function readWorkers(engine: Engine, attempt: Attempt | null): Promise<ProbeRepo
   );
 }
 
-async function readServerInfo(engine: Engine, hostName: string, port: number): Promise<ProbeReport['serverInfo']> {
+async function readServerInfo(
+  engine: Engine,
+  hostName: string,
+  port: number,
+  address?: string,
+): Promise<ProbeReport['serverInfo']> {
   const { host } = hostOf(engine, hostName);
   // /server_info is the current name; releases before it only have /get_server_info.
   for (const path of ['/server_info', '/get_server_info']) {
     try {
-      const r = await host.http(port, { method: 'GET', path, timeoutMs: 5000 });
+      const r = await host.http(port, { method: 'GET', path, timeoutMs: 5000, address });
       if (r.status === 404) continue;
       if (r.status !== 200) return { error: `${path} answered ${r.status}` };
       const info = ServerInfo.parse(JSON.parse(r.body));

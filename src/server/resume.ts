@@ -14,7 +14,8 @@ export async function resumeWatches(
   const checked = await reconcile(engine);
   let resumed = 0;
   for (const c of checked) {
-    if (c.state !== 'running') continue;
+    // A job still in its scheduler's queue is followed too: follow waits for it to run.
+    if (c.state !== 'running' && c.state !== 'queued') continue;
     resumed += 1;
     const a = c.attempt;
     if (a.status === 'ready') {

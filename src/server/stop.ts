@@ -4,6 +4,7 @@
 import { RemoteError, UserError } from '../errors.ts';
 import { GPU_IN_USE_MIB } from '../fleet/leases.ts';
 import { type Attempt, parseGpus } from '../ledger/attempts.ts';
+import { backendFor } from './backends.ts';
 import { type Engine, hostOf } from './engine.ts';
 import { type GpuReport, readGpus } from './host-info.ts';
 import { type NodeRef, nodeLabel, nodesOf } from './nodes.ts';
@@ -113,7 +114,8 @@ export async function stop(
   const attempt = targetAttempt(engine, hostName, attemptId);
   // Told before the signals: a node watcher that sees a node go down now knows it was asked to (see failNodes).
   engine.attempts.event(attempt.id, engine.clock.now(), 'stop_requested', { actor });
-  const stops = await stopNodes(engine, attempt);
+  const backend = backendFor(engine, attempt.host);
+  const stops = await backend.stop(engine, attempt);
   const head = stops.find((s) => s.node.rank === 0) ?? { how: 'already-gone' as const, exitCode: null };
   const how = head.how;
   const now = engine.clock.now();
@@ -134,22 +136,24 @@ export async function stop(
     how,
     nodes: stops.map((s) => ({ rank: s.node.rank, host: s.node.host, how: s.how })),
   });
-  // Other servers may share the host: only this attempt's GPUs say whether its memory was released.
+  // Other servers may share the host: only this attempt's GPUs say whether its memory was released. (A cluster's
+  // login node has no GPUs of the job: Slurm's record of the job's end is the confirmation there.)
   const { host, cfg } = hostOf(engine, attempt.host);
   let gpu: GpuReport | null = null;
   let gpuReleased: boolean | null = null;
   let gpusStillInUse: StopResult['gpusStillInUse'] = [];
-  try {
-    gpu = await readGpus(host, cfg);
-    if (gpu.available) {
-      const mine = new Set(parseGpus(attempt.gpus));
-      gpusStillInUse = gpu.gpus
-        .filter((g) => mine.has(g.index) && g.memUsedMiB >= GPU_IN_USE_MIB)
-        .map((g) => ({ index: g.index, memUsedMiB: g.memUsedMiB }));
-      gpuReleased = gpusStillInUse.length === 0;
+  if (backend.kind === 'direct')
+    try {
+      gpu = await readGpus(host, cfg);
+      if (gpu.available) {
+        const mine = new Set(parseGpus(attempt.gpus));
+        gpusStillInUse = gpu.gpus
+          .filter((g) => mine.has(g.index) && g.memUsedMiB >= GPU_IN_USE_MIB)
+          .map((g) => ({ index: g.index, memUsedMiB: g.memUsedMiB }));
+        gpuReleased = gpusStillInUse.length === 0;
+      }
+    } catch {
+      gpu = null;
     }
-  } catch {
-    gpu = null;
-  }
   return { attempt: engine.attempts.get(attempt.id)!, how, exitCode: head.exitCode, gpu, gpuReleased, gpusStillInUse };
 }

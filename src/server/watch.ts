@@ -4,10 +4,10 @@
 // start. Memory stays bounded: lines are handled one at a time and cut at LineSplitter's limit.
 import type { Attempt } from '../ledger/attempts.ts';
 import { LineSplitter, type LogLine } from '../logs/lines.ts';
+import { backendFor } from './backends.ts';
 import { type Engine, hostOf } from './engine.ts';
 import { headNode, type NodeRef, saveOffset } from './nodes.ts';
-import { readRemoteState } from './remote-state.ts';
-import { FOLLOW, READ_FROM, script } from './scripts.ts';
+import { READ_FROM, script } from './scripts.ts';
 
 export interface WatchHandlers {
   /** Return 'stop' to end the watch (e.g. the launch saw what it waited for). */
@@ -38,9 +38,12 @@ export async function watchNode(
   /** false: a display-only follower (`logs --follow`) that must not move the attempt's saved offset. */
   persist = true,
 ): Promise<WatchEnd> {
-  const { host, cfg } = hostOf(engine, node.host);
-  const attempt = { id: node.attemptId, logPath: node.logPath, pgid: node.pgid, pgidStart: node.pgidStart };
-  if (!attempt.logPath || attempt.pgid === null || !attempt.pgidStart) return 'attempt-closed';
+  const { host } = hostOf(engine, node.host);
+  const backend = backendFor(engine, node.host);
+  const attempt = { id: node.attemptId, logPath: node.logPath };
+  // A job of a scheduler is known by its id, a process group by its PGID and start time.
+  const started = node.jobId !== null || (node.pgid !== null && node.pgidStart);
+  if (!attempt.logPath || !started) return 'attempt-closed';
   let offset = node.logOffset;
   let lastSaved = offset;
   let splitter = new LineSplitter(offset);
@@ -80,9 +83,7 @@ export async function watchNode(
       return 'aborted';
     }
     splitter = new LineSplitter(offset);
-    const stream = host.stream(
-      script(FOLLOW, 'glm-follow', [attempt.logPath, String(offset), String(attempt.pgid), attempt.pgidStart]),
-    );
+    const stream = host.stream(backend.followArgv(engine, node, offset));
     const onAbort = () => stream.close();
     signal?.addEventListener('abort', onAbort, { once: true });
     let stopped = false;
@@ -110,8 +111,7 @@ export async function watchNode(
     // The stream ended: either the server is gone, or the connection dropped. Ask the host which.
     let gone = false;
     try {
-      const st = await readRemoteState(host, cfg, node.runId);
-      gone = st.state === 'none' || st.state === 'dead';
+      gone = await backend.nodeGone(engine, node);
     } catch (e) {
       engine.log.warn({ err: (e as Error).message, attempt: attempt.id }, 'host unreachable while following; retrying');
       await engine.clock.sleep(backoff);

@@ -1,0 +1,463 @@
+// The Slurm backend: a server is a batch job submitted on the cluster's login node (reached over SSH like any host,
+// or local on it). Slurm places it, holds its GPUs and enforces its time limit; the bot follows the job's output
+// files on the shared filesystem from the login node, reaches node 0's server through a tunnel from the login node,
+// and asks Slurm (squeue, scontrol, sacct) for the job's state: while it waits, when it runs, how it ended.
+import type { HostConfig } from '../../config/schema.ts';
+import { RemoteError, UserError } from '../../errors.ts';
+import type { RemoteHost } from '../../hosts/types.ts';
+import type { Attempt } from '../../ledger/attempts.ts';
+import { commandLine, dialectForVersion, flagView, renderLaunch } from '../../profiles/index.ts';
+import { redactArgv, redactEnv, redactText } from '../../redact.ts';
+import type { Ending, Plan, QueueView, ServerBackend, ServerState } from '../backend.ts';
+import { type Engine, hostOf } from '../engine.ts';
+import { readVersions } from '../host-info.ts';
+import type { LaunchRequest } from '../launch.ts';
+import { headNode, type NodeRef } from '../nodes.ts';
+import { initialProgress } from '../progress.ts';
+import type { Reconciled } from '../reconcile.ts';
+import { runIdFor } from '../remote-state.ts';
+import { script } from '../scripts.ts';
+import type { NodeStop } from '../stop.ts';
+import {
+  ACTIVE_JOB_STATES,
+  expandNodes,
+  type JobRecord,
+  listJobs,
+  nodeAddress,
+  partitionGpus,
+  queuePosition,
+  readJob,
+  SUBMIT,
+  slurmArgv,
+} from './cli.ts';
+import { renderJob } from './script.ts';
+
+/** Every job of this bot is named `glm-ATTEMPT-PROFILE`, so `status` can pick them out of the cluster's queue. */
+export const JOB_PREFIX = 'glm-';
+const POLL_MS = 1000;
+
+/**
+ * follow SLURM_CONF PATH LOG OFFSET JOB: the log from byte OFFSET as it grows, ending once Slurm no longer lists the
+ * job as pending, running or completing (the loop runs on the login node: one quiet stream, no polling over SSH).
+ */
+const FOLLOW_JOB = `
+if [ -n "$1" ]; then SLURM_CONF=$1; export SLURM_CONF; fi
+if [ -n "$2" ]; then PATH=$2:$PATH; export PATH; fi
+LOG=$3; OFF=$4; JOB=$5
+case $LOG in "~/"*) LOG=$HOME/\${LOG#"~/"} ;; esac
+tail -c "+$((OFF + 1))" -F -- "$LOG" 2>&1 &
+t=$!
+trap 'kill "$t" 2>/dev/null; exit 0' TERM HUP INT
+while [ -n "$(squeue -h -j "$JOB" -o %T 2>/dev/null)" ]; do sleep 1; done
+sleep 0.5
+kill "$t" 2>/dev/null
+wait "$t" 2>/dev/null
+exit 0
+`;
+
+interface SlurmPlan {
+  nodes: number;
+  script: string;
+  argv: string[];
+  env: Record<string, string>;
+  port: number;
+  sglangVersion?: string;
+}
+
+function clusterOf(engine: Engine, name: string): { host: RemoteHost; cfg: HostConfig } {
+  return hostOf(engine, name);
+}
+
+const jobName = (attemptId: number | string, profile: string) => `${JOB_PREFIX}${attemptId}-${profile}`;
+
+async function plan(engine: Engine, req: LaunchRequest): Promise<Plan> {
+  const { host, cfg } = clusterOf(engine, req.hostName);
+  if (req.gpus) {
+    throw new UserError(
+      `${req.hostName} is a Slurm cluster: Slurm picks the GPUs of a job`,
+      "leave out --gpus; the profile's tp (and slurm.nodes) says how many GPUs per node are asked for",
+    );
+  }
+  if (req.nodes && req.nodes.length > 1) {
+    throw new UserError(
+      `${req.hostName} is a Slurm cluster: Slurm picks a job's nodes`,
+      'set slurm.nodes in the profile for one server across several nodes',
+    );
+  }
+  let dialect = cfg.flag_dialect === 'auto' ? undefined : cfg.flag_dialect;
+  let dialectNote: string | undefined;
+  let sglangVersion: string | undefined;
+  if (!dialect) {
+    // The login node usually sees the compute nodes' Python on the shared filesystem; when not, assume the names.
+    try {
+      const v = await readVersions(host, cfg);
+      sglangVersion = v.sglang;
+      dialect = dialectForVersion(v.sglang);
+    } catch (e) {
+      dialectNote = `could not read SGLang's version on the login node (${(e as Error).message}); assumed the --nsa-* flag names`;
+    }
+  }
+  const rendered = renderLaunch(req.profile, { python: cfg.python, dialect: dialect ?? 'nsa', portOverride: req.port });
+  const env = { ...cfg.env, ...rendered.env };
+  const job = renderJob(cfg, req.profile, { argv: rendered.argv, env });
+  const shown = redactText(commandLine({ argv: redactArgv(rendered.argv), env: redactEnv(env) }));
+  const detail: SlurmPlan = {
+    nodes: job.nodes,
+    script: job.script,
+    argv: rendered.argv,
+    env,
+    port: req.port ?? req.profile.port,
+    sglangVersion,
+  };
+  return {
+    commandLine: shown,
+    dialectNote,
+    script: job.script,
+    submit: `sbatch --parsable --job-name=${jobName('ATTEMPT', req.profile.name)} --chdir=${cfg.workdir}/runs/attempt-ATTEMPT --output=${cfg.workdir}/runs/attempt-ATTEMPT/job.log --open-mode=append < script`,
+    detail,
+  };
+}
+
+/** Slurm's refusal in its own words, and what to change. */
+function submitFix(stderr: string): string {
+  if (/partition/i.test(stderr))
+    return 'check the partition (sinfo -s lists them); set slurm.partition for the cluster or the profile';
+  if (/account|association/i.test(stderr))
+    return 'check your accounts (sacctmgr show assoc user=$USER); set slurm.account';
+  if (/qos/i.test(stderr))
+    return 'check the QOS names you may use (sacctmgr show assoc format=user,qos); set slurm.qos';
+  if (/gres|gpu|generic resource/i.test(stderr))
+    return "no node offers that many GPUs (sinfo -o '%P %G' shows them): lower tp, raise slurm.nodes, or try gpus_as: gpus-per-node";
+  if (/time limit/i.test(stderr)) return "slurm.time_limit exceeds the partition's MaxTime (sinfo -s shows it)";
+  if (/constraint|feature/i.test(stderr)) return 'check the node features (sinfo -o "%N %f"); fix slurm.constraint';
+  return 'fix the job options (hosts.CLUSTER.slurm or the profile slurm:) as Slurm says';
+}
+
+async function start(engine: Engine, req: LaunchRequest, p: Plan): Promise<Attempt> {
+  const d = p.detail as SlurmPlan;
+  const { host, cfg } = clusterOf(engine, req.hostName);
+  // Slurm places the job and holds its GPUs: the ledger keeps no GPU leases for it, only its port.
+  const attempt = engine.attempts.open({
+    host: req.hostName,
+    profile: req.profile.name,
+    profileJson: JSON.stringify({ ...req.profile, env: redactEnv(req.profile.env) }),
+    flags: flagView(req.profile),
+    argv: redactArgv(d.argv),
+    env: redactEnv(d.env),
+    commandLine: p.commandLine,
+    port: d.port,
+    sglangVersion: d.sglangVersion,
+    actor: req.actor,
+    origin: req.origin,
+    startedAt: engine.clock.now(),
+    groupKey: req.groupKey,
+    leases: [],
+    // Every node's output is a file in the run directory on the login node's filesystem: node r's log is followed
+    // there, so each worker is a node of this host in the ledger.
+    nodes: Array.from({ length: d.nodes - 1 }, (_, i) => ({ rank: i + 1, host: req.hostName, gpus: [] })),
+  });
+  const runId = runIdFor(attempt.id);
+  let out: Awaited<ReturnType<RemoteHost['exec']>>;
+  try {
+    out = await host.exec(
+      script(SUBMIT, 'glm-submit', [
+        cfg.slurm?.slurm_conf ?? '',
+        cfg.bin_dirs.join(':'),
+        cfg.workdir,
+        runId,
+        jobName(attempt.id, req.profile.name),
+      ]),
+      { stdin: d.script, timeoutMs: 60_000 },
+    );
+  } catch (e) {
+    engine.attempts.finish(attempt.id, {
+      status: 'failed',
+      outcome: 'launch_failed',
+      detail: (e as Error).message,
+      at: engine.clock.now(),
+    });
+    throw e;
+  }
+  const lines = out.stdout.trim().split('\n');
+  const runDir = lines.find((l) => l.startsWith('GLM_RUN_DIR '))?.slice('GLM_RUN_DIR '.length);
+  // --parsable: `JOBID` or `JOBID;CLUSTER`.
+  const jobId = lines
+    .at(-1)
+    ?.split(';')[0]
+    ?.match(/^\d+(_\d+)?$/)?.[0];
+  if (out.code !== 0 || !jobId || !runDir) {
+    const said = out.stderr
+      .trim()
+      .split('\n')
+      .map((l) => l.replace(/^sbatch: error: /, ''))
+      .filter(Boolean)
+      .join('; ');
+    const detail = `sbatch refused the job: ${said || `exit ${out.code}`}`;
+    engine.attempts.finish(attempt.id, {
+      status: 'failed',
+      outcome: 'submit_failed',
+      detail,
+      at: engine.clock.now(),
+    });
+    engine.attempts.event(attempt.id, engine.clock.now(), 'submit_failed', { stderr: out.stderr.slice(-2000) });
+    throw new UserError(`${req.hostName}: ${detail} (attempt #${attempt.id})`, submitFix(out.stderr));
+  }
+  engine.attempts.update(attempt.id, { status: 'queued', jobId, runDir, logPath: `${runDir}/node0.log` });
+  for (let rank = 1; rank < d.nodes; rank++) {
+    engine.attempts.updateNode(attempt.id, rank, { runDir, logPath: `${runDir}/node${rank}.log` });
+  }
+  engine.attempts.event(attempt.id, engine.clock.now(), 'started', { jobId, runDir });
+  return engine.attempts.get(attempt.id)!;
+}
+
+const RUNNING_STATES = new Set(['RUNNING', 'COMPLETING', 'CONFIGURING']);
+const isActive = (j: JobRecord) => (ACTIVE_JOB_STATES as readonly string[]).includes(j.state);
+
+/** How a job that is over ended, in the ledger's words; null when the server's own exit status says it all. */
+export function endingOf(engine: Engine, attempt: Attempt, job: JobRecord): Ending | null {
+  const exitCode = job.exitCode;
+  const where = job.nodeList ? ` on ${job.nodeList}` : '';
+  const e = (outcome: string, detail: string, status: Ending['status'] = 'failed'): Ending => ({
+    status,
+    outcome,
+    detail: `Slurm job ${job.id}${where}: ${detail}`,
+    exitCode,
+  });
+  switch (job.state) {
+    case 'TIMEOUT':
+      return e('time_limit', `time limit reached (${job.timeLimit || 'the job’s --time'}); Slurm ended it`);
+    case 'PREEMPTED':
+      return e('preempted', 'preempted by a job of higher priority');
+    case 'NODE_FAIL':
+      return e('node_fail', 'a node of the job failed');
+    case 'BOOT_FAIL':
+      return e('node_fail', 'a node of the job failed to boot');
+    case 'OUT_OF_MEMORY':
+      return e('out_of_memory', 'out of memory (the job’s cgroup limit); ask for more with --mem in slurm.sbatch');
+    case 'DEADLINE':
+      return e('time_limit', 'its deadline passed');
+    case 'CANCELLED':
+      // A stop through the bot records itself; any other scancel (a person, an admin, a maintenance script) is named.
+      if (engine.attempts.events(attempt.id).some((x) => x.kind === 'stop_requested')) return null;
+      return e('cancelled', 'cancelled outside the bot (scancel by someone else, or an administrator)');
+    default:
+      return null;
+  }
+}
+
+function stateFrom(engine: Engine, attempt: Attempt, job: JobRecord | null): ServerState {
+  if (!job) return { state: 'none', exitCode: null, text: `Slurm no longer knows job ${attempt.jobId}` };
+  if (job.state === 'PENDING' || job.state === 'REQUEUED' || job.state === 'SUSPENDED')
+    return { state: 'queued', exitCode: null, text: `${job.state}: ${job.reason}` };
+  if (RUNNING_STATES.has(job.state))
+    return { state: 'running', exitCode: null, text: `${job.state} on ${job.nodeList}` };
+  const ending = endingOf(engine, attempt, job) ?? undefined;
+  return { state: 'ended', exitCode: job.exitCode, ending, text: job.state };
+}
+
+async function state(engine: Engine, attempt: Attempt): Promise<ServerState> {
+  if (!attempt.jobId) return { state: 'none', exitCode: null, text: 'not submitted' };
+  const { host, cfg } = clusterOf(engine, attempt.host);
+  return stateFrom(engine, attempt, await readJob(host, cfg, attempt.jobId));
+}
+
+async function admitted(
+  engine: Engine,
+  attempt: Attempt,
+  emit: Parameters<ServerBackend['admitted']>[2],
+): ReturnType<ServerBackend['admitted']> {
+  const { host, cfg } = clusterOf(engine, attempt.host);
+  let told = '';
+  // Most jobs start within a scheduler pass: ask often at first, then once a POLL_MS.
+  let wait = 100;
+  const pause = async () => {
+    await engine.clock.sleep(wait);
+    wait = Math.min(wait * 2, POLL_MS);
+  };
+  for (;;) {
+    const now = engine.attempts.get(attempt.id)!;
+    if (!now.active || !now.jobId) {
+      return {
+        ended: {
+          status: now.status,
+          outcome: now.outcome ?? now.status,
+          detail: now.outcomeDetail ?? '',
+          exitCode: now.exitCode,
+        },
+      };
+    }
+    const job = await readJob(host, cfg, now.jobId).catch((e: Error) => {
+      engine.log.warn({ err: e.message, attempt: attempt.id }, 'could not ask Slurm; asking again');
+      return undefined;
+    });
+    if (job === undefined) {
+      await pause();
+      continue;
+    }
+    const st = stateFrom(engine, now, job);
+    // Reason None: the scheduler has not looked at the job yet; nothing to tell.
+    if (st.state === 'queued' && job && job.reason === 'None') {
+      await pause();
+      continue;
+    }
+    if (st.state === 'queued' && job) {
+      // What Slurm says holds the job, and where it stands among the partition's pending jobs.
+      const pos = await queuePosition(host, cfg, job).catch(() => null);
+      const text = `queued: ${job.reason}${pos ? ` (position ${pos})` : ''}`;
+      if (text !== told) {
+        told = text;
+        engine.attempts.update(attempt.id, { lastMilestone: text });
+        engine.attempts.event(attempt.id, engine.clock.now(), 'queued', { reason: job.reason, position: pos });
+        emit({ kind: 'milestone', text, progress: initialProgress() });
+        // Each queue state its own step in the thread (the parent message shows the latest).
+        engine.notifier?.progress(now, text, `slurm:${text}`);
+      }
+      await pause();
+      continue;
+    }
+    // Running, or already over after it ran (a fast crash between two looks): either way its logs tell the rest.
+    if (job && (st.state === 'running' || (st.state === 'ended' && job.nodeList))) {
+      const nodes = await expandNodes(host, cfg, job.nodeList);
+      const addr = nodes[0] ? await nodeAddress(host, cfg, nodes[0]) : '127.0.0.1';
+      const text = `running on ${nodes.join(', ')} (job ${job.id})`;
+      if (now.status === 'queued' || now.status === 'starting') {
+        engine.attempts.update(attempt.id, { status: 'loading', serverAddr: addr, lastMilestone: text });
+        if (nodes.length > 1) {
+          const port = cfg.slurm?.dist_port ?? 29500;
+          engine.attempts.update(attempt.id, { distInitAddr: `${addr}:${port}` });
+        }
+        engine.attempts.event(attempt.id, engine.clock.now(), 'running', { jobId: job.id, nodes, addr });
+        emit({ kind: 'milestone', text, progress: initialProgress() });
+        engine.notifier?.progress(engine.attempts.get(attempt.id)!, text, 'slurm:running');
+      } else if (!now.serverAddr) {
+        engine.attempts.update(attempt.id, { serverAddr: addr });
+      }
+      return { attempt: engine.attempts.get(attempt.id)! };
+    }
+    // Over before it ever ran (cancelled while pending, or Slurm forgot it).
+    return {
+      ended: st.ending ?? {
+        status: st.state === 'none' ? 'lost' : 'exited',
+        outcome: st.state === 'none' ? 'lost' : 'exited',
+        detail: st.text,
+        exitCode: st.exitCode,
+      },
+    };
+  }
+}
+
+/** scancel, then Slurm's record until it says the job is over (a stop is confirmed from Slurm, not assumed). */
+async function stop(engine: Engine, attempt: Attempt): Promise<NodeStop[]> {
+  const node = headNode(attempt);
+  if (!attempt.jobId) return [{ node, how: 'already-gone', exitCode: null }];
+  const { host, cfg } = clusterOf(engine, attempt.host);
+  const jobId = attempt.jobId;
+  const scancel = (args: string[]) => host.exec(slurmArgv(cfg, ['scancel', ...args, jobId]));
+  const until = async (ms: number): Promise<JobRecord | null> => {
+    const end = Date.now() + ms;
+    for (;;) {
+      const j = await readJob(host, cfg, jobId);
+      if (!j || !isActive(j)) return j;
+      if (Date.now() >= end) return j;
+      await engine.clock.sleep(200);
+    }
+  };
+  const first = await readJob(host, cfg, jobId);
+  if (!first || !isActive(first)) return [{ node, how: 'already-gone', exitCode: first?.exitCode ?? null }];
+  let how: NodeStop['how'] = 'TERM';
+  if (first.state === 'PENDING') {
+    await scancel([]);
+  } else {
+    // TERM to the batch shell and every step; the grace period; then KILL; then the job itself is cancelled.
+    await scancel(['--signal=TERM', '--full']);
+    const after = await until(engine.loaded.config.timeouts.stop_grace_s * 1000);
+    if (after && isActive(after)) {
+      how = 'KILL';
+      await scancel(['--signal=KILL', '--full']);
+    }
+    await scancel([]);
+  }
+  const last = await until(30_000);
+  if (last && isActive(last)) {
+    throw new RemoteError(`Slurm still lists job ${jobId} as ${last.state} after scancel`, {
+      host: attempt.host,
+      hint: `look with: scontrol show job ${jobId}; a node may be unresponsive (an administrator can down it)`,
+    });
+  }
+  return [{ node, how, exitCode: last?.exitCode ?? null }];
+}
+
+async function reconcile(engine: Engine, a: Attempt, opts: { skipStarting?: boolean }): Promise<Reconciled | null> {
+  if (!a.jobId) {
+    if (opts.skipStarting && a.status === 'starting') return null;
+    engine.attempts.finish(a.id, {
+      status: 'failed',
+      outcome: 'launch_failed',
+      detail: 'the job was never submitted',
+      at: engine.clock.now(),
+    });
+    return { attempt: engine.attempts.get(a.id)!, state: 'closed' };
+  }
+  const st = await state(engine, a);
+  if (st.state === 'queued') return { attempt: a, state: 'queued', note: st.text };
+  if (st.state === 'running') return { attempt: a, state: 'running' };
+  const ending: Ending = st.ending ?? {
+    status: st.state === 'none' ? 'lost' : st.exitCode ? 'crashed' : 'exited',
+    outcome: st.state === 'none' ? 'lost' : st.exitCode ? 'crashed' : 'exited',
+    detail: st.state === 'none' ? `${st.text} (ended longer ago than its MinJobAge; no accounting to ask)` : st.text,
+    exitCode: st.exitCode,
+  };
+  engine.attempts.finish(a.id, {
+    ...ending,
+    detail: `${ending.detail}; ended while the bot was not watching`,
+    at: engine.clock.now(),
+  });
+  return { attempt: engine.attempts.get(a.id)!, state: 'closed', note: 'ended while the bot was not watching' };
+}
+
+export const slurmBackend: ServerBackend = {
+  kind: 'slurm',
+  plan,
+  start,
+  admitted,
+  state,
+  followArgv(engine, node: NodeRef, offset) {
+    const { cfg } = clusterOf(engine, node.host);
+    return script(FOLLOW_JOB, 'glm-follow-job', [
+      cfg.slurm?.slurm_conf ?? '',
+      cfg.bin_dirs.join(':'),
+      node.logPath ?? '',
+      String(offset),
+      node.jobId ?? '',
+    ]);
+  },
+  async nodeGone(engine, node) {
+    const { host, cfg } = clusterOf(engine, node.host);
+    const j = node.jobId ? await readJob(host, cfg, node.jobId) : null;
+    return !j || !isActive(j);
+  },
+  stop,
+  reconcile,
+  async queue(engine, hostName, opts) {
+    const { host, cfg } = clusterOf(engine, hostName);
+    const jobs = await listJobs(host, cfg, JOB_PREFIX);
+    const view: QueueView = {
+      jobs: jobs.map((j) => ({
+        jobId: j.id,
+        name: j.name,
+        attemptId: Number(j.name.slice(JOB_PREFIX.length).split('-')[0]) || null,
+        state: j.state,
+        reason: j.reason,
+        nodes: j.nodes,
+        gres: j.gres,
+        elapsed: j.elapsed,
+        timeLimit: j.timeLimit,
+      })),
+    };
+    if (opts.gpus) {
+      const rows = await partitionGpus(host, cfg, cfg.slurm?.partition);
+      view.gpus = rows.map((r) => ({ node: r.node, state: r.state, total: r.gres, used: r.gresUsed }));
+    }
+    return view;
+  },
+};

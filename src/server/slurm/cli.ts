@@ -1,0 +1,275 @@
+// Slurm's own commands on the login node, through the host's one exec chokepoint, and their answers read with zod.
+// Facts relied on (Slurm 22.05, checked against a real slurmctld in test/helpers/slurm.ts): `sbatch --parsable`
+// prints `JOBID` or `JOBID;CLUSTER`; `scontrol show job -o ID` prints one line of Key=Value pairs (JobState, Reason,
+// NodeList, BatchHost, ExitCode as `status:signal`, TimeLimit, Partition); a job that ended is kept there for
+// MinJobAge (300 s by default), after which only `sacct` (where accounting exists) still knows it; `squeue` lists
+// only jobs that are pending, running or completing.
+import { z } from 'zod';
+import type { HostConfig } from '../../config/schema.ts';
+import type { RemoteHost } from '../../hosts/types.ts';
+import { script } from '../scripts.ts';
+
+/** Runs a Slurm command with the cluster's SLURM_CONF and PATH; everything else arrives as argv. */
+const SLURM = `
+if [ -n "$1" ]; then SLURM_CONF=$1; export SLURM_CONF; fi
+if [ -n "$2" ]; then PATH=$2:$PATH; export PATH; fi
+shift 2
+exec "$@"
+`;
+
+export function slurmArgv(cfg: HostConfig, argv: readonly string[]): string[] {
+  return script(SLURM, 'glm-slurm', [cfg.slurm?.slurm_conf ?? '', cfg.bin_dirs.join(':'), ...argv]);
+}
+
+/**
+ * submit WORKDIR RUN_ID JOB_NAME: makes the run directory (on the filesystem the compute nodes share) and submits
+ * the script arriving on stdin with the run directory as the job's working directory and its own output file.
+ */
+export const SUBMIT = `
+set -u
+if [ -n "$1" ]; then SLURM_CONF=$1; export SLURM_CONF; fi
+if [ -n "$2" ]; then PATH=$2:$PATH; export PATH; fi
+case $3 in "~") W=$HOME ;; "~/"*) W=$HOME/\${3#"~/"} ;; *) W=$3 ;; esac
+R=$W/runs/$4
+mkdir -p "$R" || exit 70
+echo "GLM_RUN_DIR $R"
+exec sbatch --parsable --job-name="$5" --chdir="$R" --output="$R/job.log" --open-mode=append
+`;
+
+export const JobStates = [
+  'PENDING',
+  'CONFIGURING',
+  'RUNNING',
+  'COMPLETING',
+  'SUSPENDED',
+  'REQUEUED',
+  'RESIZING',
+  'COMPLETED',
+  'FAILED',
+  'CANCELLED',
+  'TIMEOUT',
+  'PREEMPTED',
+  'NODE_FAIL',
+  'OUT_OF_MEMORY',
+  'BOOT_FAIL',
+  'DEADLINE',
+] as const;
+export type JobState = (typeof JobStates)[number];
+export const ACTIVE_JOB_STATES: readonly JobState[] = [
+  'PENDING',
+  'CONFIGURING',
+  'RUNNING',
+  'COMPLETING',
+  'SUSPENDED',
+  'REQUEUED',
+  'RESIZING',
+];
+
+export interface JobRecord {
+  id: string;
+  state: JobState;
+  reason: string;
+  /** Compute nodes (compressed Slurm host list, e.g. `gpu[01-02]`), empty while pending. */
+  nodeList: string;
+  batchHost: string;
+  exitCode: number | null;
+  signal: number | null;
+  partition: string;
+  timeLimit: string;
+  priority: number | null;
+  /** Where the answer came from: the controller's memory, or the accounting database. */
+  source: 'scontrol' | 'sacct';
+}
+
+const ScontrolJob = z.object({
+  JobId: z.string().regex(/^\d+/),
+  JobState: z.string(),
+  Reason: z.string().default('None'),
+  NodeList: z.string().default(''),
+  BatchHost: z.string().default(''),
+  ExitCode: z
+    .string()
+    .regex(/^\d+:\d+$/)
+    .default('0:0'),
+  Partition: z.string().default(''),
+  TimeLimit: z.string().default(''),
+  Priority: z.string().default(''),
+});
+
+/** `Key=Value Key=Value ...` (values may hold spaces: a new pair starts where a word is followed by `=`). */
+export function parsePairs(line: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  const re = /(?:^|\s)([A-Za-z][A-Za-z0-9_/:]*)=/g;
+  const keys: Array<{ key: string; at: number; valueAt: number }> = [];
+  for (let m = re.exec(line); m; m = re.exec(line)) keys.push({ key: m[1]!, at: m.index, valueAt: re.lastIndex });
+  for (const [i, k] of keys.entries()) {
+    const end = i + 1 < keys.length ? keys[i + 1]!.at : line.length;
+    out[k.key] = line.slice(k.valueAt, end).trim();
+  }
+  return out;
+}
+
+function stateOf(s: string): JobState {
+  // sacct writes `CANCELLED by 1001`; scontrol may add flags after a `+`.
+  const word = s.split(/[\s+]/)[0]!.toUpperCase();
+  return (JobStates as readonly string[]).includes(word) ? (word as JobState) : 'FAILED';
+}
+
+const none = (s: string) => (s === '(null)' || s === 'None assigned' ? '' : s);
+
+export function parseScontrolJob(line: string): JobRecord | null {
+  const parsed = ScontrolJob.safeParse(parsePairs(line));
+  if (!parsed.success) return null;
+  const j = parsed.data;
+  const [code, sig] = j.ExitCode.split(':').map(Number);
+  return {
+    id: j.JobId,
+    state: stateOf(j.JobState),
+    reason: j.Reason,
+    nodeList: none(j.NodeList),
+    batchHost: none(j.BatchHost),
+    exitCode: code ?? null,
+    signal: sig ?? null,
+    partition: j.Partition,
+    timeLimit: j.TimeLimit,
+    priority: /^\d+$/.test(j.Priority) ? Number(j.Priority) : null,
+    source: 'scontrol',
+  };
+}
+
+/** One job as Slurm knows it now: the controller first, the accounting database for a job it has forgotten. */
+export async function readJob(host: RemoteHost, cfg: HostConfig, jobId: string): Promise<JobRecord | null> {
+  const r = await host.exec(slurmArgv(cfg, ['scontrol', 'show', 'job', '-o', jobId]));
+  if (r.code === 0) {
+    const rec = parseScontrolJob(r.stdout.trim().split('\n')[0] ?? '');
+    if (rec) return rec;
+  }
+  if (!/Invalid job id/i.test(r.stderr) && r.code !== 0) {
+    throw new Error(`scontrol show job ${jobId} failed (exit ${r.code}): ${r.stderr.trim().slice(-300)}`);
+  }
+  return readAccounting(host, cfg, jobId);
+}
+
+/** sacct's record, or null where accounting is not kept (accounting_storage/none) or does not know the job. */
+async function readAccounting(host: RemoteHost, cfg: HostConfig, jobId: string): Promise<JobRecord | null> {
+  const r = await host.exec(
+    slurmArgv(cfg, ['sacct', '-n', '-P', '-X', '-j', jobId, '-o', 'JobID,State,ExitCode,NodeList,Partition,Reason']),
+  );
+  if (r.code !== 0) return null;
+  const row = r.stdout.trim().split('\n')[0];
+  if (!row) return null;
+  const [id, state, exit, nodes, partition, reason] = row.split('|');
+  if (!id || !state) return null;
+  const [code, sig] = (exit ?? '0:0').split(':').map(Number);
+  return {
+    id,
+    state: stateOf(state),
+    reason: reason ?? '',
+    nodeList: none(nodes ?? ''),
+    batchHost: '',
+    exitCode: code ?? null,
+    signal: sig ?? null,
+    partition: partition ?? '',
+    timeLimit: '',
+    priority: null,
+    source: 'sacct',
+  };
+}
+
+/** Where a pending job stands in its partition's queue: 1 = next; by priority, then submission order. */
+export async function queuePosition(
+  host: RemoteHost,
+  cfg: HostConfig,
+  job: Pick<JobRecord, 'id' | 'partition'>,
+): Promise<number | null> {
+  const args = ['squeue', '-h', '-t', 'PENDING', '-o', '%i %Q'];
+  if (job.partition) args.push('-p', job.partition);
+  const r = await host.exec(slurmArgv(cfg, args));
+  if (r.code !== 0) return null;
+  const rows = r.stdout
+    .trim()
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => l.trim().split(/\s+/))
+    .map(([id, prio]) => ({ id: id ?? '', prio: Number(prio) }))
+    .sort((a, b) => b.prio - a.prio || Number(a.id) - Number(b.id));
+  const i = rows.findIndex((x) => x.id === job.id);
+  return i < 0 ? null : i + 1;
+}
+
+/** `gpu[01-03],x` -> each host name, as Slurm itself expands it. */
+export async function expandNodes(host: RemoteHost, cfg: HostConfig, nodeList: string): Promise<string[]> {
+  if (!nodeList) return [];
+  if (/^[A-Za-z0-9_.-]+$/.test(nodeList)) return [nodeList];
+  const r = await host.exec(slurmArgv(cfg, ['scontrol', 'show', 'hostnames', nodeList]));
+  return r.stdout.trim().split('\n').filter(Boolean);
+}
+
+/** The address a node is reached on (its NodeAddr), for the tunnel to its server. */
+export async function nodeAddress(host: RemoteHost, cfg: HostConfig, node: string): Promise<string> {
+  const r = await host.exec(slurmArgv(cfg, ['scontrol', 'show', 'node', '-o', node]));
+  const addr = parsePairs(r.stdout.trim()).NodeAddr;
+  return addr && addr !== '(null)' ? addr : node;
+}
+
+export interface QueueRow {
+  id: string;
+  name: string;
+  user: string;
+  state: string;
+  reason: string;
+  partition: string;
+  nodes: string;
+  gres: string;
+  elapsed: string;
+  timeLimit: string;
+}
+
+/** The cluster's jobs named `prefix*` (this bot's), as squeue lists them. */
+export async function listJobs(host: RemoteHost, cfg: HostConfig, prefix: string): Promise<QueueRow[]> {
+  const r = await host.exec(slurmArgv(cfg, ['squeue', '-h', '-o', '%i|%j|%u|%T|%r|%P|%N|%b|%M|%l']));
+  if (r.code !== 0) throw new Error(`squeue failed (exit ${r.code}): ${r.stderr.trim().slice(-300)}`);
+  return r.stdout
+    .trim()
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => {
+      const [id, name, user, state, reason, partition, nodes, gres, elapsed, timeLimit] = l.split('|');
+      return {
+        id: id ?? '',
+        name: name ?? '',
+        user: user ?? '',
+        state: state ?? '',
+        reason: reason ?? '',
+        partition: partition ?? '',
+        nodes: nodes ?? '',
+        gres: gres ?? '',
+        elapsed: elapsed ?? '',
+        timeLimit: timeLimit ?? '',
+      };
+    })
+    .filter((j) => j.name.startsWith(prefix));
+}
+
+export interface PartitionGpus {
+  node: string;
+  state: string;
+  gres: string;
+  gresUsed: string;
+}
+
+/** Each node of the partition with its GPUs and the GPUs in use (sinfo's %G and %C-like GresUsed). */
+export async function partitionGpus(host: RemoteHost, cfg: HostConfig, partition?: string): Promise<PartitionGpus[]> {
+  const args = ['sinfo', '-h', '-N', '-O', 'NodeList:|,StateCompact:|,Gres:|,GresUsed:'];
+  if (partition) args.push('-p', partition);
+  const r = await host.exec(slurmArgv(cfg, args));
+  if (r.code !== 0) throw new Error(`sinfo failed (exit ${r.code}): ${r.stderr.trim().slice(-300)}`);
+  return r.stdout
+    .trim()
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => {
+      const [node, state, gres, gresUsed] = l.split('|').map((s) => s.trim());
+      return { node: node ?? '', state: state ?? '', gres: gres ?? '', gresUsed: gresUsed ?? '' };
+    });
+}

@@ -1,0 +1,196 @@
+// A real Slurm on this machine for the tests: munged with its own key and socket, slurmctld and slurmd on loopback
+// with a generated slurm.conf, state and spool in a temp dir. What it took to get `sbatch --wrap hostname` working
+// by hand on Debian bookworm's Slurm 22.05.8 (and so what this helper does):
+// - munged refuses a socket whose directory others cannot enter ("execute permissions for all required"): the
+//   socket lives in its own 0755 directory, the key in a 0700 one; `--force` is not needed as root.
+// - slurm.conf: AuthInfo=socket=PATH points both the daemons and the clients at that munged; SlurmctldPort and
+//   SlurmdPort are free ports (not 6817/6818); SlurmUser=root (the daemons run as root: slurmd must start jobs as
+//   the submitting user); ProctrackType=proctrack/linuxproc and TaskPlugin=task/none (no cgroups in a container);
+//   select/cons_tres with GresTypes=gpu; the node is this machine's hostname with NodeAddr=127.0.0.1.
+// - gres.conf next to slurm.conf: `Name=gpu File=.../dev/gpu0` on an empty placeholder file is accepted (Slurm
+//   does not set CUDA_VISIBLE_DEVICES for it, which the stand-in does not need).
+// - The clients find the cluster through SLURM_CONF; the test user needs the conf and the socket readable.
+// - A --time limit has a one-minute resolution, and slurmctld checks limits about every 30 s: a job with --time=1
+//   ends as TIMEOUT after 60-90 s. KillWait=2 keeps scancel's TERM-to-KILL wait short.
+// - The mpi/pmix errors slurmd logs at start are harmless (MpiDefault=none).
+// - Two compute nodes: one slurmd per network namespace (test/helpers/netns.ts's hosts), each `-N nodeI` with its
+//   namespace's address as NodeAddr, slurmctld in the root namespace on the bridge's address. slurmd must be
+//   started with `nsenter --net=...`, not `ip netns exec`: the latter remounts /sys for the namespace, without
+//   /sys/fs/cgroup, and slurmd then fails ("Unable to initialize cgroup plugin"). SlurmdSpoolDir and SlurmdPidFile
+//   take %n so the two slurmd keep apart; srun's steps reach back across the bridge.
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { hostname, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freePort } from './sshd.ts';
+
+const BINARIES = ['/usr/sbin/munged', '/usr/sbin/slurmctld', '/usr/sbin/slurmd', '/usr/bin/sbatch'];
+
+/** Slurm's daemons can run here: the binaries are installed and we are root (slurmd starts jobs as their users). */
+export const slurmAvailable = BINARIES.every((b) => existsSync(b)) && process.getuid?.() === 0;
+
+export interface TestCluster {
+  dir: string;
+  conf: string;
+  node: string;
+  /** Runs a Slurm client command as root against this cluster. */
+  run(argv: string[], opts?: { asUser?: string; input?: string }): string;
+  stop(): Promise<void>;
+}
+
+async function waitFor(what: () => boolean, ms: number, why: () => string): Promise<void> {
+  const end = Date.now() + ms;
+  while (!what()) {
+    if (Date.now() > end) throw new Error(why());
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+export interface ClusterOptions {
+  /** GPUs (placeholder gres files) per node. */
+  gpus?: number;
+  maxTimeMin?: number;
+  /** Compute nodes in network namespaces (their addresses and namespaces); default: this machine on 127.0.0.1. */
+  nodes?: Array<{ address: string; netns?: string }>;
+}
+
+export async function startCluster(opts: ClusterOptions = {}): Promise<TestCluster> {
+  const dir = mkdtempSync(join(tmpdir(), 'glm-slurm-'));
+  chmodSync(dir, 0o755);
+  for (const d of ['munge', 'run', 'state', 'spool', 'log', 'dev']) mkdirSync(join(dir, d));
+  chmodSync(join(dir, 'munge'), 0o700);
+  chmodSync(join(dir, 'run'), 0o755);
+  const key = join(dir, 'munge', 'munge.key');
+  writeFileSync(key, execFileSync('head', ['-c', '1024', '/dev/urandom']), { mode: 0o600 });
+  const socket = join(dir, 'run', 'munge.sock');
+  execFileSync('/usr/sbin/munged', [
+    `--socket=${socket}`,
+    `--key-file=${key}`,
+    `--log-file=${join(dir, 'munge', 'log')}`,
+    `--pid-file=${join(dir, 'munge', 'pid')}`,
+    `--seed-file=${join(dir, 'munge', 'seed')}`,
+  ]);
+  const gpus = opts.gpus ?? 1;
+  const node = opts.nodes ? 'node0' : hostname();
+  const nodes = opts.nodes
+    ? opts.nodes.map((n, i) => ({ name: `node${i}`, address: n.address, netns: n.netns }))
+    : [{ name: node, address: '127.0.0.1', netns: undefined }];
+  // slurmctld listens where the nodes reach it: loopback, or the namespaces' bridge (their x.y.z.1).
+  const ctldAddress = opts.nodes ? opts.nodes[0]!.address.replace(/\.\d+$/, '.1') : '127.0.0.1';
+  for (const n of nodes) {
+    mkdirSync(join(dir, 'spool', n.name));
+    for (let i = 0; i < gpus; i++) writeFileSync(join(dir, 'dev', `${n.name}-gpu${i}`), '');
+  }
+  const [ctldPort, slurmdPort] = [await freePort(), await freePort()];
+  const conf = join(dir, 'slurm.conf');
+  writeFileSync(
+    conf,
+    [
+      'ClusterName=glmtest',
+      `SlurmctldHost=${hostname()}(${ctldAddress})`,
+      `SlurmctldPort=${ctldPort}`,
+      `SlurmdPort=${slurmdPort}`,
+      'SlurmUser=root',
+      'AuthType=auth/munge',
+      `AuthInfo=socket=${socket}`,
+      'CredType=cred/munge',
+      `StateSaveLocation=${join(dir, 'state')}`,
+      `SlurmdSpoolDir=${join(dir, 'spool', '%n')}`,
+      `SlurmctldPidFile=${join(dir, 'run', 'slurmctld.pid')}`,
+      `SlurmdPidFile=${join(dir, 'run', 'slurmd-%n.pid')}`,
+      `SlurmctldLogFile=${join(dir, 'log', 'slurmctld.log')}`,
+      `SlurmdLogFile=${join(dir, 'log', 'slurmd-%n.log')}`,
+      'ProctrackType=proctrack/linuxproc',
+      'TaskPlugin=task/none',
+      'SelectType=select/cons_tres',
+      'SelectTypeParameters=CR_Core',
+      'GresTypes=gpu',
+      'SchedulerType=sched/backfill',
+      'MpiDefault=none',
+      'ReturnToService=2',
+      'InactiveLimit=0',
+      'KillWait=2',
+      'MinJobAge=300',
+      'JobAcctGatherType=jobacct_gather/none',
+      'AccountingStorageType=accounting_storage/none',
+      ...nodes.map(
+        (n) =>
+          `NodeName=${n.name} NodeAddr=${n.address} CPUs=${opts.nodes ? 1 : 2} RealMemory=1000 Gres=gpu:${gpus} State=UNKNOWN`,
+      ),
+      `PartitionName=gpu Nodes=ALL Default=YES MaxTime=${opts.maxTimeMin ?? 60} State=UP`,
+      '',
+    ].join('\n'),
+  );
+  writeFileSync(
+    join(dir, 'gres.conf'),
+    nodes.map((n) => `NodeName=${n.name} Name=gpu File=${join(dir, 'dev')}/${n.name}-gpu[0-${gpus - 1}]\n`).join(''),
+  );
+  const env = { ...process.env, SLURM_CONF: conf };
+  const daemons: ChildProcess[] = [];
+  // -D: in the foreground, so they are our children and end with us; -i: ignore state from an earlier run.
+  daemons.push(spawn('/usr/sbin/slurmctld', ['-D', '-i', '-f', conf], { env, stdio: 'ignore' }));
+  const run: TestCluster['run'] = (argv, o = {}) => {
+    const [cmd, ...args] = o.asUser ? ['runuser', '-u', o.asUser, '--', 'env', `SLURM_CONF=${conf}`, ...argv] : argv;
+    return execFileSync(cmd!, args, { env, encoding: 'utf8', input: o.input, stdio: ['pipe', 'pipe', 'pipe'] });
+  };
+  const ok = (argv: string[]) => {
+    try {
+      run(argv);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  const log = (f: string) =>
+    existsSync(join(dir, 'log', f)) ? readFileSync(join(dir, 'log', f), 'utf8').slice(-2000) : '';
+  await waitFor(
+    () => ok(['scontrol', 'ping']),
+    15_000,
+    () => `slurmctld did not answer: ${log('slurmctld.log')}`,
+  );
+  for (const n of nodes) {
+    const argv = ['-D', '-f', conf, ...(opts.nodes ? ['-N', n.name] : [])];
+    daemons.push(
+      n.netns
+        ? spawn('nsenter', [`--net=/run/netns/${n.netns}`, '/usr/sbin/slurmd', ...argv], { env, stdio: 'ignore' })
+        : spawn('/usr/sbin/slurmd', argv, { env, stdio: 'ignore' }),
+    );
+  }
+  await waitFor(
+    () => {
+      const states = run(['sinfo', '-h', '-N', '-o', '%T']).trim().split('\n');
+      return states.length === nodes.length && states.every((t) => /^idle/.test(t));
+    },
+    20_000,
+    () => `slurmd did not register: ${log(`slurmd-${nodes.at(-1)!.name}.log`)}`,
+  );
+  return {
+    dir,
+    conf,
+    node,
+    run,
+    async stop() {
+      // Jobs first (their slurmstepd outlive slurmd), then the daemons we started, then munged by its pid file.
+      try {
+        run(['scancel', '--full', '--signal=KILL', '--user=glmtest']);
+      } catch {
+        // none
+      }
+      await waitFor(
+        () => run(['squeue', '-h']).trim() === '',
+        15_000,
+        () => 'jobs did not end',
+      ).catch(() => {});
+      for (const p of daemons.reverse()) {
+        if (p.exitCode !== null || p.pid === undefined) continue;
+        await new Promise<void>((resolve) => {
+          p.once('exit', () => resolve());
+          p.kill('SIGTERM');
+          setTimeout(() => p.kill('SIGKILL'), 5000).unref();
+        });
+      }
+      const pid = Number(readFileSync(join(dir, 'munge', 'pid'), 'utf8').trim());
+      if (pid > 0) process.kill(pid, 'SIGTERM');
+    },
+  };
+}

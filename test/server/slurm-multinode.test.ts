@@ -1,0 +1,121 @@
+// One server across two Slurm compute nodes: two slurmd, each in its own network namespace (test/helpers/netns.ts),
+// slurmctld on the namespaces' bridge, the login node the test's sshd on 127.0.0.1. One task per node through srun,
+// node 0's address as --dist-init-addr, readiness through the tunnel from the login node to node 0.
+import { execFileSync } from 'node:child_process';
+import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { validate } from '../../src/config/load.ts';
+import { freshDirs, makeBot, STANDIN, sshBlock } from '../helpers/app.ts';
+import { type HostGroup, netnsAvailable, startHostGroup } from '../helpers/netns.ts';
+import { slurmAvailable, startCluster, type TestCluster } from '../helpers/slurm.ts';
+import { freePort, type Sshd, startSshd } from '../helpers/sshd.ts';
+
+const runs = slurmAvailable && netnsAvailable();
+let group: HostGroup;
+let cluster: TestCluster;
+let sshd: Sshd;
+let profilesDir: string;
+let python: string;
+
+beforeAll(async () => {
+  if (!runs) return;
+  group = await startHostGroup(2, { kind: 'netns' });
+  cluster = await startCluster({ gpus: 1, nodes: group.hosts.map((h) => ({ address: h.address, netns: h.netns })) });
+  sshd = await startSshd();
+  const dir = mkdtempSync(join(tmpdir(), 'glm-slurm-mn-'));
+  chmodSync(dir, 0o755);
+  profilesDir = join(dir, 'profiles');
+  execFileSync('mkdir', [profilesDir]);
+  // Bound on every address of its node: the login node reaches node 0's server across the bridge.
+  writeFileSync(
+    join(profilesDir, 'small-2node.yaml'),
+    'description: two nodes\nmodel_path: Qwen/Qwen2.5-0.5B-Instruct\ntp: 2\nhost_bind: 0.0.0.0\nslurm: { nodes: 2 }\n',
+  );
+  // The job's python: the stand-in, with a fault on node 1 when the test arms it (srun's SLURM_NODEID says which).
+  python = join(dir, 'python');
+  writeFileSync(
+    python,
+    `#!/bin/sh\nif [ "\${SLURM_NODEID:-0}" = 1 ] && [ -e "${dir}/node1-oom" ]; then STANDIN_SCENARIO=oom_graph_capture; export STANDIN_SCENARIO; fi\nexec ${join(STANDIN, 'python')} "$@"\n`,
+    { mode: 0o755 },
+  );
+}, 90_000);
+
+afterAll(async () => {
+  await cluster?.stop();
+  await sshd?.stop();
+  await group?.close();
+}, 60_000);
+
+function bot() {
+  const { workdir, dataDir } = freshDirs();
+  const config = validate(
+    {
+      default_host: 'cluster',
+      timeouts: { connect_s: 5, command_s: 20, keepalive_s: 2, ready_s: 120, stop_grace_s: 2 },
+      hosts: {
+        cluster: {
+          ssh: sshBlock(sshd),
+          python,
+          workdir,
+          bin_dirs: [join(STANDIN, 'bin')],
+          env: { STANDIN_TIME_SCALE: '0.002', STANDIN_STATE_DIR: join(workdir, 'standin-state') },
+          slurm: { slurm_conf: cluster.conf, dist_port: 29555 },
+        },
+      },
+    },
+    'test config',
+  );
+  return makeBot({ config, source: 'test config', dataDir, profilesDir, defaultHost: 'cluster' }, { workdir, dataDir });
+}
+
+const standins = () =>
+  execFileSync('ps', ['-eo', 'args='], { encoding: 'utf8' })
+    .split('\n')
+    .filter((l) => l.includes('sglang-standin'));
+
+describe.skipIf(!runs)('Slurm multi-node: two slurmd in network namespaces', () => {
+  test('launch runs one task per node with node 0 as --dist-init-addr, ready through the tunnel to node 0; stop ends both', async () => {
+    const b = bot();
+    try {
+      const port = await freePort();
+      const r = await b.run(`launch small-2node --port ${port}`);
+      expect(r.text, r.text).toMatch(/^ready: attempt #1 /);
+      const a = b.app.engine.attempts.get(1)!;
+      const head = group.hosts[0]!.address;
+      expect(a.serverAddr).toBe(head);
+      expect(a.distInitAddr).toBe(`${head}:29555`);
+      expect(b.said.some((t) => t.includes(`running on node0, node1 (job ${a.jobId})`))).toBe(true);
+      // Each node ran its own rank against node 0's store.
+      const mine = standins().filter((l) => l.includes(`--port ${port}`));
+      expect(mine.some((l) => /--node-rank 0 --dist-init-addr \S+:29555/.test(l))).toBe(true);
+      expect(mine.some((l) => /--node-rank 1 --dist-init-addr \S+:29555/.test(l))).toBe(true);
+      const worker = b.app.engine.attempts.nodes(1)[0]!;
+      expect(readFileSync(worker.logPath!, 'utf8').length).toBeGreaterThan(0);
+      const s = await b.run('stop --attempt 1');
+      expect(s.exitCode, s.text).toBe(0);
+      expect(cluster.run(['squeue', '-h']).trim()).toBe('');
+      expect(standins().filter((l) => l.includes(`--port ${port}`))).toEqual([]);
+    } finally {
+      await b.app.close();
+    }
+  }, 120_000);
+
+  test('a crash on node 1 of two is the attempt crash, named by its node, and the whole job ends', async () => {
+    writeFileSync(join(python, '..', 'node1-oom'), '');
+    const b = bot();
+    try {
+      const r = await b.run(`launch small-2node --port ${await freePort()}`);
+      expect(r.exitCode, r.text).toBe(1);
+      const a = b.app.engine.attempts.get(1)!;
+      expect(a).toMatchObject({ status: 'crashed', active: false, outcome: 'cuda_oom' });
+      const d = a.classification as { summary: string };
+      expect(d.summary).toMatch(/^node 1 \(cluster\): /);
+      expect(b.app.engine.attempts.events(1).some((e) => e.kind === 'node_failed')).toBe(true);
+      expect(cluster.run(['squeue', '-h']).trim()).toBe('');
+    } finally {
+      await b.app.close();
+    }
+  }, 120_000);
+});

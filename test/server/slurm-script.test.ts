@@ -1,0 +1,145 @@
+// The Slurm backend's pure parts: the cluster and profile options (schema, README example), the batch script they
+// render to, and Slurm's own output read back (scontrol's Key=Value line, the endings).
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { PACKAGE_ROOT, validate } from '../../src/config/load.ts';
+import { ConfigError } from '../../src/errors.ts';
+import type { ResolvedProfile } from '../../src/profiles/index.ts';
+import { parseScontrolJob } from '../../src/server/slurm/cli.ts';
+import { renderJob } from '../../src/server/slurm/script.ts';
+
+const readmeCluster = () => {
+  const md = readFileSync(join(PACKAGE_ROOT, 'README.md'), 'utf8');
+  const block = md.split('```yaml\n')[1]!.split('```')[0]!;
+  return (parse(block) as { hosts: Record<string, unknown> }).hosts.cluster;
+};
+
+const profile = (over: Partial<ResolvedProfile> = {}): ResolvedProfile =>
+  ({
+    name: 'big',
+    model_path: 'org/model',
+    tp: 8,
+    port: 30000,
+    host_bind: '0.0.0.0',
+    cuda_graph: true,
+    env: {},
+    extra_args: [],
+    chain: ['big'],
+    file: '/x/big.yaml',
+    ...over,
+  }) as ResolvedProfile;
+
+describe('Slurm cluster config and the batch script', () => {
+  it("the README's cluster entry is valid and renders every option it sets as an #SBATCH line", () => {
+    const cfg = validate({ hosts: { cluster: readmeCluster() } }, 'README').hosts.cluster!;
+    const job = renderJob(cfg, profile(), {
+      argv: [cfg.python, '-m', 'sglang.launch_server', '--tp-size', '8'],
+      env: {},
+    });
+    for (const line of [
+      '#SBATCH --nodes=1',
+      '#SBATCH --ntasks-per-node=1',
+      '#SBATCH --gres=gpu:8',
+      '#SBATCH --partition=gpu',
+      '#SBATCH --account=ml-serving',
+      '#SBATCH --qos=normal',
+      '#SBATCH --time=12:00:00',
+      '#SBATCH --constraint=h100',
+      '#SBATCH --mem=0',
+      '#SBATCH --exclusive',
+    ]) {
+      expect(job.script.split('\n')).toContain(line);
+    }
+    // The secrets file is sourced on the compute node by path; nothing of it is in the script.
+    expect(job.script).toContain(
+      `if [ -r "$HOME"/.config/glm/secrets.env ]; then set -a; . "$HOME"/.config/glm/secrets.env; set +a;`,
+    );
+  });
+
+  it("a profile's slurm: overrides the cluster's; its sbatch lines come after; nodes split tp and add srun's rank", () => {
+    const cfg = validate({ hosts: { cluster: readmeCluster() } }, 'README').hosts.cluster!;
+    const job = renderJob(
+      cfg,
+      profile({ slurm: { partition: 'big', nodes: 2, gpus_as: 'gpus-per-node', sbatch: ['--mem=500G'] } }),
+      { argv: ['/py', '-m', 'sglang.launch_server'], env: { NCCL_DEBUG: 'WARN', ODD: "it's $HOME" } },
+    );
+    const lines = job.script.split('\n');
+    expect(lines).toContain('#SBATCH --partition=big');
+    expect(lines).not.toContain('#SBATCH --partition=gpu');
+    expect(lines).toContain('#SBATCH --nodes=2');
+    expect(lines).toContain('#SBATCH --gpus-per-node=4');
+    expect(lines.indexOf('#SBATCH --mem=500G')).toBeGreaterThan(lines.indexOf('#SBATCH --exclusive'));
+    // Values reach the shell quoted: nothing in them is expanded.
+    expect(lines).toContain(`export ODD='it'\\''s $HOME'`);
+    expect(job.script).toContain(
+      `srun --nodes=2 --ntasks-per-node=1 --kill-on-bad-exit=1 --output=node%n.log sh -c 'exec "$@" --nnodes 2 --node-rank "$SLURM_NODEID" --dist-init-addr "$GLM_DIST_INIT_ADDR"' glm-node /py -m sglang.launch_server`,
+    );
+    expect(job.script).toContain(`GLM_DIST_INIT_ADDR=\${head_addr:-$head}:29500`);
+    expect(() => renderJob(cfg, profile({ tp: 3, slurm: { nodes: 2 } }), { argv: ['/py'], env: {} })).toThrow(
+      /tp 3 does not split evenly across 2 nodes/,
+    );
+  });
+
+  it('never writes a secret into the script: a secret-named or token-shaped env value, or an --api-key, is refused', () => {
+    const cfg = validate({ hosts: { cluster: readmeCluster() } }, 'README').hosts.cluster!;
+    const argv = ['/py', '-m', 'sglang.launch_server'];
+    expect(() => renderJob(cfg, profile(), { argv, env: { HF_TOKEN: 'x' } })).toThrow(
+      /the environment variable HF_TOKEN would be written into the job's batch script/,
+    );
+    expect(() => renderJob(cfg, profile(), { argv, env: { MY_VAR: `hf_${'a'.repeat(34)}` } })).toThrow(/MY_VAR/);
+    expect(() => renderJob(cfg, profile(), { argv: [...argv, '--api-key', 'abc'], env: {} })).toThrow(
+      /a secret in the server arguments/,
+    );
+    try {
+      renderJob(cfg, profile(), { argv, env: { HF_TOKEN: 'x' } });
+    } catch (e) {
+      expect((e as { hint?: string }).hint).toMatch(/env_file/);
+    }
+  });
+
+  it('refuses job options that would not be one plain #SBATCH value, each with what is allowed', () => {
+    const base = { ssh: { host: 'login1' }, slurm: {} };
+    let err: ConfigError | undefined;
+    try {
+      validate(
+        {
+          hosts: {
+            c: {
+              ...base,
+              slurm: { partition: 'gpu --qos=high', time_limit: 'soon', sbatch: ['--mem=1\n#SBATCH --qos=x', 'mem=1'] },
+            },
+          },
+        },
+        'test',
+      );
+    } catch (e) {
+      err = e as ConfigError;
+    }
+    expect(err).toBeInstanceOf(ConfigError);
+    const text = err!.issues.map((i) => `${i.path}: ${i.message}`).join('\n');
+    expect(text).toMatch(/hosts\.c\.slurm\.partition: not a valid partition name/);
+    expect(text).toMatch(/hosts\.c\.slurm\.time_limit: a Slurm time/);
+    expect(text).toMatch(/hosts\.c\.slurm\.sbatch\.0: an sbatch option on one line/);
+    expect(text).toMatch(/hosts\.c\.slurm\.sbatch\.1: an sbatch option on one line/);
+  });
+
+  it("reads scontrol's one-line record, values with spaces included", () => {
+    const j = parseScontrolJob(
+      'JobId=42 JobName=glm-7-small UserId=glm(1001) Priority=4294901757 JobState=TIMEOUT Reason=TimeLimit ExitCode=0:15 TimeLimit=00:01:00 Partition=gpu NodeList=gpu[01-02] BatchHost=gpu01 WorkDir=/shared/runs/a b StdOut=/x',
+    )!;
+    expect(j).toMatchObject({
+      id: '42',
+      state: 'TIMEOUT',
+      reason: 'TimeLimit',
+      exitCode: 0,
+      signal: 15,
+      nodeList: 'gpu[01-02]',
+      batchHost: 'gpu01',
+      timeLimit: '00:01:00',
+      priority: 4294901757,
+    });
+    expect(parseScontrolJob('slurm_load_jobs error: Invalid job id specified')).toBeNull();
+  });
+});

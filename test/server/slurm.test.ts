@@ -1,0 +1,201 @@
+// Launch, queue, watch, stop and reconcile on a real Slurm (slurmctld + slurmd on loopback, test/helpers/slurm.ts),
+// its login node the test's own sshd, the job's python the SGLang stand-in.
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { PACKAGE_ROOT, validate } from '../../src/config/load.ts';
+import { resumeWatches } from '../../src/server/resume.ts';
+import { freshDirs, makeBot, makeChatBot, STANDIN, sshBlock, until } from '../helpers/app.ts';
+import { slurmAvailable, startCluster, type TestCluster } from '../helpers/slurm.ts';
+import { freePort, type Sshd, startSshd } from '../helpers/sshd.ts';
+
+let sshd: Sshd;
+let cluster: TestCluster;
+
+beforeAll(async () => {
+  if (!slurmAvailable) return;
+  cluster = await startCluster({ gpus: 1 });
+  sshd = await startSshd();
+}, 60_000);
+
+afterAll(async () => {
+  await cluster?.stop();
+  await sshd?.stop();
+}, 60_000);
+
+function clusterConfig(workdir: string, dataDir: string) {
+  const entry = (slurm: Record<string, unknown>) => ({
+    ssh: sshBlock(sshd),
+    python: join(STANDIN, 'python'),
+    workdir,
+    bin_dirs: [join(STANDIN, 'bin')],
+    env: { STANDIN_TIME_SCALE: '0.002', STANDIN_STATE_DIR: join(workdir, 'standin-state') },
+    slurm: { slurm_conf: cluster.conf, ...slurm },
+  });
+  const raw = {
+    default_host: 'cluster',
+    timeouts: { connect_s: 5, command_s: 20, keepalive_s: 2, ready_s: 120, stop_grace_s: 2 },
+    hosts: {
+      cluster: entry({ partition: 'gpu', sbatch: ['--mem=100'] }),
+      short: entry({ time_limit: '1' }),
+      wrong: entry({ partition: 'nosuch' }),
+    },
+  };
+  return {
+    config: validate(raw, 'test config'),
+    source: 'test config',
+    dataDir,
+    profilesDir: join(PACKAGE_ROOT, 'profiles'),
+    defaultHost: 'cluster',
+  };
+}
+
+const jobsOf = (user = 'glmtest') =>
+  cluster.run(['squeue', '-h', '-u', user, '-o', '%i %T %j']).trim().split('\n').filter(Boolean);
+const standinsOn = (port: number) =>
+  execFileSync('ps', ['-eo', 'args='], { encoding: 'utf8' })
+    .split('\n')
+    .filter((l) => l.includes('sglang-standin') && l.includes(`--port ${port}`));
+
+describe.skipIf(!slurmAvailable)('Slurm backend on a real slurmctld/slurmd', () => {
+  test('--dry-run prints the batch script exactly as it is submitted; a bad partition is refused at submit with Slurm’s words and the fix', async () => {
+    const { workdir, dataDir } = freshDirs();
+    const bot = makeBot(clusterConfig(workdir, dataDir), { workdir, dataDir });
+    try {
+      const port = await freePort();
+      const dry = await bot.run(`launch small --host cluster --port ${port} --dry-run --json`);
+      expect(dry.exitCode).toBe(0);
+      const script = (dry.data as { script: string }).script;
+      expect(script).toMatch(/^#!\/bin\/sh\n/);
+      expect(script).toContain('#SBATCH --gres=gpu:1\n');
+      expect(script).toContain('#SBATCH --partition=gpu\n');
+      expect(script).toContain('#SBATCH --mem=100\n');
+      expect(script).toContain(`--port ${port}`);
+      expect(jobsOf()).toEqual([]);
+      const text = await bot.run(`launch small --host cluster --port ${port} --dry-run`);
+      expect(text.text).toContain(`--- batch script ---\n${script}--- end ---`);
+
+      const bad = await bot.run(`launch small --host wrong --port ${port}`);
+      expect(bad.exitCode).toBe(2);
+      expect(bad.text).toMatch(/sbatch refused the job: .*invalid partition/i);
+      expect(bad.text).toMatch(/sinfo -s/);
+      const a = bot.app.engine.attempts.list({ host: 'wrong' })[0]!;
+      expect(a.outcome).toBe('submit_failed');
+      expect(a.active).toBe(false);
+
+      // The same script, submitted: Slurm's own copy of the job's script is the dry run's, byte for byte.
+      const r = await bot.run(`launch small --host cluster --port ${port} --no-check`);
+      expect(r.text).toMatch(/^ready: attempt #\d+/);
+      const launched = bot.app.engine.attempts.list({ host: 'cluster' }).at(-1)!;
+      expect(launched.jobId).toMatch(/^\d+$/);
+      const submitted = cluster.run(['scontrol', 'write', 'batch_script', launched.jobId!, '-']);
+      expect(submitted).toBe(script);
+      // logs reads the job's output file (node 0's) from the login node.
+      const logs = await bot.run(`logs --attempt ${launched.id} --lines 50`);
+      expect(logs.text).toMatch(/The server is fired up and ready to roll!/);
+      const s = await bot.run(`stop --attempt ${launched.id}`);
+      expect(s.exitCode).toBe(0);
+      expect(jobsOf()).toEqual([]);
+      expect(standinsOn(port)).toEqual([]);
+    } finally {
+      await bot.app.close();
+    }
+  }, 120_000);
+
+  test('queued behind another job: the message says so, then the node and the loading; the first job ends at its time limit', async () => {
+    const { workdir, dataDir } = freshDirs();
+    const bot = makeChatBot(clusterConfig(workdir, dataDir));
+    try {
+      const [pa, pb] = [await freePort(), await freePort()];
+      const a = await bot.run(`launch small --host short --port ${pa}`);
+      expect(a.text).toMatch(/^ready: attempt #1 /);
+      const first = bot.app.engine.attempts.get(1)!;
+      expect(jobsOf()).toEqual([`${first.jobId} RUNNING glm-1-small`]);
+
+      const mark = bot.said.length;
+      const second = bot.run(`launch small --host cluster --port ${pb}`);
+      await until(() => bot.said.some((t) => t.includes('queued: Resources (position 1)')), 20_000);
+      await until(() => bot.printed.some((p) => p.includes('queued: Resources (position 1)')), 20_000);
+      expect(bot.app.engine.attempts.get(2)!.status).toBe('queued');
+      // The queue at a glance: this bot's jobs as Slurm lists them, and with --gpus the partition's GPUs in use.
+      const queued = bot.app.engine.attempts.get(2)!;
+      const q = await bot.run('status --gpus');
+      expect(q.text).toMatch(/cluster +queued \(PENDING: Resources\) +#2/);
+      expect(q.text).toMatch(new RegExp(`${queued.jobId} +#2 +PENDING +Resources`));
+      expect(q.text).toMatch(new RegExp(`${first.jobId} +#1 +RUNNING +None +${cluster.node}`));
+      expect(q.text).toMatch(new RegExp(`partition GPUs:\\n[^]*${cluster.node} +(alloc|mix) +gpu:1 +gpu:1`));
+      // Three host entries name the same cluster (login node and SLURM_CONF): its queue is shown once.
+      expect(q.text.match(/queue \(this bot's jobs\)/g)).toHaveLength(1);
+
+      const b = await second;
+      expect(b.text).toMatch(/^ready: attempt #2 /);
+      // The first job hit its one-minute limit: Slurm's ending, recorded as such and told in the channel.
+      await until(() => bot.app.engine.attempts.get(1)?.active === false, 15_000);
+      const ended = bot.app.engine.attempts.get(1)!;
+      expect(ended.outcome).toBe('time_limit');
+      expect(ended.outcomeDetail).toMatch(/time limit reached/);
+      await until(() => bot.printed.some((p) => /attempt #1 .*time_limit: Slurm job \d+/.test(p)), 10_000);
+      const order = ['queued: Resources (position 1)', `running on ${cluster.node} (job`, 'READY'];
+      const at = order.map((t) => bot.said.slice(mark).findIndex((s) => s.includes(t)));
+      expect(at.every((i) => i >= 0)).toBe(true);
+      expect([...at].sort((x, y) => x - y)).toEqual(at);
+      const st = await bot.run('status');
+      expect(st.text).toMatch(/cluster +ready +#2/);
+      const p = await bot.run('probe --attempt 2');
+      expect(p.exitCode).toBe(0);
+      expect(p.text).toMatch(new RegExp(`process: +Slurm job \\d+: RUNNING on ${cluster.node}`));
+      expect(p.text).toMatch(/\/health: +200/);
+      await bot.run('stop --attempt 2');
+      expect(jobsOf()).toEqual([]);
+    } finally {
+      await bot.app.close();
+    }
+  }, 200_000);
+
+  test('bot restart while queued and while running: Slurm is asked, the queued job is followed to ready; cancelled by someone else is named', async () => {
+    const { workdir, dataDir } = freshDirs();
+    const loaded = clusterConfig(workdir, dataDir);
+    const blocker = cluster
+      .run(['sbatch', '--parsable', '--gres=gpu:1', '--output=/dev/null', '--wrap', 'sleep 300'], { asUser: 'glmtest' })
+      .trim();
+    const port = await freePort();
+    const one = makeChatBot(loaded);
+    const launching = one.run(`launch small --host cluster --port ${port}`).catch((e: Error) => e);
+    await until(() => one.app.engine.attempts.get(1)?.status === 'queued', 20_000);
+    await one.app.close();
+    await launching;
+
+    const two = makeChatBot(loaded);
+    try {
+      const st = await two.run('status');
+      expect(st.text).toMatch(/queued/);
+      expect(await resumeWatches(two.app.engine, () => {}, two.app.diagnoser)).toBe(1);
+      cluster.run(['scancel', blocker]);
+      await until(() => two.app.engine.attempts.get(1)?.status === 'ready', 60_000);
+
+      // Restarted again while it runs: reconcile asks Slurm and keeps it; a stop from the new bot is confirmed by Slurm.
+      const three = makeBot(loaded, { workdir, dataDir });
+      try {
+        const s3 = await three.run('status');
+        expect(s3.text).toMatch(/cluster +ready +#1/);
+        const s = await three.run('stop --attempt 1');
+        expect(s.exitCode).toBe(0);
+        expect(three.app.engine.attempts.get(1)!.outcome).toBe('stopped');
+        expect(jobsOf()).toEqual([]);
+        await until(() => standinsOn(port).length === 0, 10_000);
+      } finally {
+        await three.app.close();
+      }
+
+      // A job cancelled outside the bot (scancel by a person) ends as "cancelled", not as a crash.
+      const port2 = await freePort();
+      const r = await two.run(`launch small --host cluster --port ${port2}`);
+      expect(r.text).toMatch(/^ready: attempt #2 /);
+      cluster.run(['scancel', two.app.engine.attempts.get(2)!.jobId!]);
+      await until(() => two.app.engine.attempts.get(2)?.outcome === 'cancelled', 30_000);
+      expect(two.app.engine.attempts.get(2)!.outcomeDetail).toMatch(/cancelled outside the bot/);
+    } finally {
+      await two.app.close();
+    }
+  }, 200_000);
+});
