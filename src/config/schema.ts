@@ -1,6 +1,13 @@
 // The bot's config file, as a zod schema: the single source of truth for validation, defaults, types and the
 // JSON Schema editors use (schema/config.schema.json).
 import { z } from 'zod';
+import {
+  CODE_ARGS,
+  CODE_ENV,
+  codePathsAllowed,
+  DEFAULT_OPERATOR_ARGS,
+  DEFAULT_OPERATOR_ENV,
+} from '../access/operator.ts';
 import { FindingsSourceSchema } from '../findings/defaults.ts';
 import { ScheduleSchema } from '../schedule/config.ts';
 import { SmokeConfigSchema } from '../smoke/settings.ts';
@@ -87,12 +94,39 @@ const slackId = (what: string) => z.string().regex(SLACK_ID, `not a Slack ${what
 /** Who may do what from Slack. The terminal is the local user and stays trusted. */
 export const RoleSchema = z.enum(['viewer', 'operator', 'admin']);
 
+/** A list of patterns (`*`, `?`, `!` to exclude, as in ssh_config) that must not let a code path through. */
+const allowList = (what: string, code: readonly string[], defaults: readonly string[]) =>
+  z
+    .array(z.string().regex(/^!?[A-Za-z0-9_*?-]+$/, `a ${what} or a pattern with * and ?; ! in front excludes`))
+    .default([...defaults])
+    .superRefine((list, ctx) => {
+      const through = codePathsAllowed(list, code);
+      if (through.length > 0)
+        ctx.addIssue({
+          code: 'custom',
+          message: `lets an operator set ${through.join(', ')}, which run${through.length === 1 ? 's' : ''} code of their choosing on the GPU hosts (fix: narrow the patterns or add !${through[0]}; an admin can still set ${through.length === 1 ? 'it' : 'them'})`,
+        });
+    });
+
+export const OperatorMaySetSchema = z
+  .object({
+    env: allowList('variable name', CODE_ENV, DEFAULT_OPERATOR_ENV).describe(
+      "environment variable names an operator may set or change (SGLang's, NCCL's, CUDA's, PyTorch's, Hugging Face's own by default; never LD_*, PYTHON*, PATH or a plugin loader)",
+    ),
+    extra_args: allowList('--flag', CODE_ARGS, DEFAULT_OPERATOR_ARGS).describe(
+      'SGLang flags an operator may add to extra_args (scheduling, parallelism, memory, logging by default; never a flag that picks the model, a code path or remote code)',
+    ),
+  })
+  .strict();
+
 export const AccessSchema = z
   .object({
     users: z
       .record(slackId('user'), RoleSchema)
       .default({})
-      .describe('Slack user IDs (U...) and their role: viewer looks, operator launches and stops, admin also audits'),
+      .describe(
+        'Slack user IDs (U...) and their role: viewer looks, operator launches and stops (within operator_may_set), admin also audits and may set anything',
+      ),
     groups: z
       .record(slackId('user group'), RoleSchema)
       .default({})
@@ -106,6 +140,12 @@ export const AccessSchema = z
       .default('none')
       .describe('role of anyone not listed, in an allowed channel; never more than viewer'),
     group_cache_s: z.number().positive().default(300).describe('how long user group members are cached'),
+    operator_may_set: OperatorMaySetSchema.default({
+      env: [...DEFAULT_OPERATOR_ENV],
+      extra_args: [...DEFAULT_OPERATOR_ARGS],
+    }).describe(
+      "what an operator may set from Slack beyond a profile file's own settings (--set, next:N, variants); anything else needs an admin",
+    ),
   })
   .strict();
 
@@ -210,5 +250,6 @@ export type HostConfig = z.infer<typeof HostSchema>;
 export type SshConfig = z.infer<typeof SshSchema>;
 export type SlackConfig = z.infer<typeof SlackSchema>;
 export type AccessConfig = z.infer<typeof AccessSchema>;
+export type OperatorMaySet = z.infer<typeof OperatorMaySetSchema>;
 export type GithubConfig = z.infer<typeof GithubSchema>;
 export type Role = z.infer<typeof RoleSchema>;

@@ -2,6 +2,7 @@
 // StrictHostKeyChecking=yes semantics: unknown and changed keys are refused, never learned.
 import { createHash, createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { matchesPatternList } from '../glob.ts';
 
 export interface KnownKey {
   type: string;
@@ -29,14 +30,6 @@ export function keyType(key: Buffer): string {
   return key.subarray(4, 4 + len).toString('latin1');
 }
 
-function globToRegex(glob: string): RegExp {
-  const re = glob
-    .replace(/[.+^${}()|[\]\\]/g, '\\$&')
-    .replace(/\*/g, '.*')
-    .replace(/\?/g, '.');
-  return new RegExp(`^${re}$`, 'i');
-}
-
 function patternMatches(patterns: string, name: string): boolean {
   if (patterns.startsWith('|1|')) {
     const [, , salt, hash] = patterns.split('|');
@@ -44,15 +37,7 @@ function patternMatches(patterns: string, name: string): boolean {
     const mac = createHmac('sha1', Buffer.from(salt, 'base64')).update(name).digest('base64');
     return mac === hash;
   }
-  let matched = false;
-  for (const p of patterns.split(',')) {
-    if (p.startsWith('!')) {
-      if (globToRegex(p.slice(1)).test(name)) return false;
-    } else if (globToRegex(p).test(name)) {
-      matched = true;
-    }
-  }
-  return matched;
+  return matchesPatternList(patterns.split(','), name, { ignoreCase: true });
 }
 
 export function parseKnownHosts(text: string, host: string, port: number): HostKeys {

@@ -1,5 +1,7 @@
 // Launch: profile + host -> an attempt in the ledger -> the server started detached on the host -> its log
 // followed until it is ready (ready line, /health 200, and a first real request answered) or it fails.
+import { assertMayLaunch } from '../access/operator.ts';
+import type { Role } from '../commands/define.ts';
 import { distAddress } from '../config/load.ts';
 import { RemoteError, UserError } from '../errors.ts';
 import {
@@ -35,6 +37,8 @@ export interface LaunchRequest {
   hostName: string;
   actor: string;
   origin: string;
+  /** The asker's role: an operator may change only what access.operator_may_set allows (src/access/operator.ts). */
+  role: Role;
   dryRun?: boolean;
   /** After the ready line, send one real request: the seeds' NaN only showed on the first request. Default on. */
   firstRequest?: boolean;
@@ -132,6 +136,8 @@ export async function launch(
   emit: (e: LaunchEvent) => void,
   diagnoser: DiagnoserFactory,
 ): Promise<LaunchResult> {
+  // Every launch passes here, whatever the face or command: what the asker's role may not set goes no further.
+  assertMayLaunch(engine, req.profile, req.role);
   const hosts = req.nodes && req.nodes.length > 1 ? req.nodes : [req.hostName];
   if (hosts[0] !== req.hostName) throw new Error('launch: hostName must be node 0');
   const multi = hosts.length > 1;
