@@ -9,6 +9,7 @@ import {
   DEFAULT_OPERATOR_ENV,
 } from '../access/operator.ts';
 import { FindingsSourceSchema } from '../findings/defaults.ts';
+import { pathString } from '../paths.ts';
 import { ScheduleSchema } from '../schedule/config.ts';
 import { SmokeConfigSchema } from '../smoke/settings.ts';
 
@@ -23,14 +24,14 @@ export const SshSchema = z
     host: safeText.describe('address, DNS name, or a Host alias from ~/.ssh/config'),
     port: z.number().int().min(1).max(65535).optional().describe('default: from ~/.ssh/config, else 22'),
     user: safeText.optional().describe('default: from ~/.ssh/config, else the local user name'),
-    key_file: safeText.optional().describe('private key; default: IdentityFile from ~/.ssh/config'),
+    key_file: pathString.optional().describe('private key; default: IdentityFile from ~/.ssh/config'),
     key_passphrase_env: z
       .string()
       .regex(ENV_NAME)
       .optional()
       .describe('name of the environment variable that holds the key passphrase (never the passphrase itself)'),
     agent: z.boolean().default(false).describe('authenticate with the ssh-agent at $SSH_AUTH_SOCK'),
-    known_hosts: safeText
+    known_hosts: pathString
       .optional()
       .describe(
         'host keys are pinned from this file; default: UserKnownHostsFile from the ssh config, else ~/.ssh/known_hosts',
@@ -38,7 +39,7 @@ export const SshSchema = z
     jump: safeText
       .optional()
       .describe('name of another host in this file to connect through; default: ProxyJump from the ssh config'),
-    ssh_config: safeText
+    ssh_config: pathString
       .default('~/.ssh/config')
       .describe(
         'where aliases are looked up (resolved by `ssh -G`: Include, Match, HostName, Port, User, IdentityFile, ProxyJump, UserKnownHostsFile); at the default the system file is read too, as ssh does',
@@ -51,16 +52,16 @@ export const HostSchema = z
     description: z.string().optional(),
     ssh: SshSchema.optional().describe('how to reach the host; omit and set local: true for this machine'),
     local: z.boolean().optional().describe('the host is the machine the bot runs on'),
-    python: safeText.default('python3').describe('the Python that has SGLang installed'),
-    workdir: safeText.default('~/.glm-ops').describe('where run directories, logs and the lock live on the host'),
+    python: pathString.default('python3').describe('the Python that has SGLang installed'),
+    workdir: pathString.default('~/.glm-ops').describe('where run directories, logs and the lock live on the host'),
     env: z
       .record(z.string().regex(ENV_NAME, 'not a valid environment variable name'), safeText)
       .default({})
       .describe('non-secret environment for every launch on this host'),
-    env_file: safeText
+    env_file: pathString
       .optional()
       .describe('a 0600 file ON THE HOST with KEY=value lines (HF_TOKEN...), sourced at launch; secrets stay there'),
-    bin_dirs: z.array(safeText).default([]).describe('directories put first on PATH for launches and checks'),
+    bin_dirs: z.array(pathString).default([]).describe('directories put first on PATH for launches and checks'),
     flag_dialect: z
       .enum(['auto', 'nsa', 'dsa'])
       .default('auto')
@@ -202,9 +203,9 @@ export const GithubSchema = z
 export const ConfigSchema = z
   .object({
     default_host: safeText.optional().describe('host used when a command names none; default: the only host'),
-    data_dir: safeText.optional().describe('where the ledger lives; default: $XDG_DATA_HOME/glm-ops'),
-    profiles_dir: safeText.optional().describe("launch profiles; default: the package's profiles/"),
-    templates_dir: safeText
+    data_dir: pathString.optional().describe('where the ledger lives; default: $XDG_DATA_HOME/glm-ops'),
+    profiles_dir: pathString.optional().describe("launch profiles; default: the package's profiles/"),
+    templates_dir: pathString
       .optional()
       .describe("issue-draft templates (issue-title.txt, issue-body.md); default: the package's templates/"),
     timeouts: z
