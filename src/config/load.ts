@@ -109,7 +109,8 @@ export function fileChecks(cfg: unknown): Issue[] {
   for (const [name, h] of Object.entries(hosts as Record<string, unknown>)) {
     const raw = (h as { ssh?: unknown } | null)?.ssh;
     if (!raw || typeof raw !== 'object') continue;
-    const str = (v: unknown) => (typeof v === 'string' && v ? v : undefined);
+    // A path the schema refused (NUL, too long) is reported there once, never echoed back here.
+    const str = (v: unknown) => (typeof v === 'string' && v && !pathProblem(v) ? v : undefined);
     const r = raw as Record<string, unknown>;
     const ssh = {
       host: str(r.host) ?? name,
