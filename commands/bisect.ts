@@ -44,6 +44,7 @@ export default defineCommand({
         hostName,
         actor: ctx.actor,
         origin: ctx.origin,
+        role: ctx.role ?? 'viewer',
         port,
         signal: abort.signal,
         say: ctx.say,

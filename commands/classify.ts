@@ -3,6 +3,7 @@ import { defineCommand } from '../src/commands/define.ts';
 import { knownUpstream } from '../src/corpus/similar.ts';
 import { UserError } from '../src/errors.ts';
 import { diagnoseFile, diagnoseStream, renderDiagnosis } from '../src/logs/classify/index.ts';
+import { pathString } from '../src/paths.ts';
 import { catalogFromConfig } from '../src/server/classifier.ts';
 
 export default defineCommand({
@@ -12,7 +13,7 @@ export default defineCommand({
   examples: ['classify ~/sglang-glm5.log', 'classify server.log --json', 'classify -'],
   positionals: ['file'],
   switches: ['json'],
-  args: z.object({ file: z.string(), json: z.boolean().optional() }),
+  args: z.object({ file: pathString.describe('a log file, or - for standard input'), json: z.boolean().optional() }),
   effect: 'read',
   async run(ctx, { file, json }) {
     // It reads files of the machine the bot runs on: fine for the person at the terminal, not for a chat.

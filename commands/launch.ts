@@ -44,7 +44,8 @@ export default defineCommand({
   effect: 'write',
   async run(ctx, { profile, set, host, gpus, port, yes, dryRun, noCheck, json }) {
     // A profile, a suggestion of `next` (next:N), or either with --set: validated exactly like profile files.
-    const p = resolveLaunchProfile(ctx.engine, profile, set);
+    const role = ctx.role ?? 'viewer';
+    const p = resolveLaunchProfile(ctx.engine, profile, set, role);
     // --host, else the profile's own host or host group, else the config's default host.
     const target = resolveLaunchHosts(ctx.engine.loaded, host ?? p.host);
     const hostName = target.hosts[0]!;
@@ -63,6 +64,7 @@ export default defineCommand({
         hostName,
         actor: ctx.actor,
         origin: ctx.origin,
+        role,
         dryRun,
         firstRequest: !noCheck,
         port,

@@ -38,7 +38,7 @@ export default defineCommand({
     const simulated = (ctx.engine.loaded.config.hosts[hostName]?.python ?? '').includes('standin');
     const r = await runSmoke(
       ctx.engine,
-      { hostName, profile, launch, budgetS: budget, actor: ctx.actor, origin: ctx.origin },
+      { hostName, profile, launch, budgetS: budget, actor: ctx.actor, origin: ctx.origin, role: ctx.role ?? 'viewer' },
       {
         say: (t) => ctx.say(t),
         diagnoser: ctx.diagnoser,

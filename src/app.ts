@@ -62,7 +62,7 @@ export function createApp(opts: AppOptions = {}): App {
   const engine: Engine = {
     outbox: createOutbox(db, opts.chat?.face ?? 'terminal'),
     loaded,
-    pool: createHostPool(loaded, env),
+    pool: createHostPool(loaded, env, (host, text) => log.warn({ host }, text)),
     db,
     attempts: createAttemptStore(db),
     audit: createAuditLog(db),

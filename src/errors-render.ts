@@ -1,11 +1,12 @@
 // The one path from an error to a person: what went wrong and how to fix it. Unknown errors get a short id; the
 // details go to the log, never to the chat.
 import { randomBytes } from 'node:crypto';
-import { ConfigError, formatIssues, RemoteError, UserError } from './errors.ts';
+import { ConfigError, formatIssues, NotAllowedError, RemoteError, UserError } from './errors.ts';
 import type { Logger } from './logger.ts';
 import { redactText } from './redact.ts';
 
 export function describeError(e: unknown, log?: Logger): string {
+  if (e instanceof NotAllowedError) return redactText(`not allowed: ${e.message}${e.hint ? `\n  ${e.hint}` : ''}`);
   if (e instanceof UserError) return redactText(`error: ${e.message}${e.hint ? `\n  ${e.hint}` : ''}`);
   if (e instanceof ConfigError) {
     return redactText(

@@ -20,6 +20,9 @@ export class UserError extends Error {
   }
 }
 
+/** A request the asker's role does not allow (an operator setting what only an admin may): audited as denied. */
+export class NotAllowedError extends UserError {}
+
 /** A config file or profile that does not validate; carries every problem at once. */
 export class ConfigError extends Error {
   override readonly name = 'ConfigError';

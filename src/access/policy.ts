@@ -62,7 +62,7 @@ export function createAccessPolicy(opts: {
       }
       const need = requiredRole(def);
       const role = await roleOf(who, need);
-      if (role && RANK[role] >= RANK[need]) return { allow: true, reason: `${who.user} is ${role}` };
+      if (role && RANK[role] >= RANK[need]) return { allow: true, reason: `${who.user} is ${role}`, role };
       return {
         allow: false,
         reason: `${def.name} needs the ${need} role; you are ${role ? `a ${role}` : 'not granted any role'}`,

@@ -4,6 +4,8 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
+import { assertMayLaunch } from '../access/operator.ts';
+import type { Role } from '../commands/define.ts';
 import { UserError } from '../errors.ts';
 import { buildProfiles, type ProfileSource, type ResolvedProfile } from '../profiles/index.ts';
 import {
@@ -71,7 +73,12 @@ export function previewVariant(engine: Engine, base: string, overrides: Override
  * What `launch PROFILE [--set ...]` runs: `next:N`, a profile or a saved variant, with `--set` changes validated as
  * profile fields. A variant with changes is saved under the data dir, so its name means the same thing later.
  */
-export function resolveLaunchProfile(engine: Engine, spec: string, set?: string | readonly string[]): ResolvedProfile {
+export function resolveLaunchProfile(
+  engine: Engine,
+  spec: string,
+  set: string | readonly string[] | undefined,
+  role: Role,
+): ResolvedProfile {
   let name = spec;
   const next = spec.match(/^next:(\d+)$/);
   if (next) {
@@ -83,6 +90,8 @@ export function resolveLaunchProfile(engine: Engine, spec: string, set?: string 
   if (!overrides || Object.keys(overrides).length === 0) return resolveProfileName(engine, name);
   resolveProfileName(engine, name); // the base must resolve on its own first
   const resolved = previewVariant(engine, name, overrides, '--set');
+  // Checked again at launch; here so a refused change leaves no variant file behind.
+  assertMayLaunch(engine, resolved, role);
   saveVariant(engine, name, overrides);
   return resolvedWithFile(engine, resolved);
 }

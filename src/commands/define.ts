@@ -26,6 +26,8 @@ export interface Decision {
   reason: string;
   /** How to get access. */
   hint?: string;
+  /** The asker's role, when allowed: what a command may let them change (src/access/operator.ts). */
+  role?: Role;
 }
 
 export interface CommandContext {
@@ -46,6 +48,11 @@ export interface CommandContext {
   commands: CommandDef[];
   /** The chat identity behind `actor` (absent in the terminal, whose local user is trusted). */
   identity?: Identity;
+  /**
+   * The asker's role, set by the registry from the authorisation decision before the command runs: admin for the
+   * terminal's local user and the scheduler (whose jobs come from the config).
+   */
+  role?: Role;
   /** Checked before every run; without it only the terminal and the scheduler may change things. */
   authorize?: (def: CommandDef, ctx: CommandContext) => Decision | Promise<Decision>;
 }

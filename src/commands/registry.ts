@@ -1,7 +1,7 @@
 // Finds a command by name and runs it: parse, validate, authorise, run, audit. Every face (terminal, Slack,
 // scheduler) comes through here.
 import { suggest } from '../config/suggest.ts';
-import { ConfigError, UserError } from '../errors.ts';
+import { ConfigError, NotAllowedError, UserError } from '../errors.ts';
 import { describeError } from '../errors-render.ts';
 import {
   type CommandContext,
@@ -86,11 +86,13 @@ export function createDispatch(commands: CommandDef[]): Dispatch {
         return { text: `not allowed: ${decision.reason}${decision.hint ? `\n  ${decision.hint}` : ''}`, exitCode: 2 };
       }
       args = validateArgs(def, parseArgs(def, tokens.slice(1)));
-      const out = await def.run(ctx, args);
+      const out = await def.run({ ...ctx, role: decision.role ?? 'viewer' }, args);
       if (out.exitCode) result = `failed (${out.exitCode})`;
       return out;
     } catch (e) {
-      result = `error: ${e instanceof Error ? e.message : String(e)}`;
+      // A change the asker's role may not make (src/access/operator.ts) is a refusal, audited as one.
+      if (e instanceof NotAllowedError) denied = true;
+      result = `${denied ? 'denied' : 'error'}: ${e instanceof Error ? e.message : String(e)}`;
       // Bad input (a user error, or a config or profile that does not validate, e.g. a bad --set value) is 2.
       return { text: describeError(e, ctx.log), exitCode: e instanceof UserError || e instanceof ConfigError ? 2 : 1 };
     } finally {
@@ -123,10 +125,10 @@ export async function authorize(def: CommandDef, ctx: CommandContext): Promise<D
     }
   }
   if (ctx.origin === 'terminal' || ctx.origin === 'scheduler')
-    return { allow: true, reason: `${ctx.origin} is trusted` };
+    return { allow: true, reason: `${ctx.origin} is trusted`, role: 'admin' };
   if (requiredRole(def) !== 'viewer')
     return { allow: false, reason: `${def.name} changes things and no policy allows it` };
-  return { allow: true, reason: 'read-only' };
+  return { allow: true, reason: 'read-only', role: 'viewer' };
 }
 
 export function placeOf(ctx: CommandContext): string | null {

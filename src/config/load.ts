@@ -7,6 +7,8 @@ import { fileURLToPath } from 'node:url';
 import { parseDocument } from 'yaml';
 import type { z } from 'zod';
 import { ConfigError, type Issue } from '../errors.ts';
+import { pathProblem } from '../paths.ts';
+import { yamlValue } from '../yaml.ts';
 import { type Config, ConfigSchema, type HostConfig, HostSchema, SshSchema } from './schema.ts';
 import { suggest } from './suggest.ts';
 
@@ -50,6 +52,9 @@ export function embeddedDefault(env: NodeJS.ProcessEnv = process.env): unknown {
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): LoadedConfig {
   const explicit = env.GLM_CONFIG;
+  const bad = explicit === undefined ? undefined : pathProblem(explicit);
+  if (bad)
+    throw new ConfigError('GLM_CONFIG', [{ path: 'GLM_CONFIG', message: bad, fix: 'point it at the config file' }]);
   const path = explicit ? resolve(explicit) : defaultConfigPath(env);
   if (explicit && !existsSync(path)) {
     throw new ConfigError(path, [
@@ -77,7 +82,9 @@ export function parseConfigText(text: string, source: string, opts: { files?: bo
       })),
     );
   }
-  return validate(doc.toJS() ?? {}, source, opts);
+  const v = yamlValue(doc);
+  if (!v.ok) throw new ConfigError(source, [{ path: '(file)', message: v.message, fix: v.fix }]);
+  return validate(v.value ?? {}, source, opts);
 }
 
 /**
@@ -102,7 +109,8 @@ export function fileChecks(cfg: unknown): Issue[] {
   for (const [name, h] of Object.entries(hosts as Record<string, unknown>)) {
     const raw = (h as { ssh?: unknown } | null)?.ssh;
     if (!raw || typeof raw !== 'object') continue;
-    const str = (v: unknown) => (typeof v === 'string' && v ? v : undefined);
+    // A path the schema refused (NUL, too long) is reported there once, never echoed back here.
+    const str = (v: unknown) => (typeof v === 'string' && v && !pathProblem(v) ? v : undefined);
     const r = raw as Record<string, unknown>;
     const ssh = {
       host: str(r.host) ?? name,

@@ -1,7 +1,15 @@
 // The bot's config file, as a zod schema: the single source of truth for validation, defaults, types and the
 // JSON Schema editors use (schema/config.schema.json).
 import { z } from 'zod';
+import {
+  CODE_ARGS,
+  CODE_ENV,
+  codePathsAllowed,
+  DEFAULT_OPERATOR_ARGS,
+  DEFAULT_OPERATOR_ENV,
+} from '../access/operator.ts';
 import { FindingsSourceSchema } from '../findings/defaults.ts';
+import { pathString } from '../paths.ts';
 import { ScheduleSchema } from '../schedule/config.ts';
 import { SmokeConfigSchema } from '../smoke/settings.ts';
 import { SlurmClusterSchema } from './slurm.ts';
@@ -17,14 +25,14 @@ export const SshSchema = z
     host: safeText.describe('address, DNS name, or a Host alias from ~/.ssh/config'),
     port: z.number().int().min(1).max(65535).optional().describe('default: from ~/.ssh/config, else 22'),
     user: safeText.optional().describe('default: from ~/.ssh/config, else the local user name'),
-    key_file: safeText.optional().describe('private key; default: IdentityFile from ~/.ssh/config'),
+    key_file: pathString.optional().describe('private key; default: IdentityFile from ~/.ssh/config'),
     key_passphrase_env: z
       .string()
       .regex(ENV_NAME)
       .optional()
       .describe('name of the environment variable that holds the key passphrase (never the passphrase itself)'),
     agent: z.boolean().default(false).describe('authenticate with the ssh-agent at $SSH_AUTH_SOCK'),
-    known_hosts: safeText
+    known_hosts: pathString
       .optional()
       .describe(
         'host keys are pinned from this file; default: UserKnownHostsFile from the ssh config, else ~/.ssh/known_hosts',
@@ -32,7 +40,7 @@ export const SshSchema = z
     jump: safeText
       .optional()
       .describe('name of another host in this file to connect through; default: ProxyJump from the ssh config'),
-    ssh_config: safeText
+    ssh_config: pathString
       .default('~/.ssh/config')
       .describe(
         'where aliases are looked up (resolved by `ssh -G`: Include, Match, HostName, Port, User, IdentityFile, ProxyJump, UserKnownHostsFile); at the default the system file is read too, as ssh does',
@@ -45,16 +53,16 @@ export const HostSchema = z
     description: z.string().optional(),
     ssh: SshSchema.optional().describe('how to reach the host; omit and set local: true for this machine'),
     local: z.boolean().optional().describe('the host is the machine the bot runs on'),
-    python: safeText.default('python3').describe('the Python that has SGLang installed'),
-    workdir: safeText.default('~/.glm-ops').describe('where run directories, logs and the lock live on the host'),
+    python: pathString.default('python3').describe('the Python that has SGLang installed'),
+    workdir: pathString.default('~/.glm-ops').describe('where run directories, logs and the lock live on the host'),
     env: z
       .record(z.string().regex(ENV_NAME, 'not a valid environment variable name'), safeText)
       .default({})
       .describe('non-secret environment for every launch on this host'),
-    env_file: safeText
+    env_file: pathString
       .optional()
       .describe('a 0600 file ON THE HOST with KEY=value lines (HF_TOKEN...), sourced at launch; secrets stay there'),
-    bin_dirs: z.array(safeText).default([]).describe('directories put first on PATH for launches and checks'),
+    bin_dirs: z.array(pathString).default([]).describe('directories put first on PATH for launches and checks'),
     flag_dialect: z
       .enum(['auto', 'nsa', 'dsa'])
       .default('auto')
@@ -91,12 +99,39 @@ const slackId = (what: string) => z.string().regex(SLACK_ID, `not a Slack ${what
 /** Who may do what from Slack. The terminal is the local user and stays trusted. */
 export const RoleSchema = z.enum(['viewer', 'operator', 'admin']);
 
+/** A list of patterns (`*`, `?`, `!` to exclude, as in ssh_config) that must not let a code path through. */
+const allowList = (what: string, code: readonly string[], defaults: readonly string[]) =>
+  z
+    .array(z.string().regex(/^!?[A-Za-z0-9_*?-]+$/, `a ${what} or a pattern with * and ?; ! in front excludes`))
+    .default([...defaults])
+    .superRefine((list, ctx) => {
+      const through = codePathsAllowed(list, code);
+      if (through.length > 0)
+        ctx.addIssue({
+          code: 'custom',
+          message: `lets an operator set ${through.join(', ')}, which run${through.length === 1 ? 's' : ''} code of their choosing on the GPU hosts (fix: narrow the patterns or add !${through[0]}; an admin can still set ${through.length === 1 ? 'it' : 'them'})`,
+        });
+    });
+
+export const OperatorMaySetSchema = z
+  .object({
+    env: allowList('variable name', CODE_ENV, DEFAULT_OPERATOR_ENV).describe(
+      "environment variable names an operator may set or change (SGLang's, NCCL's, CUDA's, PyTorch's, Hugging Face's own by default; never LD_*, PYTHON*, PATH or a plugin loader)",
+    ),
+    extra_args: allowList('--flag', CODE_ARGS, DEFAULT_OPERATOR_ARGS).describe(
+      'SGLang flags an operator may add to extra_args (scheduling, parallelism, memory, logging by default; never a flag that picks the model, a code path or remote code)',
+    ),
+  })
+  .strict();
+
 export const AccessSchema = z
   .object({
     users: z
       .record(slackId('user'), RoleSchema)
       .default({})
-      .describe('Slack user IDs (U...) and their role: viewer looks, operator launches and stops, admin also audits'),
+      .describe(
+        'Slack user IDs (U...) and their role: viewer looks, operator launches and stops (within operator_may_set), admin also audits and may set anything',
+      ),
     groups: z
       .record(slackId('user group'), RoleSchema)
       .default({})
@@ -110,6 +145,12 @@ export const AccessSchema = z
       .default('none')
       .describe('role of anyone not listed, in an allowed channel; never more than viewer'),
     group_cache_s: z.number().positive().default(300).describe('how long user group members are cached'),
+    operator_may_set: OperatorMaySetSchema.default({
+      env: [...DEFAULT_OPERATOR_ENV],
+      extra_args: [...DEFAULT_OPERATOR_ARGS],
+    }).describe(
+      "what an operator may set from Slack beyond a profile file's own settings (--set, next:N, variants); anything else needs an admin",
+    ),
   })
   .strict();
 
@@ -166,9 +207,9 @@ export const GithubSchema = z
 export const ConfigSchema = z
   .object({
     default_host: safeText.optional().describe('host used when a command names none; default: the only host'),
-    data_dir: safeText.optional().describe('where the ledger lives; default: $XDG_DATA_HOME/glm-ops'),
-    profiles_dir: safeText.optional().describe("launch profiles; default: the package's profiles/"),
-    templates_dir: safeText
+    data_dir: pathString.optional().describe('where the ledger lives; default: $XDG_DATA_HOME/glm-ops'),
+    profiles_dir: pathString.optional().describe("launch profiles; default: the package's profiles/"),
+    templates_dir: pathString
       .optional()
       .describe("issue-draft templates (issue-title.txt, issue-body.md); default: the package's templates/"),
     timeouts: z
@@ -214,5 +255,6 @@ export type HostConfig = z.infer<typeof HostSchema>;
 export type SshConfig = z.infer<typeof SshSchema>;
 export type SlackConfig = z.infer<typeof SlackSchema>;
 export type AccessConfig = z.infer<typeof AccessSchema>;
+export type OperatorMaySet = z.infer<typeof OperatorMaySetSchema>;
 export type GithubConfig = z.infer<typeof GithubSchema>;
 export type Role = z.infer<typeof RoleSchema>;

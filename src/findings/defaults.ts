@@ -3,6 +3,7 @@
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import type { RemoteHost } from '../hosts/types.ts';
+import { pathString } from '../paths.ts';
 import type { FindingsSource } from './sources.ts';
 
 /** knowledge/FINDINGS.md of this package, wherever it is installed. */
@@ -23,7 +24,9 @@ export const FindingsSourceSchema = z
       .string()
       .regex(/^[a-z0-9][a-z0-9_.-]*$/i, 'letters, digits, . _ -')
       .describe('shown with each excerpt'),
-    path: text.describe('the Markdown file; on `host` relative paths start at the login directory and ~/ is allowed'),
+    path: pathString.describe(
+      'the Markdown file; on `host` relative paths start at the login directory and ~/ is allowed',
+    ),
     host: text.optional().describe('name of a host in this config; omit for a file on the bot machine'),
     url: z
       .url({ protocol: /^https?$/ })

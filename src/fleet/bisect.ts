@@ -4,6 +4,7 @@
 // stopped before the next. Assumes one setting is to blame; when the last one alone does not crash, it says so.
 
 import { previewVariant } from '../advice/profiles.ts';
+import type { Role } from '../commands/define.ts';
 import { UserError } from '../errors.ts';
 import { diffProfiles, type ResolvedProfile } from '../profiles/index.ts';
 import type { Overrides } from '../profiles/variant.ts';
@@ -38,6 +39,8 @@ export interface BisectRequest {
   hostName: string;
   actor: string;
   origin: string;
+  /** The asker's role, for each step's launch (src/access/operator.ts). */
+  role: Role;
   port?: number;
   signal?: AbortSignal;
   say: (text: string) => void;
@@ -113,6 +116,7 @@ export async function bisect(engine: Engine, req: BisectRequest): Promise<Bisect
         hostName: req.hostName,
         actor: req.actor,
         origin: req.origin,
+        role: req.role,
         port: req.port,
         groupKey,
         confirmed: true,

@@ -189,7 +189,11 @@ export function resolveLaunchHosts(
 }
 
 /** One RemoteHost per configured host, created on first use and kept (one SSH connection per host). */
-export function createHostPool(loaded: LoadedConfig, env: NodeJS.ProcessEnv = process.env) {
+export function createHostPool(
+  loaded: LoadedConfig,
+  env: NodeJS.ProcessEnv = process.env,
+  warn?: (host: string, text: string) => void,
+) {
   const hosts = new Map<string, RemoteHost>();
   return {
     get(name: string): RemoteHost {
@@ -197,7 +201,13 @@ export function createHostPool(loaded: LoadedConfig, env: NodeJS.ProcessEnv = pr
       if (!h) {
         const cfg = loaded.config.hosts[name];
         if (!cfg) throw new UserError(`unknown host '${name}'`);
-        h = cfg.local ? createLocalHost(name) : createSshHost(sshTargetFor(loaded, name, env));
+        if (cfg.local) h = createLocalHost(name);
+        else {
+          const target = sshTargetFor(loaded, name, env);
+          // The host's pinning warnings (and its jump hosts'), named after the host they came up for.
+          for (let t: SshTarget | undefined = target; t && warn; t = t.jump) t.warn = (text) => warn(name, text);
+          h = createSshHost(target);
+        }
         hosts.set(name, h);
       }
       return h;

@@ -2,6 +2,7 @@
 // StrictHostKeyChecking=yes semantics: unknown and changed keys are refused, never learned.
 import { createHash, createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { matchesPatternList } from '../glob.ts';
 
 export interface KnownKey {
   type: string;
@@ -11,6 +12,32 @@ export interface KnownKey {
 export interface HostKeys {
   keys: KnownKey[];
   revoked: Buffer[];
+  /** Lines for this host with a key type the bot cannot check (skipped; the caller warns). */
+  unsupported: { type: string; line: number }[];
+}
+
+/**
+ * The host key types ssh2 can verify (ssh2 1.17, lib/protocol/constants.js SUPPORTED_SERVER_HOST_KEY; `ssh-rsa` pins
+ * are offered as rsa-sha2-*). The security-key types OpenSSH knows (`sk-ssh-ed25519@openssh.com`,
+ * `sk-ecdsa-sha2-nistp256@openssh.com`) are not among them: ssh2 refuses to even offer them.
+ */
+export const CHECKABLE_KEY_TYPES: ReadonlySet<string> = new Set([
+  'ssh-ed25519',
+  'ecdsa-sha2-nistp256',
+  'ecdsa-sha2-nistp384',
+  'ecdsa-sha2-nistp521',
+  'ssh-rsa',
+  'ssh-dss',
+]);
+
+/** The warning for a skipped line: which file and line, which key type, and why. */
+export function unsupportedWarning(
+  path: string,
+  host: string,
+  port: number,
+  u: { type: string; line: number },
+): string {
+  return `${path}:${u.line}: skipped the ${u.type} key for ${knownHostsName(host, port)}: the bot cannot check that key type (ssh2 has no security-key host keys); the host's other lines in that file are used`;
 }
 
 /** The name OpenSSH looks up: `host` on port 22, `[host]:port` otherwise. */
@@ -29,14 +56,6 @@ export function keyType(key: Buffer): string {
   return key.subarray(4, 4 + len).toString('latin1');
 }
 
-function globToRegex(glob: string): RegExp {
-  const re = glob
-    .replace(/[.+^${}()|[\]\\]/g, '\\$&')
-    .replace(/\*/g, '.*')
-    .replace(/\?/g, '.');
-  return new RegExp(`^${re}$`, 'i');
-}
-
 function patternMatches(patterns: string, name: string): boolean {
   if (patterns.startsWith('|1|')) {
     const [, , salt, hash] = patterns.split('|');
@@ -44,21 +63,13 @@ function patternMatches(patterns: string, name: string): boolean {
     const mac = createHmac('sha1', Buffer.from(salt, 'base64')).update(name).digest('base64');
     return mac === hash;
   }
-  let matched = false;
-  for (const p of patterns.split(',')) {
-    if (p.startsWith('!')) {
-      if (globToRegex(p.slice(1)).test(name)) return false;
-    } else if (globToRegex(p).test(name)) {
-      matched = true;
-    }
-  }
-  return matched;
+  return matchesPatternList(patterns.split(','), name, { ignoreCase: true });
 }
 
 export function parseKnownHosts(text: string, host: string, port: number): HostKeys {
   const name = knownHostsName(host, port);
-  const out: HostKeys = { keys: [], revoked: [] };
-  for (const raw of text.split('\n')) {
+  const out: HostKeys = { keys: [], revoked: [], unsupported: [] };
+  for (const [index, raw] of text.split('\n').entries()) {
     const line = raw.trim();
     if (!line || line.startsWith('#')) continue;
     const fields = line.split(/\s+/);
@@ -71,6 +82,7 @@ export function parseKnownHosts(text: string, host: string, port: number): HostK
     if (!patternMatches(patterns, name)) continue;
     const key = Buffer.from(b64, 'base64');
     if (marker === '@revoked') out.revoked.push(key);
+    else if (!CHECKABLE_KEY_TYPES.has(type)) out.unsupported.push({ type, line: index + 1 });
     else out.keys.push({ type, key });
   }
   return out;
@@ -109,10 +121,14 @@ export function verifyHostKey(
   if (known.keys.some((k) => k.key.equals(presented))) return { ok: true };
   const line = `${name} ${type} ${presented.toString('base64')}`;
   if (known.keys.length === 0) {
+    const only = [...new Set(known.unsupported.map((u) => u.type))];
+    const has = only.length
+      ? `pins it only with ${only.join(', ')}, a key type the bot cannot check (ssh2 has no security-key host keys)`
+      : 'has no entry for it';
     return {
       ok: false,
       reason: 'unknown',
-      message: `host key of ${name} is not known: it presented ${fp} (${type}); ${ctx.knownHostsPath} has no entry for it`,
+      message: `host key of ${name} is not known: it presented ${fp} (${type}); ${ctx.knownHostsPath} ${has}`,
       hint: `check the fingerprint out of band (on the host: ssh-keygen -lf /etc/ssh/ssh_host_${type.replace('ssh-', '')}_key.pub), then trust it by adding this line to ${ctx.knownHostsPath}: ${line}`,
     };
   }

@@ -5,7 +5,7 @@ import type { Duplex } from 'node:stream';
 import ssh2, { type ClientChannel, type Client as ClientType, type ConnectConfig } from 'ssh2';
 import { RemoteError } from '../errors.ts';
 import { httpRequest } from './http.ts';
-import { knownHostsName, readKnownHosts, type Verdict, verifyHostKey } from './known-hosts.ts';
+import { knownHostsName, readKnownHosts, unsupportedWarning, type Verdict, verifyHostKey } from './known-hosts.ts';
 import { ChunkQueue, TailBuffer } from './output.ts';
 import { shArgv } from './quote.ts';
 import { Semaphore } from './semaphore.ts';
@@ -30,6 +30,8 @@ export interface SshTarget {
   /** Default per-command timeout when the caller gives none. */
   execTimeoutMs: number;
   jump?: SshTarget;
+  /** Where warnings about the host's pinning go (a known_hosts line skipped); the log, from the pool. */
+  warn?: (text: string) => void;
 }
 
 export interface SshStats {
@@ -135,6 +137,9 @@ export function createSshHost(target: SshTarget): SshHost {
       if (target.privateKey) cfg.privateKey = target.privateKey;
       if (target.passphrase) cfg.passphrase = target.passphrase;
       if (target.agent) cfg.agent = target.agent;
+      // Lines of a key type ssh2 cannot check were left out of `known` (so never offered): say so, and go on.
+      for (const u of known.unsupported)
+        target.warn?.(unsupportedWarning(target.knownHostsPath, target.host, target.port, u));
       c.on('ready', () => {
         // Small request/response exchanges (channel opens, probes) must not wait on Nagle's algorithm.
         c.setNoDelay(true);

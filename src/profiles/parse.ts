@@ -2,6 +2,7 @@
 // whatever did validate is kept so that later checks can still run on it.
 import { parseDocument } from 'yaml';
 import type { Issue } from '../errors.ts';
+import { yamlValue } from '../yaml.ts';
 import { checkFile } from './checks.ts';
 import { fromZod } from './issues.ts';
 import type { ProfileSource } from './load.ts';
@@ -39,7 +40,12 @@ export function parseSource(s: ProfileSource, issues: Issue[]): Parsed | undefin
     }
     return undefined;
   }
-  const data: unknown = doc.toJS();
+  const v = yamlValue(doc);
+  if (!v.ok) {
+    issues.push({ path: s.label, message: `YAML: ${v.message}`, fix: v.fix });
+    return undefined;
+  }
+  const data: unknown = v.value;
   if (data === null || data === undefined) {
     issues.push({ path: s.label, message: 'empty profile', fix: 'set at least model_path, or extends' });
     return undefined;

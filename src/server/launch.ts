@@ -1,5 +1,7 @@
 // Launch: profile + host -> an attempt in the ledger -> the server started detached on the host -> its log
 // followed until it is ready (ready line, /health 200, and a first real request answered) or it fails.
+import { assertMayLaunch } from '../access/operator.ts';
+import type { Role } from '../commands/define.ts';
 import { UserError } from '../errors.ts';
 import {
   archOf,
@@ -26,6 +28,8 @@ export interface LaunchRequest {
   hostName: string;
   actor: string;
   origin: string;
+  /** The asker's role: an operator may change only what access.operator_may_set allows (src/access/operator.ts). */
+  role: Role;
   dryRun?: boolean;
   /** After the ready line, send one real request: the seeds' NaN only showed on the first request. Default on. */
   firstRequest?: boolean;
@@ -70,6 +74,8 @@ export async function launch(
   emit: (e: LaunchEvent) => void,
   diagnoser: DiagnoserFactory,
 ): Promise<LaunchResult> {
+  // Every launch passes here, whatever the face or command: what the asker's role may not set goes no further.
+  assertMayLaunch(engine, req.profile, req.role);
   const backend = backendFor(engine, req.hostName);
   const plan = await backend.plan(engine, req);
   emit({ kind: 'command', commandLine: plan.commandLine, dialectNote: plan.dialectNote });

@@ -239,7 +239,7 @@ export function onReplaceClick(deps: FaceDeps) {
     }
     deps.track(
       (async () => {
-        const running = (await launchClash(deps, p.text))?.running;
+        const running = (await launchClash(deps, identity, p.text))?.running;
         if (running && running.id !== p.replaces) {
           // Something else runs now: ask again about that one.
           const id = deps.pending.add({ ...p, replaces: running.id });

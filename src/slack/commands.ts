@@ -67,14 +67,23 @@ export async function runCommand(deps: FaceDeps, identity: Identity, text: strin
  */
 export async function launchClash(
   deps: FaceDeps,
+  identity: Identity,
   text: string,
 ): Promise<{ host: string; args: Record<string, unknown>; running?: Attempt } | null> {
   const def = commandDef(deps, 'launch');
   const engine = deps.glm.engine;
+  // The asker's role decides which changes the profile may carry (and whether a variant file may be written).
+  const decision = await authorize(def, slackContext(deps, identity));
+  if (!decision.allow) return null;
   try {
     const args = validateArgs(def, parseArgs(def, tokenize(text).slice(1)));
     const host = resolveLaunchHosts(engine.loaded, args.host as string | undefined).hosts[0]!;
-    const profile = resolveLaunchProfile(engine, String(args.profile), args.set as string | undefined);
+    const profile = resolveLaunchProfile(
+      engine,
+      String(args.profile),
+      args.set as string | undefined,
+      decision.role ?? 'viewer',
+    );
     const gpus = args.gpus ? String(args.gpus).split(',').map(Number) : profile.gpus;
     const running = await clashingAttempt(engine, host, {
       port: (args.port as number | undefined) ?? profile.port,
@@ -104,7 +113,7 @@ async function askToReplace(
   // Permission first: for someone refused, nothing touches the disk (variants), the ledger or a host; the registry
   // writes the one audit row.
   if (!(await authorize(def, slackContext(deps, identity))).allow) return false;
-  const clash = await launchClash(deps, text);
+  const clash = await launchClash(deps, identity, text);
   if (!clash?.running || clash.args.dryRun) return false;
   const { host, args, running } = clash;
   const id = deps.pending.add({ text, identity, responseUrl, host, replaces: running.id });

@@ -2,6 +2,7 @@
 // against the server running on a host, or against a fresh launch of a profile that is stopped afterwards (to test
 // a nightly SGLang build or a profile change). Launch and stop are the engine's own; nothing here starts a server
 // another way.
+import type { Role } from '../commands/define.ts';
 import { UserError } from '../errors.ts';
 import type { RemoteHost } from '../hosts/types.ts';
 import type { Attempt } from '../ledger/attempts.ts';
@@ -25,6 +26,8 @@ export interface SmokeRequest {
   budgetS?: number;
   actor: string;
   origin: string;
+  /** The asker's role, for a launch (src/access/operator.ts). */
+  role: Role;
 }
 
 export interface PromptResult {
@@ -240,7 +243,15 @@ async function launchWithin(
   // with the smoke's evidence, rather than the launch.
   const launching = launch(
     engine,
-    { profile, hostName: req.hostName, actor: req.actor, origin: req.origin, firstRequest: false, confirmed: true },
+    {
+      profile,
+      hostName: req.hostName,
+      actor: req.actor,
+      origin: req.origin,
+      role: req.role,
+      firstRequest: false,
+      confirmed: true,
+    },
     emit,
     hooks.diagnoser,
   );

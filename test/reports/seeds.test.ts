@@ -362,13 +362,21 @@ describe('next over the seeds', () => {
     const s1 = (before.data as { suggestions: Array<{ id: string; profile: string }> }).suggestions[0]!;
     expect(s1).toMatchObject({ id: 'next:1', profile: 'glm5-attempt1.cuda-graph-max-bs-128' });
     // What `launch next:1` resolves to (commands/launch.ts is to call resolveLaunchProfile).
-    const p = resolveLaunchProfile(b.app.engine, 'next:1');
+    const p = resolveLaunchProfile(b.app.engine, 'next:1', undefined, 'admin');
     expect(p.name).toBe(s1.profile);
     expect(p.cuda_graph_max_bs).toBe(128);
     expect(existsSync(p.file)).toBe(true);
     const r = await launch(
       b.app.engine,
-      { profile: p, hostName: 'gpu', actor: 'tester', origin: 'terminal', port: await freePort(), confirmed: true },
+      {
+        profile: p,
+        hostName: 'gpu',
+        actor: 'tester',
+        origin: 'terminal',
+        role: 'admin',
+        port: await freePort(),
+        confirmed: true,
+      },
       () => {},
       b.app.diagnoser,
     );

@@ -1,0 +1,27 @@
+// Paths people give (config fields, GLM_CONFIG, classify FILE) are checked before the file system sees them: a NUL
+// byte or an over-long name makes Node and the kernel throw errors that say nothing useful (ERR_INVALID_ARG_VALUE,
+// ENAMETOOLONG). Limits are Linux's (limits.h): PATH_MAX is 4096 bytes with the terminating NUL, NAME_MAX 255 bytes.
+import { z } from 'zod';
+
+export const PATH_MAX_BYTES = 4095;
+export const NAME_MAX_BYTES = 255;
+
+/** What is wrong with `p` as a path (never echoing a long one back), or undefined. */
+export function pathProblem(p: string): string | undefined {
+  if (p.includes('\0')) return 'contains a NUL byte, which no path can hold';
+  const bytes = Buffer.byteLength(p);
+  if (bytes > PATH_MAX_BYTES) return `is ${bytes} bytes long; a path is at most ${PATH_MAX_BYTES} bytes (PATH_MAX)`;
+  const long = p.split('/').find((c) => Buffer.byteLength(c) > NAME_MAX_BYTES);
+  if (long !== undefined)
+    return `has a name of ${Buffer.byteLength(long)} bytes (${long.slice(0, 16)}...); a file or directory name is at most ${NAME_MAX_BYTES} bytes (NAME_MAX)`;
+  return undefined;
+}
+
+/** A path as a zod string: one line, within the limits. */
+export const pathString = z
+  .string()
+  .min(1)
+  .superRefine((s, ctx) => {
+    const problem = pathProblem(s) ?? (/[\n\r]/.test(s) ? 'must not contain line breaks' : undefined);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem });
+  });
