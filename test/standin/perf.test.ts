@@ -1,8 +1,11 @@
 // The stand-in's performance model (standin/perf.mjs): pacing that answers the tuned knobs, deterministically, and
 // the memory limit that turns a too-greedy configuration into the warmup OOM.
 import { describe, expect, it } from 'vitest';
+// @ts-expect-error: the stand-in is plain JavaScript, without type declarations
 import { buildParser } from '../../standin/flags.mjs';
+// @ts-expect-error: the stand-in is plain JavaScript, without type declarations
 import { EAGER, memoryOverflow, perfModel } from '../../standin/perf.mjs';
+// @ts-expect-error: the stand-in is plain JavaScript, without type declarations
 import { resolveServerArgs } from '../../standin/resolve.mjs';
 import { GLM5, http, start } from './helpers.ts';
 
