@@ -13,6 +13,7 @@ import { bisect, bisectUnits } from '../fleet/bisect.ts';
 import { planGpus } from '../fleet/leases.ts';
 import type { Attempt } from '../ledger/attempts.ts';
 import { flagView, type ResolvedProfile } from '../profiles/index.ts';
+import { isFailing } from '../reports/draft.ts';
 import { environmentStore } from '../reports/ledger.ts';
 import { crashKeyOf } from '../reports/upstream.ts';
 import type { DiagnoserFactory } from '../server/diagnosis.ts';
@@ -145,8 +146,9 @@ async function drive(engine: Engine, run0: AutopilotRun, hooks: Hooks): Promise<
       // the ledger is closing with the bot
     }
   }, 250);
+  // A server still being started has no process group yet to signal: the loop stops it once its launch returns.
   const onAbort = () => {
-    if (abort.signal.reason !== 'shutdown') void stopGroup(ctl, run, null);
+    if (abort.signal.reason !== 'shutdown') void stopGroup(ctl, run, null, { startedOnly: true });
   };
   abort.signal.addEventListener('abort', onAbort);
   let ending = '';
@@ -223,9 +225,15 @@ function overBudget(ctl: Ctl, run: AutopilotRun, reserve = 0): string | undefine
 }
 
 /** Stops every live server of the run, but `keep`. */
-export async function stopGroup(ctl: Ctl, run: AutopilotRun, keep: number | null): Promise<void> {
+export async function stopGroup(
+  ctl: Ctl,
+  run: AutopilotRun,
+  keep: number | null,
+  opts: { startedOnly?: boolean } = {},
+): Promise<void> {
   for (const a of ctl.engine.attempts.allActiveOn(run.host)) {
     if (a.groupKey !== run.groupKey || a.id === keep) continue;
+    if (opts.startedOnly && a.pgid === null) continue;
     await stop(ctl.engine, run.host, run.actor, a.id).catch((e: Error) =>
       ctl.engine.log.warn({ err: e.message, attempt: a.id }, 'autopilot: stop failed'),
     );
@@ -394,7 +402,8 @@ function nextSuggestion(
   tried: string[],
 ): string | null {
   const { engine } = ctl;
-  const onHost = engine.attempts.list({ host: run.host, limit: 100_000 });
+  // Never a configuration that failed here before; one that served is fair to take again.
+  const onHost = engine.attempts.list({ host: run.host, limit: 100_000 }).filter(isFailing);
   const crashed = crash.attemptId ? engine.attempts.get(crash.attemptId) : undefined;
   const arch = crashed ? environmentStore(engine.db).forAttempt(crashed)?.facts.arch : undefined;
   const advice = adviseFor(
