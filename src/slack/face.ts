@@ -10,6 +10,7 @@ import { ConfigError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import {
   onCancelClick,
+  onAutopilotStopClick,
   onDraftClick,
   onLogsClick,
   onProbeClick,
@@ -163,6 +164,7 @@ export async function startSlackFace(opts: SlackFaceOptions): Promise<SlackFace>
   bolt.action(ACTIONS.probe, onProbeClick(deps));
   bolt.action(ACTIONS.logs, onLogsClick(deps));
   bolt.action(ACTIONS.draft, onDraftClick(deps));
+  bolt.action(ACTIONS.autopilotStop, onAutopilotStopClick(deps));
   bolt.action(REPLACE.confirm, onReplaceClick(deps));
   bolt.action(REPLACE.cancel, onCancelClick(deps));
   bolt.view(STOP_MODAL, onStopConfirmed(deps));
