@@ -8,8 +8,8 @@ import type {
   SlackViewMiddlewareArgs,
   ViewSubmitAction,
 } from '@slack/bolt';
-import type { Identity } from '../commands/define.ts';
 import { autopilotStore } from '../autopilot/store.ts';
+import type { Identity } from '../commands/define.ts';
 import type { Attempt } from '../ledger/attempts.ts';
 import { launchClash, runCommand } from './commands.ts';
 import {

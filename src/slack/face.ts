@@ -9,8 +9,8 @@ import { type App, type AppOptions, createApp } from '../app.ts';
 import { ConfigError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import {
-  onCancelClick,
   onAutopilotStopClick,
+  onCancelClick,
   onDraftClick,
   onLogsClick,
   onProbeClick,

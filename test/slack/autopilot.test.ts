@@ -38,7 +38,7 @@ describe('autopilot in Slack', () => {
       'the run message with a measured trial',
       () => {
         const m = parent();
-        return m && m.versions.some((v) => /best so far\* glm5-tilelang-bf16/.test(blockText(v.blocks))) && m;
+        return m?.versions.some((v) => /best so far\* glm5-tilelang-bf16/.test(blockText(v.blocks))) && m;
       },
       60_000,
     );
