@@ -2,6 +2,7 @@
 
 import { execFileSync } from 'node:child_process';
 import { startSshd } from '../test/helpers/sshd.ts';
+import { benchAutopilot } from './autopilot.ts';
 import { benchAlertLatency, benchThroughput } from './diagnosis.ts';
 import { benchEngine } from './engine.ts';
 import { benchFleet } from './fleet.ts';
@@ -51,6 +52,10 @@ try {
   printTable(
     'slurm (issue 14): a launch through sbatch on a real slurmctld/slurmd against the same launch over direct SSH',
     await benchSlurm(sshd),
+  );
+  printTable(
+    'autopilot (issue 16): launches to the best configuration against an exhaustive sweep of the same knobs, stand-in performance model',
+    await benchAutopilot(sshd),
   );
 } finally {
   await sshd.stop();

@@ -2,6 +2,7 @@
 import type { CommandDef } from '../src/commands/define.ts';
 import attempts from './attempts.ts';
 import audit from './audit.ts';
+import autopilot from './autopilot.ts';
 import bench from './bench.ts';
 import bisect from './bisect.ts';
 import check from './check.ts';
@@ -34,6 +35,7 @@ export const COMMANDS = [
   diff,
   findings,
   bisect,
+  autopilot,
   classify,
   next,
   draftIssue,

@@ -2,6 +2,7 @@
 import { join } from 'node:path';
 import { COMMANDS } from '../commands/index.ts';
 import { createNotifier } from './alerts/notifier.ts';
+import { stopAutopilots } from './autopilot/run.ts';
 import { createDelivery, type Delivery } from './chat/delivery.ts';
 import type { ChatAdapter, Excerpt } from './chat/types.ts';
 import { type Clock, systemClock } from './clock.ts';
@@ -126,7 +127,9 @@ export function createApp(opts: AppOptions = {}): App {
     delivery,
     async close() {
       clearInterval(ticker);
-      // Watchers first: a follower still reading its log writes to the ledger (offsets, events) until it stops.
+      // Autopilot runs first: they stop where they are (interrupted in the ledger) and the next start resumes them.
+      await stopAutopilots(engine);
+      // Watchers next: a follower still reading its log writes to the ledger (offsets, events) until it stops.
       await stopMonitors(engine);
       await engine.notifier?.idle();
       await delivery?.flush(5000);

@@ -38,6 +38,9 @@ export function startHttp(srv, { dummy }) {
   /** rid -> {cancel()} */
   const active = new Map();
   const seenPrompts = new Set();
+  // Requests decoding now, and those waiting for a slot (--max-running-requests).
+  let running = 0;
+  const waiting = [];
   const stats = { genTokens: 0, promptTokens: 0, requests: 0, aborted: 0, cachedTokens: 0, lastThroughput: 0 };
   let decodeTimer = null;
   let sinceLog = 0;
@@ -186,7 +189,25 @@ export function startHttp(srv, { dummy }) {
    * @param {{promptKey: string, promptTokens: number, tokens: string[], onToken: (i: number) => void,
    *   onDone: () => void, onAbort: () => void, isHealth?: boolean}} g
    */
-  function generate(_req, res, g) {
+  function generate(req, res, g) {
+    // At most --max-running-requests decode at once (perf.mjs): the others wait for a slot, and their TTFT with them.
+    if (running >= srv.perf.maxRunning) {
+      const admit = () => generate(req, res, g);
+      waiting.push(admit);
+      res.on('close', () => {
+        const i = waiting.indexOf(admit);
+        if (i >= 0) waiting.splice(i, 1);
+      });
+      return;
+    }
+    running++;
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
+      running--;
+      waiting.shift()?.();
+    };
     const rid = g.rid;
     const started = Date.now();
     let emitted = 0;
@@ -206,6 +227,7 @@ export function startHttp(srv, { dummy }) {
       for (const t of timers) clearTimeout(t);
       timers.clear();
       active.delete(rid);
+      release();
     };
     const cached =
       !cfg.disableRadixCache && seenPrompts.has(g.promptKey)
@@ -226,18 +248,21 @@ export function startHttp(srv, { dummy }) {
     });
     logPrefill(g.promptTokens - cached, cached, active.size - 1);
 
+    // This request's pace, from the configuration and the decode batch it joins.
+    const ttftMs = srv.perf.ttftMs(g.promptTokens - cached);
+    const tpotMs = srv.perf.itlMs(Math.min(running, srv.perf.maxRunning));
     const ev = eventAt(srv.events('request'), 'request');
     const hangRequest = () => {
       srv.hung = true;
     };
     if (ev && ev.sub === 'prefill') {
       if (ev.kind === 'stall') return hangRequest();
-      at(Math.max(1, srv.ttftMs / 2), () => srv.crash(srv.crashFor(ev)));
+      at(Math.max(1, ttftMs / 2), () => srv.crash(srv.crashFor(ev)));
       return;
     }
     const n = g.tokens.length;
     for (let i = 0; i < n; i++) {
-      at(srv.ttftMs + i * srv.tpotMs, () => {
+      at(ttftMs + i * tpotMs, () => {
         if (closed || srv.dead) return;
         if (i === 1 && ev && ev.sub === 'decode') {
           cancel();
@@ -272,7 +297,7 @@ export function startHttp(srv, { dummy }) {
       });
     }
     if (n === 0) {
-      at(srv.ttftMs, () => {
+      at(ttftMs, () => {
         closed = true;
         cancel();
         g.onDone((Date.now() - started) / 1000);

@@ -223,6 +223,8 @@ export function resolveServerArgs(v, _seen, flavor, fields) {
     maxPrefillTokens: v.max_prefill_tokens ?? 16384,
     mfs,
     maxRunning,
+    schedulePolicy: v.schedule_policy ?? 'fcfs',
+    conservativeness: v.schedule_conservativeness ?? 1.0,
     contextLen,
     pageSize,
     watchdogTimeout: v.watchdog_timeout ?? 300,

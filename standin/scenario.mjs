@@ -4,6 +4,7 @@
 
 import fs from 'node:fs';
 import { gpuCount } from './gpu.mjs';
+import { memoryOverflow } from './perf.mjs';
 
 /** Startup phases in order, then 'request' for anything after the server is up. */
 export const PHASES = ['startup', 'dist_init', 'weight_load', 'kv_alloc', 'cuda_graph_capture', 'warmup', 'request'];
@@ -76,6 +77,8 @@ export function flagEvents(cfg) {
   const fits = cfg.mem.weightsGb < cfg.mem.totalGb - cfg.mem.ctxGb - 0.5;
   if (!fits) ev.push({ phase: 'weight_load', kind: 'weights_oom' });
   else if (cfg.mem.kvGb <= 0 || cfg.mem.tokens <= 0) ev.push({ phase: 'kv_alloc', kind: 'not_enough_memory' });
+  // The static pool, the graphs and the largest prefill chunk's activations must fit: else the warmup prefill OOMs.
+  else if (memoryOverflow(cfg)) ev.push({ phase: 'warmup', kind: 'oom', where: 'prefill' });
   if (!cfg.dsa) {
     if (cfg.userAttentionBackend === 'nsa' || cfg.userAttentionBackend === 'dsa') {
       ev.push({ phase: 'kv_alloc', kind: 'nsa_non_dsa' });

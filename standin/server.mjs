@@ -10,6 +10,7 @@ import { startHttp } from './http.mjs';
 import { defaultBar, Logger, shardBar, writeErr, writeOut } from './log.mjs';
 import * as M from './messages.mjs';
 import { headRendezvous, workerRendezvous } from './multinode.mjs';
+import { BASE, perfModel } from './perf.mjs';
 import { pyFloat, pyRepr } from './pyrepr.mjs';
 import { resolveServerArgs } from './resolve.mjs';
 import { currentEvents, eventAt, readControl, validScenario } from './scenario.mjs';
@@ -35,8 +36,15 @@ export class Server {
     this.cfg = cfg;
     this.envScenario = envScenario;
     this.scale = timeScale();
-    this.ttftMs = envMs('STANDIN_TTFT_MS', 20);
-    this.tpotMs = envMs('STANDIN_TPOT_MS', 5);
+    // Set, these pace every request exactly; unset, the performance model (perf.mjs) decides per request.
+    const fixed = {
+      ttftMs: process.env.STANDIN_TTFT_MS ? envMs('STANDIN_TTFT_MS', BASE.ttftMs) : undefined,
+      tpotMs: process.env.STANDIN_TPOT_MS ? envMs('STANDIN_TPOT_MS', BASE.tpotMs) : undefined,
+    };
+    this.perf = perfModel(cfg, fixed);
+    // What the log lines quote (decode log interval, prefill throughput): one request alone.
+    this.ttftMs = this.perf.ttftMs(0);
+    this.tpotMs = this.perf.itlMs(1);
     const tpPerNode = Math.max(1, Math.floor(cfg.tp / Math.max(1, cfg.nnodes)));
     this.tpPerNode = tpPerNode;
     this.rankBase = cfg.nodeRank * tpPerNode;

@@ -129,9 +129,33 @@ export function advise(engine: Engine, opts: { profile?: string; limit?: number 
   const base = resolveProfileName(engine, baseName);
   const key = crashKeyOf(crash.classification)!;
   const env = environmentStore(engine.db).forAttempt(crash);
-  const arch = env?.facts.arch;
+  return adviseFor(
+    engine,
+    base,
+    { attemptId: crash.id, profile: crash.profile, phase: phaseOf(crash), ...key },
+    {
+      arch: env?.facts.arch,
+      limit: opts.limit,
+      attempts,
+    },
+  );
+}
+
+/**
+ * The suggestions for one crash of `base` (from the ledger, or known from the hardware catalog without a launch:
+ * attemptId 0), never a configuration in `attempts` (default: the whole ledger).
+ */
+export function adviseFor(
+  engine: Engine,
+  base: ResolvedProfile,
+  crash: Advice['crash'],
+  opts: { arch?: string; limit?: number; attempts?: Attempt[] } = {},
+): Advice {
+  const attempts = opts.attempts ?? engine.attempts.list({ limit: 100_000 });
+  const key = { category: crash.category, ...(crash.signatureId ? { signatureId: crash.signatureId } : {}) };
+  const arch = opts.arch;
   const baseFlags = flagView(base);
-  const ctx = { arch, dsa: isDsaModel(base.model_path), phase: phaseOf(crash), flags: baseFlags };
+  const ctx = { arch, dsa: isDsaModel(base.model_path), phase: crash.phase, flags: baseFlags };
   const sets = loadRuleSets(engine.loaded.config.signatures);
   const limit = opts.limit ?? 5;
   const shipped = engine.profiles.names().map((n) => ({ name: n, flags: flagView(engine.profiles.get(n)) }));
@@ -176,13 +200,7 @@ export function advise(engine: Engine, opts: { profile?: string; limit?: number 
   }
   return {
     base,
-    crash: {
-      attemptId: crash.id,
-      profile: crash.profile,
-      category: key.category,
-      phase: phaseOf(crash),
-      ...(key.signatureId ? { signatureId: key.signatureId } : {}),
-    },
+    crash,
     ...(arch ? { arch } : {}),
     suggestions,
     skipped,

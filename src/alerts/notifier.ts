@@ -4,6 +4,7 @@
 // results; one alert per crash, deduplicated by the classifier's key (the same crash again bumps a count on the first
 // alert instead of posting a new one).
 
+import { randomUUID } from 'node:crypto';
 import type { Delivery } from '../chat/delivery.ts';
 import { viewText } from '../chat/text.ts';
 import type { ChatMessage, View } from '../chat/types.ts';
@@ -144,6 +145,45 @@ export function createNotifier(
     openGroup(key: string, text: string): void {
       if (!opts.parentMessages) return;
       outbox.enqueue({ key, kind: 'post', channel: opts.channel, refKey: key, payload: { text }, at: clock.now() });
+      delivery.poke();
+    },
+    /** Re-renders a group's own message in place (an autopilot run's progress). */
+    updateGroup(key: string, view: View): void {
+      if (!opts.parentMessages) return;
+      outbox.enqueue({
+        key: `${key}:u:${clock.now()}:${randomUUID()}`,
+        kind: 'update',
+        channel: opts.channel,
+        refKey: key,
+        payload: { text: viewText(view) ?? '', view },
+        at: clock.now(),
+      });
+      delivery.poke();
+    },
+    /** A file in a group's thread (an autopilot run's chart). */
+    groupUpload(key: string, file: { filename: string; title: string; content: string; encoding?: 'base64' }): void {
+      if (!opts.parentMessages) return;
+      outbox.enqueue({
+        key: `${key}:f:${file.filename}`,
+        kind: 'upload',
+        channel: opts.channel,
+        parentKey: key,
+        payload: file,
+        at: clock.now(),
+      });
+      delivery.poke();
+    },
+    /** A line in a group's thread. */
+    groupReply(key: string, text: string): void {
+      if (!opts.parentMessages) return;
+      outbox.enqueue({
+        key: `${key}:r:${clock.now()}:${randomUUID()}`,
+        kind: 'post',
+        channel: opts.channel,
+        parentKey: key,
+        payload: { text },
+        at: clock.now(),
+      });
       delivery.poke();
     },
     async idle(): Promise<void> {

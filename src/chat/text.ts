@@ -15,6 +15,14 @@ export function viewText(v: View): string | undefined {
   if (v.type === 'attempt') {
     return `attempt #${v.attemptId} ${v.profile} on ${v.host} by ${v.actor}: ${v.state}${v.detail ? ` (${v.detail})` : ''} [${duration(v.elapsedS * 1000)}]${v.simulated ? ' [SIMULATED]' : ''}`;
   }
+  if (v.type === 'autopilot') {
+    return [
+      `autopilot run #${v.runId} ${v.profile} on ${v.host} by ${v.actor}: ${v.status}, ${v.phase} phase, launch ${v.launches} of ${v.budget}, ${duration(v.timeLeftS * 1000)} left`,
+      `  now: ${v.current}`,
+      `  best: ${v.best}`,
+      ...(v.detail ? [`  ${v.detail}`] : []),
+    ].join('\n');
+  }
   if (v.type === 'alert') {
     const d = v.diagnosis;
     const out = [

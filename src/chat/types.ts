@@ -56,6 +56,23 @@ export type View =
        */
       links: Array<{ label: string; refKey?: string; ref?: ChatRef; url?: string; text?: string }>;
     }
+  | {
+      /** An autopilot run's one message: updated in place while it runs (src/autopilot). */
+      type: 'autopilot';
+      runId: number;
+      profile: string;
+      host: string;
+      actor: string;
+      status: string;
+      phase: string;
+      launches: number;
+      budget: number;
+      /** The configuration of the newest trial. */
+      current: string;
+      best: string;
+      timeLeftS: number;
+      detail: string;
+    }
   | { type: 'text' };
 
 export interface ChatMessage {

@@ -5,6 +5,7 @@ import { hostname, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { type App, createApp } from '../app.ts';
+import { resumeAutopilots } from '../autopilot/run.ts';
 import { createConsoleAdapter } from '../chat/console.ts';
 import type { CommandContext } from '../commands/define.ts';
 import { loadConfig } from '../config/load.ts';
@@ -90,6 +91,9 @@ async function repl(app: App): Promise<number> {
   // Follow again whatever a previous run of the bot left loading or serving.
   const resumed = await resumeWatches(app.engine, (e) => write(eventText(e, false)), app.diagnoser).catch(() => 0);
   if (interactive && resumed > 0) write(`following ${resumed} server(s) started earlier`);
+  // Autopilot runs a previous session left unfinished go on from their last trial in the ledger.
+  for (const run of resumeAutopilots(app.engine, { say: write, diagnoser: app.diagnoser }))
+    run.then((o) => write(o.report || o.ending)).catch((e: Error) => write(`autopilot: ${e.message}`));
   // Scheduled jobs run while the session is open; their reports print here unless they name a channel.
   const scheduler = startScheduler(app, { say: write });
   const rl = createInterface({ input: process.stdin, output: process.stdout, prompt: 'glm> ', terminal: interactive });

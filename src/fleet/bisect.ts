@@ -45,6 +45,9 @@ export interface BisectRequest {
   signal?: AbortSignal;
   say: (text: string) => void;
   diagnoser: DiagnoserFactory;
+  /** Steps in this group's thread instead of a new one (an autopilot run's), on these GPUs. */
+  groupKey?: string;
+  gpus?: number[];
 }
 
 /** The differing settings as overrides that move GOOD towards BAD, one unit each. */
@@ -90,15 +93,17 @@ function merge(units: Map<string, Overrides>, names: string[]): Overrides {
 export async function bisect(engine: Engine, req: BisectRequest): Promise<BisectResult> {
   // GPU leases apply to every step as to any launch; asked once up front, so a bisection that cannot start says who
   // holds its GPUs before it opens a thread.
-  for (const p of [req.good, req.bad]) await planGpus(engine, req.hostName, p.gpus?.length ?? p.tp ?? 1, p.gpus);
+  for (const p of [req.good, req.bad])
+    await planGpus(engine, req.hostName, p.gpus?.length ?? p.tp ?? 1, req.gpus ?? p.gpus, { groupKey: req.groupKey });
   const { units, skipped } = bisectUnits(req.good, req.bad);
   if (units.size === 0)
     throw new UserError(`${req.good.name} and ${req.bad.name} launch the same server`, 'pick two profiles that differ');
-  const groupKey = `bisect:${engine.clock.now()}:${req.good.name}..${req.bad.name}`;
-  engine.notifier?.openGroup(
-    groupKey,
-    `bisecting ${req.good.name} (good) .. ${req.bad.name} (bad) on ${req.hostName} by ${req.actor}: ${units.size} settings differ`,
-  );
+  const groupKey = req.groupKey ?? `bisect:${engine.clock.now()}:${req.good.name}..${req.bad.name}`;
+  if (!req.groupKey)
+    engine.notifier?.openGroup(
+      groupKey,
+      `bisecting ${req.good.name} (good) .. ${req.bad.name} (bad) on ${req.hostName} by ${req.actor}: ${units.size} settings differ`,
+    );
   const steps: BisectStep[] = [];
   let candidates = [...units.keys()];
   req.say(
@@ -120,6 +125,7 @@ export async function bisect(engine: Engine, req: BisectRequest): Promise<Bisect
         port: req.port,
         groupKey,
         confirmed: true,
+        ...(req.gpus ? { gpus: req.gpus } : {}),
       },
       () => {},
       req.diagnoser,

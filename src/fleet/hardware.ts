@@ -45,6 +45,8 @@ export function archOf(computeCap: string | undefined): string | undefined {
 export interface HardwareWarning {
   text: string;
   evidence: string[];
+  /** The crash class it is known to end in (the catalog's outcome, or the attempt's). */
+  outcome?: string;
 }
 
 function configuration(flags: Record<string, string>): Record<string, string> {
@@ -71,6 +73,7 @@ export function hardwareWarnings(
         .map((f) => `${f} ${flags[f] ?? 'auto'}`)
         .join(' with ')} is known to crash${k.arch === 'any' ? '' : ` on ${k.arch}`} (${k.outcome}): ${k.why}`,
       evidence: k.upstream,
+      outcome: k.outcome,
     });
   }
   // The ledger: this very configuration already crashed on this host.
@@ -78,7 +81,11 @@ export function hardwareWarnings(
   const crashed = pastOnHost.filter((a) => a.status === 'crashed' && JSON.stringify(configuration(a.flags)) === mine);
   if (crashed.length > 0) {
     const cls = crashed.map((a) => `#${a.id} ${a.outcome ?? 'crashed'}`).join(', ');
-    out.push({ text: `this exact configuration already crashed on this host: attempt ${cls}`, evidence: [] });
+    out.push({
+      text: `this exact configuration already crashed on this host: attempt ${cls}`,
+      evidence: [],
+      ...(crashed[0]!.outcome ? { outcome: crashed[0]!.outcome } : {}),
+    });
   }
   return out;
 }

@@ -25,7 +25,7 @@ export async function planGpus(
   hostName: string,
   count: number,
   explicit?: readonly number[],
-  opts: { dryRun?: boolean } = {},
+  opts: { dryRun?: boolean; groupKey?: string } = {},
 ): Promise<GpuPlan> {
   const first = explicit?.length ? [...explicit] : Array.from({ length: count }, (_, i) => i);
   // Named GPUs another attempt holds: the ledger refuses them (naming the holder) without asking nvidia-smi.
@@ -41,6 +41,8 @@ export async function planGpus(
   }
   if (!report.available || report.gpus.length === 0) return { gpus: first, chosen: false };
   const leased = new Map(engine.attempts.leasesOn(hostName).map((l) => [l.gpu, l.attemptId]));
+  // GPUs an autopilot run holds between its trials (rows of gpu_holds) are not free for anyone else.
+  const held = heldGpus(engine, hostName, opts.groupKey);
   const busy = report.gpus.filter((g) => !leased.has(g.index) && g.memUsedMiB >= GPU_IN_USE_MIB);
   if (explicit?.length) {
     // Named GPUs: the ledger refuses those another attempt holds (naming it); memory in use that no attempt holds
@@ -63,7 +65,7 @@ export async function planGpus(
   }
   const free = report.gpus
     .map((g) => g.index)
-    .filter((i) => !leased.has(i) && !busy.some((b) => b.index === i))
+    .filter((i) => !leased.has(i) && !held.has(i) && !busy.some((b) => b.index === i))
     .sort((a, b) => a - b);
   if (free.length >= count) return { gpus: free.slice(0, count), chosen: true };
 
@@ -80,6 +82,13 @@ export async function planGpus(
       (h) =>
         `GPUs ${h.gpus.sort((x, y) => x - y).join(',')} held by attempt #${h.attempt.id} (${h.attempt.profile}, ${h.attempt.actor}, ${h.attempt.status})`,
     ),
+    ...[...new Set(held.values())].map(
+      (who) =>
+        `GPUs ${[...held]
+          .filter(([, w]) => w === who)
+          .map(([g]) => g)
+          .join(',')} held by ${who}`,
+    ),
     ...busy.map((g) => `GPU ${g.index} busy outside this bot (${g.memUsedMiB} MiB in use)`),
   ];
   const firstHolder = [...holders.keys()][0];
@@ -89,6 +98,15 @@ export async function planGpus(
       ? `wait for a holder to end, or stop one (stop --attempt ${firstHolder}); see who holds what with: status`
       : 'free the GPUs on the host (see nvidia-smi), or launch elsewhere',
   );
+}
+
+function heldGpus(engine: Engine, host: string, except?: string): Map<number, string> {
+  const rows = engine.db.prepare('SELECT gpu, group_key, holder FROM gpu_holds WHERE host = ?').all(host) as Array<{
+    gpu: number;
+    group_key: string;
+    holder: string;
+  }>;
+  return new Map(rows.filter((r) => r.group_key !== except).map((r) => [r.gpu, r.holder]));
 }
 
 /** GPUs per node: the profile's list, else its tensor-parallel size split over the nodes. */
@@ -119,7 +137,7 @@ export async function clashingAttempt(
 ): Promise<Attempt | undefined> {
   // Named GPUs, or the port: the ledger's own refusal says who is in the way.
   const named = engine.attempts.conflict(hostName, want.port, want.gpus ?? []);
-  if (named || want.gpus?.length) return named?.holder;
+  if (named || want.gpus?.length) return named?.holder ?? undefined;
   try {
     await planGpus(engine, hostName, want.count);
     return undefined;

@@ -183,6 +183,7 @@ export function createAttemptStore(db: Db) {
     'SELECT a.*, l.gpu AS leased_gpu FROM gpu_leases l JOIN attempts a ON a.id = l.attempt_id WHERE l.host = ? AND l.gpu = ?',
   );
   const leasesOn = db.prepare('SELECT gpu, attempt_id FROM gpu_leases WHERE host = ? ORDER BY gpu');
+  const heldBy = db.prepare('SELECT gpu, group_key, holder FROM gpu_holds WHERE host = ? AND gpu = ?');
   const addLease = db.prepare('INSERT INTO gpu_leases (host, gpu, attempt_id) VALUES (?, ?, ?)');
   const dropLeases = db.prepare('DELETE FROM gpu_leases WHERE attempt_id = ?');
   const addNode = db.prepare('INSERT INTO attempt_nodes (attempt_id, rank, host, gpus) VALUES (?, ?, ?, ?)');
@@ -211,7 +212,26 @@ export function createAttemptStore(db: Db) {
    * The refusal for a launch whose GPUs or port are taken, with the attempt in the way (the first, when several):
    * the error names the holders and says how to get past them.
    */
-  function conflict(host: string, port: number, gpus: readonly number[]): { error: UserError; holder: Attempt } | null {
+  function conflict(
+    host: string,
+    port: number,
+    gpus: readonly number[],
+    groupKey?: string | null,
+  ): { error: UserError; holder: Attempt | null } | null {
+    // GPUs an autopilot run holds between its trials are its own steps' only.
+    const reserved = gpus
+      .map((g) => heldBy.get(host, g) as Row | undefined)
+      .filter((r): r is Row => r !== undefined && r.group_key !== groupKey);
+    if (reserved.length > 0) {
+      const who = [...new Set(reserved.map((r) => r.holder as string))].join('; ');
+      return {
+        holder: null,
+        error: new UserError(
+          `${gpuList(reserved.map((r) => r.gpu as number))} on ${host}: held by ${who}`,
+          'wait for the run to end, or cancel it with: autopilot --cancel --host HOST (see: autopilot --status)',
+        ),
+      };
+    }
     const held = holders(host, gpus);
     if (held.length > 0) {
       const who = held.map((h) => `${gpuList(h.gpus)} held by ${describe(h.attempt)}`).join('; ');
@@ -239,7 +259,7 @@ export function createAttemptStore(db: Db) {
   const openTx = db.transaction((a: NewAttempt): Attempt => {
     const leases = a.leases ?? [{ host: a.host, gpus: parseGpus(a.gpus) }];
     for (const l of leases) {
-      const c = conflict(l.host, a.port, l.gpus);
+      const c = conflict(l.host, a.port, l.gpus, a.groupKey);
       if (c) throw c.error;
     }
     const info = insert.run({

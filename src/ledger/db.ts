@@ -202,6 +202,53 @@ export const MIGRATIONS: string[] = [
   // readiness is checked on, through a tunnel from the login node). Null for a server started over SSH.
   `ALTER TABLE attempts ADD COLUMN job_id TEXT`,
   `ALTER TABLE attempts ADD COLUMN server_addr TEXT`,
+  // Autopilot runs (src/autopilot): what was asked, where the run is, and every trial with its figures, so a bot
+  // restarted mid-run resumes it from here.
+  `CREATE TABLE autopilot_runs (
+     id INTEGER PRIMARY KEY AUTOINCREMENT,
+     host TEXT NOT NULL,
+     profile TEXT NOT NULL,
+     actor TEXT NOT NULL,
+     origin TEXT NOT NULL,
+     status TEXT NOT NULL,
+     phase TEXT NOT NULL,
+     params_json TEXT NOT NULL,
+     state_json TEXT NOT NULL,
+     group_key TEXT NOT NULL,
+     gpus TEXT NOT NULL,
+     cancel_requested INTEGER NOT NULL DEFAULT 0,
+     heartbeat_at INTEGER NOT NULL,
+     started_at INTEGER NOT NULL,
+     deadline_at INTEGER NOT NULL,
+     ended_at INTEGER,
+     result_json TEXT
+   )`,
+  `CREATE TABLE autopilot_trials (
+     run_id INTEGER NOT NULL REFERENCES autopilot_runs(id),
+     n INTEGER NOT NULL,
+     phase TEXT NOT NULL,
+     attempt_id INTEGER,
+     profile TEXT NOT NULL,
+     changes TEXT NOT NULL,
+     knobs_json TEXT,
+     outcome TEXT NOT NULL,
+     category TEXT,
+     throughput REAL,
+     ttft_p99 REAL,
+     itl_p50 REAL,
+     meets_slo INTEGER,
+     note TEXT,
+     at INTEGER NOT NULL,
+     PRIMARY KEY (run_id, n)
+   )`,
+  // GPUs an autopilot run holds between its trials: a launch of another group is refused them, naming the run.
+  `CREATE TABLE gpu_holds (
+     host TEXT NOT NULL,
+     gpu INTEGER NOT NULL,
+     group_key TEXT NOT NULL,
+     holder TEXT NOT NULL,
+     PRIMARY KEY (host, gpu)
+   )`,
 ];
 
 export function openDb(path: string): Db {

@@ -112,6 +112,11 @@ export const CHOICES = {
       'experimental_sgl_marlin',
     ],
   },
+  // server_args.py SCHEDULE_POLICY choices ([F]; `priority` needs --enable-priority-scheduling upstream).
+  schedule_policy: {
+    f: ['lpm', 'random', 'fcfs', 'dfs-weight', 'lof', 'priority'],
+    newer: [],
+  },
   // Parsers: only the [F] lists were read; no [J] additions are recorded in the reference.
   tool_call_parser: {
     f: [

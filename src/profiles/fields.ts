@@ -25,6 +25,9 @@ export interface LaunchFields {
   cuda_graph_max_bs?: number;
   mem_fraction_static?: number;
   chunked_prefill_size?: number;
+  max_running_requests?: number;
+  schedule_policy?: string;
+  schedule_conservativeness?: number;
   context_length?: number;
   tool_call_parser?: string;
   reasoning_parser?: string;
@@ -141,6 +144,21 @@ export const FLAGS: readonly FlagSpec[] = [
     kind: 'value',
     view: 'chunked-prefill-size',
     unset: 'auto',
+  },
+  {
+    field: 'max_running_requests',
+    flag: '--max-running-requests',
+    kind: 'value',
+    view: 'max-running-requests',
+    unset: 'auto',
+  },
+  { field: 'schedule_policy', flag: '--schedule-policy', kind: 'value', view: 'schedule-policy', unset: 'fcfs' },
+  {
+    field: 'schedule_conservativeness',
+    flag: '--schedule-conservativeness',
+    kind: 'value',
+    view: 'schedule-conservativeness',
+    unset: '1.0',
   },
   // Unset means the model's own config.json value.
   { field: 'context_length', flag: '--context-length', kind: 'value', view: 'context-length', unset: 'auto' },

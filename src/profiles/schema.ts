@@ -30,6 +30,7 @@ export const CHOICE_FIELDS: Readonly<Record<string, ChoiceSet>> = {
   fp8_gemm_backend: 'fp8_gemm_backend',
   fp4_gemm_backend: 'fp4_gemm_backend',
   moe_runner_backend: 'moe_runner_backend',
+  schedule_policy: 'schedule_policy',
   tool_call_parser: 'tool_call_parser',
   reasoning_parser: 'reasoning_parser',
 };
@@ -93,6 +94,16 @@ export const profileSchema = z
       .refine((v) => v !== 0, 'must be -1 (no chunking) or a positive number of tokens')
       .describe('--chunked-prefill-size; -1 disables chunked prefill.'),
     context_length: z.int().min(1).describe('--context-length (unset: the model config value).'),
+    max_running_requests: z
+      .int()
+      .min(1)
+      .describe('--max-running-requests: most requests decoded at once (unset: SGLang sizes it from the KV pool).'),
+    schedule_policy: choice('schedule_policy', '--schedule-policy (SGLang default fcfs).'),
+    schedule_conservativeness: z
+      .number()
+      .gt(0, 'must be above 0')
+      .max(10, 'must be at most 10')
+      .describe('--schedule-conservativeness: how much KV room a new request must leave (SGLang default 1.0).'),
     tool_call_parser: choice('tool_call_parser', '--tool-call-parser'),
     reasoning_parser: choice('reasoning_parser', '--reasoning-parser'),
     disable_shared_experts_fusion: z.boolean().describe('--disable-shared-experts-fusion'),

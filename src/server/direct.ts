@@ -96,7 +96,10 @@ async function planAll(engine: Engine, req: LaunchRequest, d: Omit<DirectPlan, '
   const r = d.rendered;
   const out: NodePlan[] = [];
   for (const [rank, hostName] of d.hosts.entries()) {
-    const gpus = await planGpus(engine, hostName, d.perNode, d.profile.gpus, { dryRun: req.dryRun });
+    const gpus = await planGpus(engine, hostName, d.perNode, d.profile.gpus, {
+      dryRun: req.dryRun,
+      groupKey: req.groupKey,
+    });
     // Each node runs the same server with its own host's Python and environment (the profile's env on top).
     const nodeCfg = hostOf(engine, hostName).cfg;
     // The node's host env may hold secrets of its own (a token in the config): they go the same way.
@@ -255,7 +258,7 @@ function tryOpen(
   const stored: ResolvedProfile = { ...req.profile, env: r.marked.env, extra_args: r.marked.extra_args };
   try {
     for (const p of plans) {
-      const c = engine.attempts.conflict(p.hostName, port, p.gpus.gpus);
+      const c = engine.attempts.conflict(p.hostName, port, p.gpus.gpus, req.groupKey);
       if (c) return { refused: c.error };
     }
     const attempt = engine.attempts.open({

@@ -1,4 +1,5 @@
 // What the lifecycle needs, in one place: passed to every operation, built only by main.ts (or a test).
+import type { View } from '../chat/types.ts';
 import type { Clock } from '../clock.ts';
 import type { LoadedConfig } from '../config/load.ts';
 import type { HostConfig } from '../config/schema.ts';
@@ -33,6 +34,12 @@ export interface Engine {
     onEvent(e: LaunchEvent): Promise<void>;
     idle(): Promise<void>;
     openGroup(key: string, text: string): void;
+    /** Re-renders a group's own message (an autopilot run's progress). */
+    updateGroup(key: string, view: View): void;
+    /** A line in a group's thread. */
+    groupReply(key: string, text: string): void;
+    /** A file in a group's thread. */
+    groupUpload(key: string, file: { filename: string; title: string; content: string; encoding?: 'base64' }): void;
     /** `phase`: the load's stage (weights, kv_cache, ...); the thread hears of each once. */
     progress(a: Attempt, text: string, phase: string): void;
     /** Keeps loading attempts' elapsed time moving (and says when they make no progress). */

@@ -101,7 +101,10 @@ export async function launch(
 let hardwareCatalog: KnownBadEntry[] | undefined;
 
 /** What the hardware catalog and this host's past attempts say about this configuration. */
-async function knownCrashes(engine: Engine, req: LaunchRequest): Promise<HardwareWarning[]> {
+export async function knownCrashes(
+  engine: Engine,
+  req: Pick<LaunchRequest, 'hostName' | 'profile'>,
+): Promise<HardwareWarning[]> {
   const { host, cfg } = hostOf(engine, req.hostName);
   const cap = await readComputeCap(host, cfg).catch(() => null);
   hardwareCatalog ??= loadHardwareCatalog();

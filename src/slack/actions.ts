@@ -8,6 +8,7 @@ import type {
   SlackViewMiddlewareArgs,
   ViewSubmitAction,
 } from '@slack/bolt';
+import { autopilotStore } from '../autopilot/store.ts';
 import type { Identity } from '../commands/define.ts';
 import type { Attempt } from '../ledger/attempts.ts';
 import { launchClash, runCommand } from './commands.ts';
@@ -292,6 +293,30 @@ export function onCancelClick(deps: FaceDeps) {
       body.response_url,
       { text: p ? `cancelled: /glm ${p.text} was not launched` : 'nothing to cancel' },
       true,
+    );
+  };
+}
+
+/**
+ * Stop on an autopilot run's message: `autopilot --cancel` through the registry as the clicker, so the operator role
+ * is checked and the click audited like the typed command; the run stops every server it started.
+ */
+export function onAutopilotStopClick(deps: FaceDeps) {
+  return async ({ ack, body, action }: ClickArgs): Promise<void> => {
+    await ack();
+    const identity = clicker(body);
+    const id = Number(action.value);
+    const run = Number.isSafeInteger(id) && id > 0 ? autopilotStore(deps.glm.engine.db).get(id) : undefined;
+    if (!run || (run.status !== 'running' && run.status !== 'interrupted')) {
+      auditClick(deps, identity, 'autopilot', { cancel: true, run: action.value }, 'allow', 'not running any more');
+      reply(deps, identity, body.response_url, { text: `autopilot run #${action.value} is not running any more` });
+      return;
+    }
+    deps.track(
+      (async () => {
+        const out = await deps.glm.dispatch.run(`autopilot --cancel --host ${run.host}`, slackContext(deps, identity));
+        reply(deps, identity, body.response_url, { text: out.text });
+      })(),
     );
   };
 }

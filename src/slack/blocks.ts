@@ -19,7 +19,14 @@ export const LIMITS = {
 };
 
 /** Button action IDs; their value is only the attempt id (everything else is looked up again on click). */
-export const ACTIONS = { stop: 'glm_stop', probe: 'glm_probe', logs: 'glm_logs', draft: 'glm_draft' } as const;
+export const ACTIONS = {
+  stop: 'glm_stop',
+  probe: 'glm_probe',
+  logs: 'glm_logs',
+  draft: 'glm_draft',
+  /** Stops an autopilot run (its value: the run id). */
+  autopilotStop: 'glm_autopilot_stop',
+} as const;
 
 export interface Rendered {
   /** Notification and accessibility fallback. */
@@ -77,6 +84,24 @@ function attemptBlocks(v: Extract<View, { type: 'attempt' }>): Block[] {
   buttons.push(button('Logs', ACTIONS.logs, id));
   if (v.state === 'crashed' || v.state === 'hung') buttons.push(button('Draft issue', ACTIONS.draft, id));
   blocks.push({ type: 'actions', block_id: `attempt-${id}-actions`, elements: buttons });
+  return blocks;
+}
+
+function autopilotBlocks(v: Extract<View, { type: 'autopilot' }>): Block[] {
+  const running = v.status === 'running';
+  const blocks: Block[] = [
+    section(
+      `${running ? ':robot_face:' : v.status === 'done' ? ':white_check_mark:' : ':black_square_for_stop:'} *autopilot run #${v.runId}* \`${esc(v.profile)}\` on \`${esc(v.host)}\`: ${esc(v.status)}, ${esc(v.phase)} phase, launch ${v.launches} of ${v.budget}, ${duration(v.timeLeftS * 1000)} left`,
+    ),
+    section(`*now* ${esc(v.current)}\n*best so far* ${esc(v.best)}`),
+    context(`started by ${who(v.actor)}${v.detail ? ` · ${esc(v.detail)}` : ''}`),
+  ];
+  if (running)
+    blocks.push({
+      type: 'actions',
+      block_id: `autopilot-${v.runId}-actions`,
+      elements: [button('Stop', ACTIONS.autopilotStop, String(v.runId), 'danger')],
+    });
   return blocks;
 }
 
@@ -229,7 +254,9 @@ export function renderMessage(msg: ChatMessage, opts: { filename?: string } = {}
         ? alertBlocks(view)
         : view?.type === 'report'
           ? reportBlocks(view)
-          : textBlocks(full);
+          : view?.type === 'autopilot'
+            ? autopilotBlocks(view)
+            : textBlocks(full);
   // Keep the blocks that fit, in order; when some do not, the complete text goes as a file beside them.
   const kept: Block[] = [];
   let total = 0;

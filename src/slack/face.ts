@@ -9,6 +9,7 @@ import { type App, type AppOptions, createApp } from '../app.ts';
 import { ConfigError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import {
+  onAutopilotStopClick,
   onCancelClick,
   onDraftClick,
   onLogsClick,
@@ -163,6 +164,7 @@ export async function startSlackFace(opts: SlackFaceOptions): Promise<SlackFace>
   bolt.action(ACTIONS.probe, onProbeClick(deps));
   bolt.action(ACTIONS.logs, onLogsClick(deps));
   bolt.action(ACTIONS.draft, onDraftClick(deps));
+  bolt.action(ACTIONS.autopilotStop, onAutopilotStopClick(deps));
   bolt.action(REPLACE.confirm, onReplaceClick(deps));
   bolt.action(REPLACE.cancel, onCancelClick(deps));
   bolt.view(STOP_MODAL, onStopConfirmed(deps));

@@ -1,6 +1,7 @@
 // `glm slack`: the bot as a Slack app (Socket Mode with SLACK_APP_TOKEN, else HTTP with SLACK_SIGNING_SECRET), up
 // until SIGTERM/SIGINT. Logs go to stdout as NDJSON (a container's log), secrets redacted.
 import { mkdirSync } from 'node:fs';
+import { resumeAutopilots } from '../autopilot/run.ts';
 import { loadConfig } from '../config/load.ts';
 import { describeError } from '../errors-render.ts';
 import { createLogger } from '../logger.ts';
@@ -25,6 +26,12 @@ export async function runSlack(env: NodeJS.ProcessEnv = process.env): Promise<nu
   resumeWatches(face.glm.engine, () => {}, face.glm.diagnoser)
     .then((n) => n > 0 && log.info({ resumed: n }, 'following servers started before the restart'))
     .catch((e: Error) => log.warn({ err: e.message }, 'could not resume following live attempts'));
+  // Autopilot runs the previous bot left unfinished go on from their last trial in the ledger, in their own thread.
+  for (const run of resumeAutopilots(face.glm.engine, {
+    say: (t) => log.info({ say: t }, 'autopilot'),
+    diagnoser: face.glm.diagnoser,
+  }))
+    run.catch((e: Error) => log.warn({ err: e.message }, 'resumed autopilot run failed'));
   // Scheduled jobs (nightly smoke...) run through the same command path, reporting to their channels.
   const scheduler = startScheduler(face.glm);
   const signal = await new Promise<string>((resolve) => {

@@ -206,7 +206,7 @@ describe('all problems at once', () => {
         'c.yaml':
           'model_path: m\nquantization: modelopt_fp4\nmoe_runner_backend: flashinfer_cutlass\ngpus: [4, 5]\ntp: 2\n',
         'd.yaml':
-          'model_path: m\nchunked_prefill_size: -1\nextra_args: [--cuda-graph-bs, "1", "2", "4", --enable-metrics, --max-running-requests=64]\n',
+          'model_path: m\nchunked_prefill_size: -1\nextra_args: [--cuda-graph-bs, "1", "2", "4", --enable-metrics, --max-prefill-tokens=16384]\n',
       }),
     );
     expect(set.names()).toEqual(['a', 'b', 'c', 'd']);

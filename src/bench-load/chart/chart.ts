@@ -25,6 +25,15 @@ interface Panel {
   title: string;
   series: Series[];
   log: boolean;
+  /** Horizontal reference lines (an objective), drawn across the panel with their label. */
+  refLines?: Array<{ label: string; value: number }>;
+}
+
+export interface ChartOptions {
+  /** The x axis is something other than concurrency (a trial number): its label, evenly spaced. */
+  xLabel?: string;
+  /** Objectives to draw on the latency panel, in ms. */
+  latencyLines?: Array<{ label: string; value: number }>;
 }
 
 export const CHART_SIZE = { width: 1000, height: 460 };
@@ -43,7 +52,16 @@ function short(v: number): string {
   return v.toFixed(1).replace(/\.0$/, '');
 }
 
-function drawPanel(c: Canvas, x: number, y: number, w: number, h: number, xs: number[], p: Panel): void {
+function drawPanel(
+  c: Canvas,
+  x: number,
+  y: number,
+  w: number,
+  h: number,
+  xs: number[],
+  p: Panel,
+  xLabel?: string,
+): void {
   text(c, x + w / 2, y, p.title, INK, 2, 'center');
   // Legend under the title.
   let lx = x + 50;
@@ -57,7 +75,10 @@ function drawPanel(c: Canvas, x: number, y: number, w: number, h: number, xs: nu
   const top = y + 46;
   const right = x + w - 10;
   const bottom = y + h - 40;
-  const all = p.series.flatMap((s) => s.values.filter((v): v is number => v !== null && v > 0));
+  const all = [
+    ...p.series.flatMap((s) => s.values.filter((v): v is number => v !== null && v > 0)),
+    ...(p.refLines ?? []).map((r) => r.value).filter((v) => v > 0),
+  ];
   const maxV = all.length ? Math.max(...all) : 1;
   const minV = all.length ? Math.min(...all) : 1;
   let yOf: (v: number) => number;
@@ -79,18 +100,24 @@ function drawPanel(c: Canvas, x: number, y: number, w: number, h: number, xs: nu
     line(c, left, ty, right, ty, GRID);
     text(c, left - 6, ty - 3, short(t), AXIS, 1, 'right');
   }
-  // x: log2 of concurrency, so 1, 4, 16, 64 are evenly spaced.
-  const lx0 = Math.log2(Math.min(...xs));
-  const lx1 = Math.log2(Math.max(...xs));
+  // x: log2 of concurrency, so 1, 4, 16, 64 are evenly spaced (another x, such as a trial number, is linear).
+  const scale = xLabel ? (v: number) => v : Math.log2;
+  const lx0 = scale(Math.min(...xs));
+  const lx1 = scale(Math.max(...xs));
   const xOf = (v: number) =>
-    lx1 === lx0 ? (left + right) / 2 : left + 10 + ((Math.log2(v) - lx0) / (lx1 - lx0)) * (right - left - 20);
+    lx1 === lx0 ? (left + right) / 2 : left + 10 + ((scale(v) - lx0) / (lx1 - lx0)) * (right - left - 20);
   for (const v of xs) {
     line(c, xOf(v), top, xOf(v), bottom, GRID);
     text(c, xOf(v), bottom + 8, String(v), AXIS, 1, 'center');
   }
   line(c, left, top, left, bottom, AXIS);
   line(c, left, bottom, right, bottom, AXIS);
-  text(c, (left + right) / 2, bottom + 22, 'CONCURRENCY', INK, 1, 'center');
+  text(c, (left + right) / 2, bottom + 22, xLabel ?? 'CONCURRENCY', INK, 1, 'center');
+  for (const r of p.refLines ?? []) {
+    const ry = yOf(r.value);
+    for (let dx = left; dx < right; dx += 12) line(c, dx, ry, Math.min(dx + 6, right), ry, INK, 2);
+    text(c, right - 4, ry - 12, r.label, INK, 1, 'right');
+  }
   p.series.forEach((s, i) => {
     const color = COLORS[i % COLORS.length]!;
     let prev: [number, number] | null = null;
@@ -110,29 +137,48 @@ function drawPanel(c: Canvas, x: number, y: number, w: number, h: number, xs: nu
 const val = (v: number) => (Number.isFinite(v) ? v : null);
 
 /** Renders the sweep; `title` names what was measured (profile, host, attempt, lengths). */
-export function renderBenchChart(levels: LevelMetrics[], title: string): Buffer {
+export function renderBenchChart(levels: LevelMetrics[], title: string, opts: ChartOptions = {}): Buffer {
   const { width, height } = CHART_SIZE;
   const c = canvas(width, height, WHITE);
   text(c, width / 2, 12, title.slice(0, 80), INK, 2, 'center');
   const xs = levels.map((l) => l.concurrency);
   const half = width / 2;
-  drawPanel(c, 10, 44, half - 20, height - 54, xs, {
-    title: 'THROUGHPUT (TOK/S)',
-    log: false,
-    series: [
-      { label: 'OUTPUT', values: levels.map((l) => val(l.outputThroughput)) },
-      { label: 'TOTAL (IN+OUT)', values: levels.map((l) => val(l.totalThroughput)) },
-    ],
-  });
-  drawPanel(c, half + 10, 44, half - 20, height - 54, xs, {
-    title: 'LATENCY (MS, LOG)',
-    log: true,
-    series: [
-      { label: 'TTFT P50', values: levels.map((l) => val(l.ttftMs.median)) },
-      { label: 'TTFT P99', values: levels.map((l) => val(l.ttftMs.p99)) },
-      { label: 'ITL MEAN', values: levels.map((l) => val(l.itlMs.mean)) },
-      { label: 'E2E P50', values: levels.map((l) => val(l.e2eMs.median)) },
-    ],
-  });
+  drawPanel(
+    c,
+    10,
+    44,
+    half - 20,
+    height - 54,
+    xs,
+    {
+      title: 'THROUGHPUT (TOK/S)',
+      log: false,
+      series: [
+        { label: 'OUTPUT', values: levels.map((l) => val(l.outputThroughput)) },
+        { label: 'TOTAL (IN+OUT)', values: levels.map((l) => val(l.totalThroughput)) },
+      ],
+    },
+    opts.xLabel,
+  );
+  drawPanel(
+    c,
+    half + 10,
+    44,
+    half - 20,
+    height - 54,
+    xs,
+    {
+      title: 'LATENCY (MS, LOG)',
+      log: true,
+      series: [
+        { label: 'TTFT P50', values: levels.map((l) => val(l.ttftMs.median)) },
+        { label: 'TTFT P99', values: levels.map((l) => val(l.ttftMs.p99)) },
+        { label: 'ITL MEAN', values: levels.map((l) => val(l.itlMs.mean)) },
+        { label: 'E2E P50', values: levels.map((l) => val(l.e2eMs.median)) },
+      ],
+      refLines: opts.latencyLines,
+    },
+    opts.xLabel,
+  );
   return encodePng(width, height, c.px);
 }
