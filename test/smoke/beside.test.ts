@@ -27,8 +27,9 @@ interface SmokeData {
 
 beforeAll(async () => {
   sshd = await startSshd();
-  profilePort = await freePort();
-  // The profile's own port is one nobody else on this machine uses, so the clash is only with its own server.
+  // The profile's own port is one nobody else on this machine uses, so the clash is only with its own server; below
+  // the ephemeral range, so the free ports above it the smoke moves to are not another test's.
+  profilePort = await freePort([25000, 29000]);
   profiles = profilesWith({ 'small-here': `extends: small\nport: ${profilePort}\n` });
 });
 // Every test starts with the profile's port free: what a test launched is stopped after it, pass or fail.

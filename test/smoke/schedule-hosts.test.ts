@@ -78,7 +78,8 @@ async function shutdown(app: App, s?: Scheduler) {
 beforeAll(async () => {
   mkdirSync(dirs.dataDir, { recursive: true });
   sshd = await startSshd();
-  profiles = profilesWith({ 'small-here': `extends: small\nport: ${await freePort()}\n` });
+  // Below the ephemeral range: the fresh launch beside the running server moves to the next free ports up.
+  profiles = profilesWith({ 'small-here': `extends: small\nport: ${await freePort([25000, 29000])}\n` });
 });
 afterAll(async () => {
   const app = bot();
