@@ -104,6 +104,7 @@ export default defineCommand({
           allowKnownCrash: Boolean(a.allowKnownCrash),
           keep: Boolean(a.keep),
           ...(a.port ? { port: a.port } : {}),
+          role: ctx.role ?? 'viewer',
         },
       },
       { say: ctx.say, diagnoser: ctx.diagnoser },

@@ -39,11 +39,20 @@ export default defineCommand({
         lastCatchUp: st?.lastCatchUp ?? false,
       };
     });
-    if (json) return { text: JSON.stringify(rows, null, 2), data: rows };
+    // What did not run as scheduled: waits for another job on the host, skips, runs missed while the bot was down.
+    const events = state.events({ limit: 5 });
+    if (json) {
+      const withEvents = rows.map((r) => ({ ...r, events: state.events({ job: r.name, limit: 5 }) }));
+      return { text: JSON.stringify(withEvents, null, 2), data: withEvents };
+    }
     if (rows.length === 0)
       return { text: 'no scheduled jobs: add them under schedule.jobs in the config (cron, timezone, run, channel)' };
+    const tzOf = (job: string) => jobs.find((j) => j.name === job)?.timezone;
+    const recent = events.length
+      ? `\n\nnot as scheduled (newest first):\n${events.map((e) => `  ${when(e.at, tzOf(e.job))} ${e.job} ${e.kind}: ${e.detail}`).join('\n')}`
+      : '';
     return {
-      text: table(
+      text: `${table(
         ['job', 'cron', 'runs', 'next run', 'last run (due)', 'result', 'report to'],
         rows.map((r) => [
           r.name,
@@ -54,7 +63,7 @@ export default defineCommand({
           r.lastResult ?? '-',
           r.channel ?? 'terminal',
         ]),
-      ),
+      )}${recent}`,
       data: rows,
     };
   },

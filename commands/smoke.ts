@@ -9,11 +9,13 @@ import { createSmokeStore } from '../src/smoke/store.ts';
 export default defineCommand({
   name: 'smoke',
   summary: 'prompts with expected answers against a server (or a fresh launch): right answers, TTFT, tokens/s',
-  usage: 'smoke [--host H] [--profile P] [--launch] [--budget S] [--history] [--limit N] [--json]',
+  usage: 'smoke [--host H] [--profile P] [--launch] [--port N] [--budget S] [--history] [--limit N] [--json]',
   examples: [
     'smoke',
     'smoke --host gpu1',
     'smoke --profile small --launch',
+    'smoke --profile small --launch --port 30010',
+    'smoke --port 30000',
     'smoke --history',
     'smoke --history --profile glm5-nvfp4',
   ],
@@ -23,13 +25,20 @@ export default defineCommand({
     host: z.string().optional(),
     profile: z.string().optional().describe('smoke this profile; launched (and stopped after) if it is not running'),
     launch: z.boolean().optional().describe('always launch the profile fresh, smoke it, stop it'),
+    port: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(65535)
+      .optional()
+      .describe('with --launch: serve the fresh launch here; else: smoke the server on this port'),
     budget: z.coerce.number().positive().optional().describe('seconds for launch + smoke + stop'),
     history: z.boolean().optional().describe('earlier smoke runs from the ledger'),
     limit: z.coerce.number().int().min(1).max(1000).default(20),
     json: z.boolean().optional(),
   }),
   effect: 'write',
-  async run(ctx, { host, profile, launch, budget, history, limit, json }) {
+  async run(ctx, { host, profile, launch, port, budget, history, limit, json }) {
     if (history) {
       const rows = createSmokeStore(ctx.engine.db).list({ host, profile, limit });
       return json ? { text: JSON.stringify(rows, null, 2), data: rows } : { text: historyText(rows), data: rows };
@@ -38,7 +47,16 @@ export default defineCommand({
     const simulated = (ctx.engine.loaded.config.hosts[hostName]?.python ?? '').includes('standin');
     const r = await runSmoke(
       ctx.engine,
-      { hostName, profile, launch, budgetS: budget, actor: ctx.actor, origin: ctx.origin, role: ctx.role ?? 'viewer' },
+      {
+        hostName,
+        profile,
+        launch,
+        port,
+        budgetS: budget,
+        actor: ctx.actor,
+        origin: ctx.origin,
+        role: ctx.role ?? 'viewer',
+      },
       {
         say: (t) => ctx.say(t),
         diagnoser: ctx.diagnoser,

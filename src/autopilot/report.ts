@@ -48,6 +48,7 @@ export async function finishRun(
           hostName: run.host,
           actor: run.actor,
           origin: run.origin,
+          role: run.params.role,
           port: run.params.port,
           groupKey: run.groupKey,
           gpus: run.gpus,

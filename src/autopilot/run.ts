@@ -249,6 +249,7 @@ async function launchTrial(ctl: Ctl, run: AutopilotRun, profile: ResolvedProfile
       hostName: run.host,
       actor: run.actor,
       origin: run.origin,
+      role: run.params.role,
       port: run.params.port,
       groupKey: run.groupKey,
       gpus: run.gpus,
@@ -316,7 +317,7 @@ async function findWorking(ctl: Ctl, run0: AutopilotRun): Promise<ResolvedProfil
       if (r.outcome === 'ready' && r.attempt) {
         const smoke = await runSmoke(
           engine,
-          { hostName: run.host, actor: run.actor, origin: run.origin },
+          { hostName: run.host, actor: run.actor, origin: run.origin, role: run.params.role },
           { say: () => {}, diagnoser: ctl.hooks.diagnoser },
         );
         const passed = smoke.row.verdict === 'pass' || smoke.row.verdict === 'regression';
@@ -455,6 +456,7 @@ async function bisectFallback(ctl: Ctl, run: AutopilotRun, tried: string[]): Pro
     hostName: run.host,
     actor: run.actor,
     origin: run.origin,
+    role: run.params.role,
     port: run.params.port,
     signal: ctl.abort.signal,
     say: (t) => say(ctl, run, t),

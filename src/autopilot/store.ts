@@ -1,9 +1,10 @@
 // Autopilot runs and their trials in the ledger: enough to resume a run after a restart (its parameters, where it
 // is, the trials done) and to report it. The GPUs a run holds between trials are rows of gpu_holds.
+
+import type { Role } from '../commands/define.ts';
 import type { Db } from '../ledger/db.ts';
 import type { KnobValues } from './search.ts';
 import type { SloTerm } from './slo.ts';
-
 export interface AutopilotParams {
   attempts: number;
   hours: number;
@@ -16,6 +17,8 @@ export interface AutopilotParams {
   allowKnownCrash: boolean;
   keep: boolean;
   port?: number;
+  /** The asker's role: every launch of the run is checked against it (src/access/operator.ts). */
+  role: Role;
 }
 
 /** Where a run is, rewritten after every trial. */

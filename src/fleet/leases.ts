@@ -1,11 +1,14 @@
-// GPU leases: which GPUs a launch takes on each host. A profile that lists its GPUs gets exactly those (the ledger
-// refuses them while another attempt holds one, naming it); otherwise the bot takes the lowest-numbered GPUs that no
-// live attempt holds and nvidia-smi shows idle, so two people sharing a box do not start on each other's GPUs and
-// wait minutes for an OOM that looks like a model problem.
+// GPU leases and ports: which GPUs a launch takes on each host, and which port it serves on. A profile that lists its
+// GPUs gets exactly those (the ledger refuses them while another attempt holds one, naming it); otherwise the bot
+// takes the lowest-numbered GPUs that no live attempt holds and nvidia-smi shows idle, so two people sharing a box do
+// not start on each other's GPUs and wait minutes for an OOM that looks like a model problem. The port is the
+// profile's (or --port); a taken one is refused, or, for a launch allowed to move (a smoke beside a running server
+// of its profile), exchanged for a free one.
 import { UserError } from '../errors.ts';
 import type { Attempt } from '../ledger/attempts.ts';
 import { type Engine, hostOf } from '../server/engine.ts';
 import { type GpuReport, readGpus } from '../server/host-info.ts';
+import { FREE_PORT, script } from '../server/scripts.ts';
 
 /** A GPU with at least this much memory in use runs something (an idle card shows a few MiB). */
 export const GPU_IN_USE_MIB = 1024;
@@ -135,9 +138,26 @@ export async function clashingAttempt(
   hostName: string,
   want: { port: number; count: number; gpus?: readonly number[] },
 ): Promise<Attempt | undefined> {
-  // Named GPUs, or the port: the ledger's own refusal says who is in the way.
-  const named = engine.attempts.conflict(hostName, want.port, want.gpus ?? []);
-  if (named || want.gpus?.length) return named?.holder ?? undefined;
+  return (await launchBlocker(engine, hostName, want))?.holder ?? undefined;
+}
+
+/**
+ * Why a launch does not fit on this host now: its port (when it has a fixed one) or the GPUs it needs, with the
+ * attempt in the way when one of ours is; undefined when it fits. An unreachable host is not a clash: the launch
+ * reports it itself.
+ */
+export async function launchBlocker(
+  engine: Engine,
+  hostName: string,
+  want: { port?: number; count: number; gpus?: readonly number[] },
+): Promise<{ error: UserError; holder?: Attempt } | undefined> {
+  // Named GPUs, or the port: the ledger's own refusal says who is in the way (no server has port 0).
+  const named =
+    want.port !== undefined || want.gpus?.length
+      ? engine.attempts.conflict(hostName, want.port ?? 0, want.gpus ?? [])
+      : null;
+  if (named) return { error: named.error, ...(named.holder ? { holder: named.holder } : {}) };
+  if (want.gpus?.length) return undefined;
   try {
     await planGpus(engine, hostName, want.count);
     return undefined;
@@ -146,6 +166,64 @@ export async function clashingAttempt(
     // the launch's own error to report, not a clash.
     if (!(e instanceof UserError)) return undefined;
     const held = engine.attempts.leasesOn(hostName)[0];
-    return held ? engine.attempts.get(held.attemptId) : undefined;
+    return { error: e, holder: held ? engine.attempts.get(held.attemptId) : undefined };
   }
+}
+
+/** Why `port` cannot be served on one of `hostNames`: one of our servers has it, or something else answers there. */
+async function portTaken(engine: Engine, hostNames: readonly string[], port: number): Promise<UserError | null> {
+  // A port one of our own servers uses is refused naming it; only then is a port nobody we know of answers on probed.
+  for (const h of hostNames) {
+    const c = engine.attempts.conflict(h, port, []);
+    if (c) return c.error;
+  }
+  for (const h of hostNames) {
+    try {
+      await hostOf(engine, h).host.http(port, { method: 'GET', path: '/health', timeoutMs: 2000 });
+    } catch {
+      continue; // nothing answers: free
+    }
+    return new UserError(
+      `port ${port} on ${h} is already in use by a process this bot did not start`,
+      'stop that process, or give the profile another port',
+    );
+  }
+  return null;
+}
+
+/** The first port from `from` up that nothing listens on, as the host's own socket table says. */
+export async function findFreePort(engine: Engine, hostName: string, from: number): Promise<number> {
+  const r = await hostOf(engine, hostName).host.exec(script(FREE_PORT, 'glm-free-port', [String(from)]));
+  const found = Number(r.stdout.trim());
+  if (!Number.isInteger(found) || found <= 0) throw new Error(`no free port found on ${hostName}: ${r.stdout.trim()}`);
+  return found;
+}
+
+export interface PortPlan {
+  port: number;
+  /** Why the wanted port was not taken (only when `move` chose another). */
+  movedBecause?: string;
+}
+
+/**
+ * The port a launch serves on, on every node: `port` when it is free there; else, with `move`, the next free one
+ * above it (free in the host's socket table and in the ledger: a loading server may not listen yet), else the
+ * refusal naming who holds it.
+ */
+export async function planPort(
+  engine: Engine,
+  hostNames: readonly string[],
+  port: number,
+  opts: { move?: boolean } = {},
+): Promise<PortPlan> {
+  const taken = await portTaken(engine, hostNames, port);
+  if (!taken) return { port };
+  if (!opts.move) throw taken;
+  let from = port + 1;
+  for (let i = 0; i < 20 && from < 65535; i++) {
+    const p = await findFreePort(engine, hostNames[0]!, from);
+    if (!(await portTaken(engine, hostNames, p))) return { port: p, movedBecause: taken.message };
+    from = p + 1;
+  }
+  throw new UserError(`${taken.message}, and no free port was found above it`, taken.hint);
 }

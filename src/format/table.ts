@@ -18,6 +18,17 @@ export function duration(ms: number | null): string {
   return `${Math.floor(m / 60)}h${String(m % 60).padStart(2, '0')}m`;
 }
 
+/** A configured span exactly, as a person reads it: 30 s, 2 h, 1 h 30 min, 90.5 s -> 1 min 30.5 s. */
+export function span(ms: number): string {
+  if (ms < 0) return '-';
+  const s = ms / 1000;
+  const h = Math.floor(s / 3600);
+  const m = Math.floor((s % 3600) / 60);
+  const rest = Math.round((s % 60) * 1000) / 1000;
+  const parts = [h ? `${h} h` : '', m ? `${m} min` : '', rest || (!h && !m) ? `${rest} s` : ''];
+  return parts.filter(Boolean).join(' ');
+}
+
 export function when(ms: number): string {
   return new Date(ms).toISOString().replace('T', ' ').slice(0, 16);
 }

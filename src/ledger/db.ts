@@ -249,6 +249,17 @@ export const MIGRATIONS: string[] = [
      holder TEXT NOT NULL,
      PRIMARY KEY (host, gpu)
    )`,
+  // What happened to a scheduled run besides running (src/schedule): it waited for another job on its host, it was
+  // skipped because the job's previous run was still going, or runs were missed while the bot was down.
+  `CREATE TABLE schedule_events (
+     id INTEGER PRIMARY KEY AUTOINCREMENT,
+     job TEXT NOT NULL,
+     due_at INTEGER NOT NULL,
+     at INTEGER NOT NULL,
+     kind TEXT NOT NULL,
+     detail TEXT NOT NULL
+   )`,
+  `CREATE INDEX schedule_events_by_job ON schedule_events(job, id)`,
 ];
 
 export function openDb(path: string): Db {

@@ -27,6 +27,33 @@ export function latestIn(job: Pick<ScheduleJob, 'cron' | 'timezone'>, after: num
   return null;
 }
 
+/** At most this many steps are walked to count missed runs (a year of minutes; 6 days of seconds). */
+const MAX_STEPS = 525_600;
+
+/**
+ * The scheduled instants in (after, upTo]: how many, the first and the last. Over a span longer than MAX_STEPS
+ * steps only the newest part is counted, and `atLeast` says the count is a lower bound.
+ */
+export function dueIn(
+  job: Pick<ScheduleJob, 'cron' | 'timezone'>,
+  after: number,
+  upTo: number,
+): { count: number; first: number | null; last: number | null; atLeast: boolean } {
+  const m = matcher(job);
+  const step = stepOf(job.cron);
+  let count = 0;
+  let first: number | null = null;
+  let last: number | null = null;
+  let t = Math.floor(upTo / step) * step;
+  for (let n = 0; t > after && n < MAX_STEPS; t -= step, n++) {
+    if (!m.match(new Date(t))) continue;
+    count++;
+    last ??= t;
+    first = t;
+  }
+  return { count, first, last, atLeast: t > after };
+}
+
 /** The next scheduled instant after `from`, looking at most `horizonMs` ahead. */
 export function nextAfter(
   job: Pick<ScheduleJob, 'cron' | 'timezone'>,

@@ -1,5 +1,6 @@
 // Per job, in the ledger: when it was first seen (runs due before that were never ours to miss), when its last run
-// was due, started and finished, and how it went. Catch-up at start-up reads this.
+// was due, started and finished, and how it went. Catch-up at start-up reads this. Beside it, what happened to runs
+// besides running: waits for another job on the same host, skips, runs missed while the bot was down.
 import type { Db } from '../ledger/db.ts';
 
 export interface JobState {
@@ -10,6 +11,18 @@ export interface JobState {
   lastFinishedAt: number | null;
   lastResult: string | null;
   lastCatchUp: boolean;
+}
+
+/** `waited`: for another job on its host; `skipped`: the job's previous run was still going; `missed`: while down. */
+export type ScheduleEventKind = 'waited' | 'skipped' | 'missed';
+
+export interface ScheduleEvent {
+  id: number;
+  job: string;
+  dueAt: number;
+  at: number;
+  kind: ScheduleEventKind;
+  detail: string;
 }
 
 type Row = Record<string, unknown>;
@@ -50,6 +63,29 @@ export function createScheduleState(db: Db) {
     },
     finished(job: string, at: number, result: string): void {
       db.prepare('UPDATE schedule_state SET last_finished_at = ?, last_result = ? WHERE job = ?').run(at, result, job);
+    },
+    event(e: Omit<ScheduleEvent, 'id'>): void {
+      db.prepare('INSERT INTO schedule_events (job, due_at, at, kind, detail) VALUES (?, ?, ?, ?, ?)').run(
+        e.job,
+        e.dueAt,
+        e.at,
+        e.kind,
+        e.detail,
+      );
+    },
+    /** The newest events first (of one job, when named). */
+    events(opts: { job?: string; limit?: number } = {}): ScheduleEvent[] {
+      const rows = db
+        .prepare(`SELECT * FROM schedule_events ${opts.job ? 'WHERE job = @job' : ''} ORDER BY id DESC LIMIT @limit`)
+        .all({ limit: opts.limit ?? 50, ...(opts.job ? { job: opts.job } : {}) }) as Row[];
+      return rows.map((r) => ({
+        id: r.id as number,
+        job: r.job as string,
+        dueAt: r.due_at as number,
+        at: r.at as number,
+        kind: r.kind as ScheduleEventKind,
+        detail: r.detail as string,
+      }));
     },
   };
 }

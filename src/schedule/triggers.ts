@@ -1,5 +1,7 @@
-// What makes a job fire. In the bot: node-cron tasks (created stopped, started by the scheduler, noOverlap). In
-// tests: a trigger driven by an injected clock, advanced by the test and ticked, so no test waits for real time.
+// What makes a job fire. In the bot: node-cron tasks (created stopped, started by the scheduler). In tests: a
+// trigger driven by an injected clock, advanced by the test and ticked, so no test waits for real time. Every tick
+// reaches the scheduler, also while the job's previous run is still going: the scheduler skips it and says so in the
+// ledger and the job's channel (node-cron's own noOverlap would drop it with only a line on stderr).
 import { createTask } from 'node-cron';
 import type { Clock } from '../clock.ts';
 import type { ScheduleJob } from './config.ts';
@@ -22,7 +24,7 @@ export const cronTriggers: TriggerFactory = (job, fire) => {
       // ctx.date is the scheduled instant; whole seconds, so the ledger's due time matches the catch-up arithmetic.
       await fire(Math.floor(ctx.date.getTime() / 1000) * 1000);
     },
-    { name: `glm-schedule:${job.name}`, noOverlap: true, ...(job.timezone ? { timezone: job.timezone } : {}) },
+    { name: `glm-schedule:${job.name}`, ...(job.timezone ? { timezone: job.timezone } : {}) },
   );
   return {
     start: () => void task.start(),

@@ -19,6 +19,8 @@ export interface Plan {
   submit?: string;
   /** The backend's own details, handed back to start(). */
   detail: unknown;
+  /** The port it serves on, when the request's `movePort` moved it off a taken one, and why. */
+  movedPort?: { port: number; movedBecause: string };
 }
 
 /** An ending the backend itself names (a scheduler's): recorded as the attempt's outcome. */

@@ -2,7 +2,15 @@
 // directory with its PGID, start time and exit status), found again by that record after a restart.
 import { distAddress } from '../config/load.ts';
 import { RemoteError, UserError } from '../errors.ts';
-import { type GpuPlan, gpusPerNode, needsVisibleDevices, planGpus } from '../fleet/leases.ts';
+import {
+  findFreePort,
+  type GpuPlan,
+  gpusPerNode,
+  needsVisibleDevices,
+  type PortPlan,
+  planGpus,
+  planPort,
+} from '../fleet/leases.ts';
 import { shq } from '../hosts/quote.ts';
 import type { Attempt } from '../ledger/attempts.ts';
 import { commandLine, dialectForVersion, flagView, type ResolvedProfile, renderLaunch } from '../profiles/index.ts';
@@ -17,7 +25,7 @@ import type { LaunchRequest } from './launch.ts';
 import type { NodeRef } from './nodes.ts';
 import { reconcile, reconcileDirect } from './reconcile.ts';
 import { readRemoteState, runIdFor } from './remote-state.ts';
-import { FOLLOW, FREE_PORT, LAUNCH, script } from './scripts.ts';
+import { FOLLOW, LAUNCH, script } from './scripts.ts';
 import { stopNodes } from './stop.ts';
 
 async function renderFor(engine: Engine, req: LaunchRequest, profile: ResolvedProfile) {
@@ -137,27 +145,35 @@ async function plan(engine: Engine, req: LaunchRequest): Promise<Plan> {
       'name the GPUs of one node with --gpus (the same on every node), or leave them to the bot',
     );
   }
-  const rendered = await renderFor(engine, req, profile);
-  const port = req.port ?? profile.port;
   // A lease whose attempt ended while no bot watched (a restart) must not hold a launch back: ask the hosts first.
   if (!req.dryRun) await reconcileHosts(engine, hosts);
+  // A launch that may move takes its free port now: the command line shown and stored is the one that runs.
+  const wanted = req.port ?? profile.port;
+  const moved: PortPlan | undefined =
+    req.movePort && !req.dryRun ? await planPort(engine, hosts, wanted, { move: true }) : undefined;
+  const port = moved?.port ?? wanted;
+  const rendered = await renderFor(engine, port === wanted ? req : { ...req, port }, profile);
   const distInitAddr = multi ? await distInit(engine, hosts[0]!, req.distPort, req.dryRun) : undefined;
   const base = { profile, hosts, multi, port, rendered, distInitAddr, perNode };
   const plans = await planAll(engine, req, base);
   const detail: DirectPlan = { ...base, plans };
-  return { commandLine: shown(plans[0]!), dialectNote: rendered.dialectNote, detail };
+  return {
+    commandLine: shown(plans[0]!),
+    dialectNote: rendered.dialectNote,
+    detail,
+    ...(moved?.movedBecause ? { movedPort: { port, movedBecause: moved.movedBecause } } : {}),
+  };
 }
 
 async function start(engine: Engine, req: LaunchRequest, p: Plan): Promise<Attempt> {
   const d = p.detail as DirectPlan;
   let plans = d.plans;
   const { port, multi } = d;
-  // A port one of our own servers uses is refused naming it; only then is a port nobody we know of answers on probed.
-  for (const n of plans) {
-    const c = engine.attempts.conflict(n.hostName, port, []);
-    if (c) throw c.error;
-  }
-  for (const n of plans) await assertPortFree(engine, n.hostName, port);
+  await planPort(
+    engine,
+    plans.map((n) => n.hostName),
+    port,
+  );
   let opened = tryOpen(engine, req, d.rendered, port, plans, d.distInitAddr);
   for (let retry = 1; 'refused' in opened; retry++) {
     // GPUs the bot chose were taken by a launch that won the race for them: choose again (a few times) rather than
@@ -353,7 +369,7 @@ function envLine(name: string, value: string): string {
 
 /** `addr:port` of the head's rendezvous store: its cluster address and the group's port, else a free one found there. */
 async function distInit(engine: Engine, head: string, port: number | undefined, dryRun?: boolean): Promise<string> {
-  const { host, cfg } = hostOf(engine, head);
+  const { cfg } = hostOf(engine, head);
   const addr = distAddress(cfg);
   if (!addr) {
     throw new UserError(
@@ -363,25 +379,9 @@ async function distInit(engine: Engine, head: string, port: number | undefined, 
   }
   if (port) return `${addr}:${port}`;
   try {
-    const r = await host.exec(script(FREE_PORT, 'glm-free-port', ['20000']));
-    const found = Number(r.stdout.trim());
-    if (!Number.isInteger(found) || found <= 0) throw new Error(`no free port found: ${r.stdout.trim()}`);
-    return `${addr}:${found}`;
+    return `${addr}:${await findFreePort(engine, head, 20000)}`;
   } catch (e) {
     if (dryRun) return `${addr}:PORT`;
     throw e;
   }
-}
-
-async function assertPortFree(engine: Engine, hostName: string, port: number): Promise<void> {
-  const { host } = hostOf(engine, hostName);
-  try {
-    await host.http(port, { method: 'GET', path: '/health', timeoutMs: 2000 });
-  } catch {
-    return; // nothing answers: free
-  }
-  throw new UserError(
-    `port ${port} on ${hostName} is already in use by a process this bot did not start`,
-    'stop that process, or give the profile another port',
-  );
 }

@@ -14,7 +14,7 @@ import type { Attempt } from '../ledger/attempts.ts';
 import { exitedClassification, type Phase } from '../logs/classify/index.ts';
 import { parseMilestone } from '../logs/milestones.ts';
 import type { ResolvedProfile } from '../profiles/index.ts';
-import type { Ending } from './backend.ts';
+import type { Ending, Plan } from './backend.ts';
 import { backendFor } from './backends.ts';
 import type { DiagnoserFactory, Diagnosis } from './diagnosis.ts';
 import { type Engine, hostOf, publish } from './engine.ts';
@@ -35,6 +35,12 @@ export interface LaunchRequest {
   firstRequest?: boolean;
   /** Serve on this port instead of the profile's. */
   port?: number;
+  /**
+   * When the port is taken (by one of our servers or anything else), serve on a free one instead of refusing: for
+   * a launch beside a running server of the same profile (a smoke's fresh launch). The direct backend; a cluster's
+   * scheduler places its jobs itself.
+   */
+  movePort?: boolean;
   /** Attempts made together (a bisection) share this chat thread. */
   groupKey?: string;
   /** Launch even when the hardware catalog or the ledger says this configuration crashes on this host. */
@@ -66,6 +72,8 @@ export interface LaunchResult {
   /** A dry run on a cluster: the batch script exactly as it would be submitted, and the submission. */
   script?: string;
   submit?: string;
+  /** The port it serves on, when `movePort` moved it off a taken one, and why. */
+  movedPort?: Plan['movedPort'];
 }
 
 export async function launch(
@@ -95,7 +103,8 @@ export async function launch(
   }
   const attempt = await backend.start(engine, req, plan);
   publish(engine, emit, { kind: 'started', attempt });
-  return follow(engine, attempt, req.firstRequest ?? true, emit, diagnoser);
+  const result = await follow(engine, attempt, req.firstRequest ?? true, emit, diagnoser);
+  return plan.movedPort ? { ...result, movedPort: plan.movedPort } : result;
 }
 
 let hardwareCatalog: KnownBadEntry[] | undefined;

@@ -4,6 +4,7 @@
 // another way.
 import type { Role } from '../commands/define.ts';
 import { UserError } from '../errors.ts';
+import { gpusPerNode, launchBlocker } from '../fleet/leases.ts';
 import type { RemoteHost } from '../hosts/types.ts';
 import type { Attempt } from '../ledger/attempts.ts';
 import type { ResolvedProfile } from '../profiles/index.ts';
@@ -23,6 +24,11 @@ export interface SmokeRequest {
   profile?: string;
   /** Always launch (and stop) the profile, even if it is already running. */
   launch?: boolean;
+  /**
+   * Launch mode: serve the fresh launch on this port (refused when taken, as `launch --port` is); without it a taken
+   * profile port is exchanged for a free one. Running mode: smoke the server on this port.
+   */
+  port?: number;
   budgetS?: number;
   actor: string;
   origin: string;
@@ -93,6 +99,26 @@ interface Hooks {
   diagnoser: DiagnoserFactory;
 }
 
+/**
+ * The running server a smoke would test: the one on --port, else the newest one serving --profile, else the newest
+ * on the host.
+ */
+function serverToSmoke(engine: Engine, req: SmokeRequest): Attempt | undefined {
+  const all = engine.attempts.allActiveOn(req.hostName);
+  if (req.port !== undefined && !req.launch) {
+    const on = all.find((a) => a.port === req.port);
+    if (!on)
+      throw new UserError(
+        `nothing this bot started serves on port ${req.port} of ${req.hostName}${all.length ? `: ${all.map((a) => `attempt #${a.id} (${a.profile}) on port ${a.port}`).join(', ')}` : ''}`,
+        all.length
+          ? `smoke one of those with --port, or launch one with: smoke --profile P --launch --port ${req.port}`
+          : `smoke a fresh launch with: smoke --host ${req.hostName} --profile P --launch --port ${req.port}`,
+      );
+    return on;
+  }
+  return all.filter((a) => a.profile === req.profile).at(-1) ?? all.at(-1);
+}
+
 function profileOf(engine: Engine, name: string, attempt?: Attempt): ResolvedProfile {
   try {
     return engine.profiles.get(name);
@@ -106,11 +132,28 @@ function profileOf(engine: Engine, name: string, attempt?: Attempt): ResolvedPro
 export async function runSmoke(engine: Engine, req: SmokeRequest, hooks: Hooks): Promise<SmokeResult> {
   const started = engine.clock.now();
   const wallStart = Date.now();
-  const active = engine.attempts.activeOn(req.hostName);
+  const notes: string[] = [];
+  let active = serverToSmoke(engine, req);
   let mode: 'running' | 'launch';
   if (req.launch) {
     if (!req.profile) throw new UserError('smoke --launch needs --profile P', 'e.g. smoke --launch --profile small');
     mode = 'launch';
+    // Beside a running server of the profile, the fresh launch takes other GPUs and another port; when no GPUs are
+    // free for it, the running server is what can be smoked, and the report says so. (A --port it holds is refused
+    // by the launch, as `launch --port` is.)
+    const same = active?.profile === req.profile && active.status === 'ready' ? active : undefined;
+    const p = same ? profileOf(engine, req.profile) : undefined;
+    const blocked =
+      same && p
+        ? await launchBlocker(engine, req.hostName, {
+            count: p.gpus?.length ?? gpusPerNode(p.tp, 1),
+            gpus: p.gpus,
+          })
+        : undefined;
+    if (same && blocked) {
+      mode = 'running';
+      notes.push(`not a fresh launch: ${blocked.error.message}: smoked the running attempt #${same.id} instead`);
+    } else active = undefined;
   } else if (active) {
     if (req.profile && active.profile !== req.profile)
       throw new UserError(
@@ -136,7 +179,6 @@ export async function runSmoke(engine: Engine, req: SmokeRequest, hooks: Hooks):
   const settings = effectiveSmoke(engine.loaded.config.smoke, profileName, profile.smoke);
   const budgetMs = (req.budgetS ?? settings.budgetS) * 1000;
   const deadline = wallStart + budgetMs;
-  const notes: string[] = [];
   const store = createSmokeStore(engine.db);
 
   let attempt: Attempt | null = mode === 'running' ? active! : null;
@@ -251,6 +293,9 @@ async function launchWithin(
       role: req.role,
       firstRequest: false,
       confirmed: true,
+      port: req.port,
+      // Without --port, a port taken (by a running server of this profile, say) is exchanged for a free one.
+      movePort: req.port === undefined,
     },
     emit,
     hooks.diagnoser,
@@ -273,6 +318,7 @@ async function launchWithin(
     await Promise.race([launching.catch(() => {}), new Promise((x) => setTimeout(x, 5000))]);
     return { attempt: a ?? null, diagnosis: null };
   }
+  if (r.movedPort) notes.push(`${r.movedPort.movedBecause}: launched on port ${r.movedPort.port}`);
   if (r.outcome !== 'ready') {
     notes.push(`launch of ${profile.name} ended ${r.outcome}${r.diagnosis ? `: ${r.diagnosis.summary}` : ''}`);
     return { attempt: r.attempt ?? null, diagnosis: r.diagnosis ?? null };

@@ -19,14 +19,30 @@ export interface Sshd {
   rotateHostKey(): void;
 }
 
-export async function freePort(): Promise<number> {
+/**
+ * A port nothing listens on now: one the kernel picks (from the ephemeral range), or, with `range`, a random one
+ * in [lo, hi). A test whose server may move to the next ports up takes a range below the ephemeral one (32768 up),
+ * where no other test's kernel-picked port or outgoing connection lands.
+ */
+export async function freePort(range?: [number, number]): Promise<number> {
+  for (let i = 0; ; i++) {
+    const want = range ? range[0] + Math.floor(Math.random() * (range[1] - range[0])) : 0;
+    try {
+      return await listenOnce(want);
+    } catch (e) {
+      if (!range || i >= 50) throw e;
+    }
+  }
+}
+
+function listenOnce(port: number): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = createServer();
     srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
+    srv.listen(port, '127.0.0.1', () => {
       const addr = srv.address();
-      const port = typeof addr === 'object' && addr ? addr.port : 0;
-      srv.close(() => resolve(port));
+      const got = typeof addr === 'object' && addr ? addr.port : 0;
+      srv.close(() => resolve(got));
     });
   });
 }

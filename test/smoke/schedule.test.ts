@@ -11,6 +11,7 @@ import type { ChatAdapter, ChatMessage } from '../../src/chat/types.ts';
 import type { Clock } from '../../src/clock.ts';
 import type { CommandContext } from '../../src/commands/define.ts';
 import { type Scheduler, startScheduler } from '../../src/schedule/scheduler.ts';
+import { createScheduleState } from '../../src/schedule/state.ts';
 import { clockTriggers } from '../../src/schedule/triggers.ts';
 import { renderMessage } from '../../src/slack/blocks.ts';
 import { freshDirs, terminalContext, testConfig } from '../helpers/app.ts';
@@ -175,12 +176,20 @@ describe('scheduled jobs', () => {
     expect(bench[1]!.text).toMatch(/^bench-\d+\.png$/);
     expect(bench[1]!.bytes).toBeGreaterThan(3000);
 
-    // No overlap: a second run of a job while one is under way is skipped.
+    // No overlap: a second run of a job while one is under way is skipped, and says so (issue 17, item 23): in the
+    // job's channel and in the ledger, not only on stderr.
     const before = sent.filter((m) => m.kind === 'post').length;
     const due1 = Date.parse('2026-03-10T01:50:00Z');
     await Promise.all([s.fire('nightly-smoke', due1), s.fire('nightly-smoke', due1 + 60_000)]);
     await app.delivery!.flush(5000);
-    expect(sent.filter((m) => m.kind === 'post').length - before).toBe(1);
+    const posts = sent.filter((m) => m.kind === 'post').slice(before);
+    expect(posts.map((m) => m.text.split('\n')[0])).toEqual([
+      'scheduled nightly-smoke: the run due 2026-03-10 02:51 Europe/Berlin is skipped: the run due 2026-03-10 02:50 Europe/Berlin is still running (since 2026-03-10 02:45 Europe/Berlin): smoke --host gpu',
+      expect.stringMatching(/^PASS scheduled nightly-smoke \(due 2026-03-10 02:50 Europe\/Berlin\)/),
+    ]);
+    expect(createScheduleState(app.engine.db).events({ job: 'nightly-smoke' })).toMatchObject([
+      { kind: 'skipped', dueAt: due1 + 60_000, detail: expect.stringMatching(/still running/) },
+    ]);
     await shutdown(app, s);
   });
 
@@ -219,7 +228,7 @@ describe('scheduled jobs', () => {
     const smoke = sent.filter((m) => m.channel === 'C0SMOKE');
     expect(smoke).toHaveLength(1);
     expect(smoke[0]!.text).toMatch(
-      /the run due 2026-03-12 02:30 Europe\/Berlin was missed while the bot was down and is older than the catch-up window \(120 min\): not run/,
+      /the run due 2026-03-12 02:30 Europe\/Berlin was missed while the bot was down and is older than the catch-up window \(2 h\): not run/,
     );
     expect(app.engine.db.prepare('SELECT COUNT(*) AS n FROM smoke_runs').get()).toEqual({ n: 3 });
     await shutdown(app, s);
@@ -258,7 +267,7 @@ describe('cron arithmetic and the node-cron trigger', () => {
     );
   });
 
-  it('arms a stopped node-cron task (noOverlap) whose next run is the cron time', async () => {
+  it('arms a stopped node-cron task whose next run is the cron time', async () => {
     const { cronTriggers } = await import('../../src/schedule/triggers.ts');
     const fired: number[] = [];
     const tr = cronTriggers(job, async (d) => {
