@@ -1,7 +1,4 @@
 import { z } from 'zod';
-import { benchHistoryText, benchText } from '../src/bench-load/report.ts';
-import { runBench } from '../src/bench-load/run.ts';
-import { createBenchStore } from '../src/bench-load/store.ts';
 import { defineCommand } from '../src/commands/define.ts';
 import { UserError } from '../src/errors.ts';
 import { resolveHostName } from '../src/hosts/from-config.ts';
@@ -12,7 +9,7 @@ const list = z
   .transform((s) => s.split(',').map(Number))
   .refine((xs) => xs.every((x) => x >= 1 && x <= 1024), 'each between 1 and 1024');
 
-export default defineCommand({
+const command = defineCommand({
   name: 'bench',
   summary: "load benchmark of a host's server: throughput, TTFT, TPOT, ITL, E2E over a concurrency sweep, with a chart",
   usage:
@@ -42,6 +39,9 @@ export default defineCommand({
   }),
   effect: 'write',
   async run(ctx, { host, concurrency, inputLen, outputLen, requests, history, json }) {
+    const { benchHistoryText, benchText } = await import('../src/bench-load/report.ts');
+    const { runBench } = await import('../src/bench-load/run.ts');
+    const { createBenchStore } = await import('../src/bench-load/store.ts');
     if (history) {
       const rows = createBenchStore(ctx.engine.db).list({ host });
       return json ? { text: JSON.stringify(rows, null, 2), data: rows } : { text: benchHistoryText(rows), data: rows };
@@ -88,3 +88,5 @@ export default defineCommand({
       : { text, data, exitCode: failed ? 1 : 0 };
   },
 });
+
+export default command;

@@ -1,12 +1,8 @@
 import { z } from 'zod';
 import { defineCommand } from '../src/commands/define.ts';
 import { resolveHostName } from '../src/hosts/from-config.ts';
-import { eventText } from '../src/server/render-events.ts';
-import { historyText, smokeText } from '../src/smoke/report.ts';
-import { runSmoke } from '../src/smoke/run.ts';
-import { createSmokeStore } from '../src/smoke/store.ts';
 
-export default defineCommand({
+const command = defineCommand({
   name: 'smoke',
   summary: 'prompts with expected answers against a server (or a fresh launch): right answers, TTFT, tokens/s',
   usage: 'smoke [--host H] [--profile P] [--launch] [--budget S] [--history] [--limit N] [--json]',
@@ -30,6 +26,10 @@ export default defineCommand({
   }),
   effect: 'write',
   async run(ctx, { host, profile, launch, budget, history, limit, json }) {
+    const { eventText } = await import('../src/server/render-events.ts');
+    const { historyText, smokeText } = await import('../src/smoke/report.ts');
+    const { runSmoke } = await import('../src/smoke/run.ts');
+    const { createSmokeStore } = await import('../src/smoke/store.ts');
     if (history) {
       const rows = createSmokeStore(ctx.engine.db).list({ host, profile, limit });
       return json ? { text: JSON.stringify(rows, null, 2), data: rows } : { text: historyText(rows), data: rows };
@@ -54,3 +54,5 @@ export default defineCommand({
     return { text: smokeText(r), data, exitCode };
   },
 });
+
+export default command;

@@ -11,9 +11,6 @@ import { loadConfig } from '../config/load.ts';
 import { describeError } from '../errors-render.ts';
 import { ACTIVE_STATUSES } from '../ledger/attempts.ts';
 import { createLogger } from '../logger.ts';
-import { startScheduler } from '../schedule/scheduler.ts';
-import { eventText } from '../server/render-events.ts';
-import { resumeWatches } from '../server/resume.ts';
 
 /**
  * Where output goes. In the interactive session it is the prompt's line: output clears the prompt, prints, and
@@ -41,6 +38,7 @@ function context(app: App, longLived: boolean): CommandContext {
 async function main(): Promise<number> {
   // `glm slack`: the Slack face (src/slack/main.ts) runs instead of the terminal.
   if (process.argv[2] === 'slack') return (await import('../slack/main.ts')).runSlack();
+  const args = process.argv.slice(2);
   let app: App;
   try {
     const loaded = loadConfig();
@@ -58,11 +56,12 @@ async function main(): Promise<number> {
         milestonesInThread: false,
       },
     });
+    // The interactive session is long-lived: a bad profile or signature is reported now, not at the first launch.
+    if (args.length === 0) app.preload();
   } catch (e) {
     process.stderr.write(`${describeError(e)}\n`);
     return 2;
   }
-  const args = process.argv.slice(2);
   if (args.length > 0) {
     // Arguments arrive already split by the user's shell: used as they are (a `'` or a trailing `\\` in a word is
     // the word's, not a quote for a second tokenizer).
@@ -77,6 +76,13 @@ async function main(): Promise<number> {
 async function repl(app: App): Promise<number> {
   const interactive = process.stdin.isTTY === true;
   const cfg = app.engine.loaded;
+  // Loaded here, not at start-up: a one-shot command never needs the scheduler, cron or the log follower.
+  const [{ startScheduler }, { eventText }, { resumeWatches }] = await Promise.all([
+    import('../schedule/scheduler.ts'),
+    import('../server/render-events.ts'),
+    import('../server/resume.ts'),
+  ]);
+
   if (interactive) {
     write(
       `glm-ops: config ${cfg.source}; hosts: ${Object.keys(cfg.config.hosts).join(', ')}; default host: ${cfg.defaultHost || '-'}`,

@@ -84,6 +84,7 @@ export async function startSlackFace(opts: SlackFaceOptions): Promise<SlackFace>
       maxBackoffMs: opts.maxBackoffMs,
     },
   });
+  glm.preload();
 
   const access = loaded.config.access;
   const groups = createGroupDirectory(
