@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { defineCommand } from '../src/commands/define.ts';
+import { shareFile } from '../src/commands/files.ts';
 import { UserError } from '../src/errors.ts';
 import { resolveHostName } from '../src/hosts/from-config.ts';
 
@@ -66,21 +67,17 @@ const command = defineCommand({
       (t) => ctx.say(t),
     );
     const text = benchText(r.row, r.chartPath);
-    const file = {
-      filename: `bench-${r.row.id}.png`,
-      path: r.chartPath,
-      title: `bench run #${r.row.id}: ${r.row.profile} on ${hostName}`,
-    };
-    // From Slack the chart goes to the asker's channel through the outbox; the scheduler posts `files` itself.
-    if (ctx.origin === 'slack' && ctx.identity?.channel) {
-      ctx.engine.outbox.enqueue({
-        key: `bench:${r.row.id}:chart`,
-        kind: 'upload',
-        channel: ctx.identity.channel,
-        payload: { filename: file.filename, title: file.title, content: r.png.toString('base64'), encoding: 'base64' },
-        at: ctx.engine.clock.now(),
-      });
-    }
+    const file = shareFile(
+      ctx,
+      `bench:${r.row.id}:chart`,
+      {
+        filename: `bench-${r.row.id}.png`,
+        path: r.chartPath,
+        title: `bench run #${r.row.id}: ${r.row.profile} on ${hostName}`,
+      },
+      r.png,
+      false,
+    );
     const data = { ...r.row, files: [file] };
     const failed = r.row.levels.some((l) => l.completed === 0);
     return json

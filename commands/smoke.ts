@@ -1,6 +1,10 @@
 import { z } from 'zod';
 import { defineCommand } from '../src/commands/define.ts';
+import { chartPath, type OutputFile, shareFile } from '../src/commands/files.ts';
 import { resolveHostName } from '../src/hosts/from-config.ts';
+
+/** Runs drawn in the history chart. */
+const CHART_RUNS = 30;
 
 const command = defineCommand({
   name: 'smoke',
@@ -30,9 +34,22 @@ const command = defineCommand({
     const { historyText, smokeText } = await import('../src/smoke/report.ts');
     const { runSmoke } = await import('../src/smoke/run.ts');
     const { createSmokeStore } = await import('../src/smoke/store.ts');
+    const store = createSmokeStore(ctx.engine.db);
+    // The history chart: TTFT and tokens/s per run, regressions marked; posted with the (nightly) report.
+    const historyChart = async (h: string | undefined, p: string | undefined, key: string): Promise<OutputFile[]> => {
+      const rows = store.list({ host: h, profile: p, limit: CHART_RUNS });
+      if (rows.length === 0) return [];
+      const { renderSmokeHistoryChart } = await import('../src/charts/smoke-history.ts');
+      const what = [p, h && `on ${h}`].filter(Boolean).join(' ') || 'all hosts and profiles';
+      const png = await renderSmokeHistoryChart(rows, `smoke history: ${what}, last ${rows.length} run(s)`);
+      const filename = `smoke-history-${rows[0]!.id}.png`;
+      return [shareFile(ctx, key, { filename, path: chartPath(ctx, filename), title: `smoke history: ${what}` }, png)];
+    };
     if (history) {
-      const rows = createSmokeStore(ctx.engine.db).list({ host, profile, limit });
-      return json ? { text: JSON.stringify(rows, null, 2), data: rows } : { text: historyText(rows), data: rows };
+      const rows = store.list({ host, profile, limit });
+      if (json) return { text: JSON.stringify(rows, null, 2), data: rows };
+      const files = await historyChart(host, profile, `smoke:history:${rows[0]?.id ?? 0}:${ctx.engine.clock.now()}`);
+      return { text: historyText(rows), data: { runs: rows, files } };
     }
     const hostName = resolveHostName(ctx.engine.loaded, host);
     const simulated = (ctx.engine.loaded.config.hosts[hostName]?.python ?? '').includes('standin');
@@ -49,7 +66,8 @@ const command = defineCommand({
       },
     );
     const exitCode = r.row.verdict === 'pass' ? 0 : 1;
-    const data = { ...r.row, result: undefined, prompts: r.prompts, comparison: r.comparison, log: r.log };
+    const files = await historyChart(r.row.host, r.row.profile, `smoke:${r.row.id}:chart`);
+    const data = { ...r.row, result: undefined, prompts: r.prompts, comparison: r.comparison, log: r.log, files };
     if (json) return { text: JSON.stringify(data, null, 2), data, exitCode };
     return { text: smokeText(r), data, exitCode };
   },

@@ -2,10 +2,10 @@
 // measured like sglang.bench_serving; kept in the ledger with the attempt it ran on, and drawn as a PNG chart.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { renderBenchChart } from '../charts/bench.ts';
 import { UserError } from '../errors.ts';
 import type { Attempt } from '../ledger/attempts.ts';
 import { type Engine, hostOf } from '../server/engine.ts';
-import { renderBenchChart } from './chart/chart.ts';
 import { runLevel } from './client.ts';
 import { type LevelMetrics, levelMetrics } from './metrics.ts';
 import { type BenchParams, type BenchRow, createBenchStore } from './store.ts';
@@ -83,7 +83,7 @@ export async function runBench(engine: Engine, req: BenchRequest, say: (t: strin
     if (m.completed === 0) break; // the server is gone: the next levels would only time out
   }
   const title = `${attempt.profile} on ${req.hostName}, attempt #${attempt.id}, in ${req.inputLen} / out ${req.outputLen}, ${new Date(started).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
-  const png = renderBenchChart(levels, title);
+  const png = await renderBenchChart(levels, title);
   const dir = join(engine.loaded.dataDir, 'charts');
   mkdirSync(dir, { recursive: true });
   const chartPath = join(
