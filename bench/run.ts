@@ -6,6 +6,8 @@ import { startSshd } from '../test/helpers/sshd.ts';
 import { benchAlertLatency, benchThroughput } from './diagnosis.ts';
 import { benchEngine } from './engine.ts';
 import { benchFleet } from './fleet.ts';
+import { benchStatusHosts } from './hosts.ts';
+import { benchLedger } from './ledger.ts';
 import { benchLoad } from './load.ts';
 import { benchSlackAck } from './slack.ts';
 import { benchSlurm } from './slurm.ts';
@@ -69,6 +71,10 @@ try {
     'slurm (issue 14): a launch through sbatch on a real slurmctld/slurmd against the same launch over direct SSH',
     await benchSlurm(sshd),
   );
+  printTable('how cost grows (issue 15): status over 16 and 64 hosts, ledger commands on 100 and 100,000 attempts', [
+    ...(await benchStatusHosts(sshd)),
+    ...(await benchLedger()),
+  ]);
 } finally {
   await sshd.stop();
 }
