@@ -18,6 +18,7 @@ const command = defineCommand({
   effect: 'read',
   async run(ctx, { host, attempt, json }) {
     const { probe } = await import('../src/server/probe.ts');
+    const { serverMetricsText } = await import('../src/server/sglang-metrics.ts');
     const hostName = resolveHostName(ctx.engine.loaded, host);
     const r = await probe(ctx.engine, hostName, attempt);
     if (json) return { text: JSON.stringify(r, null, 2), data: r };
@@ -47,6 +48,7 @@ const command = defineCommand({
       `  /health:     ${r.health.status ?? `no answer (${r.health.error})`}`,
       `  server_info: ${si.error ? si.error : `sglang ${si.version ?? '?'}, model ${si.modelPath ?? '?'}, tp ${si.tp ?? '?'} (${si.endpoint})`}`,
       `  models:      ${Array.isArray(r.models) ? r.models.join(', ') : r.models.error}`,
+      `  metrics:     ${serverMetricsText(r.serverMetrics)}`,
       `  milestone:   ${r.lastMilestone ?? '-'}`,
       `  uptime:      ${r.uptimeS !== null ? duration(r.uptimeS * 1000) : '-'}`,
       `  GPUs:        ${gpu}`,
