@@ -39,6 +39,13 @@ async function main(): Promise<number> {
   // `glm slack`: the Slack face (src/slack/main.ts) runs instead of the terminal.
   if (process.argv[2] === 'slack') return (await import('../slack/main.ts')).runSlack();
   const args = process.argv.slice(2);
+  const metricsPort = process.env.GLM_METRICS_PORT;
+  if (metricsPort !== undefined && !/^\d{1,5}$/.test(metricsPort)) {
+    process.stderr.write(
+      `GLM_METRICS_PORT must be a port number (0-65535), got '${metricsPort}'\n  unset it, or e.g. GLM_METRICS_PORT=9464\n`,
+    );
+    return 2;
+  }
   let app: App;
   try {
     const loaded = loadConfig();
@@ -98,6 +105,9 @@ async function repl(app: App): Promise<number> {
   if (interactive && resumed > 0) write(`following ${resumed} server(s) started earlier`);
   // Scheduled jobs run while the session is open; their reports print here unless they name a channel.
   const scheduler = startScheduler(app, { say: write });
+  // A session left running with its scheduler can be scraped like the Slack bot: GLM_METRICS_PORT=9464 npx glm.
+  const metricsServer = await startMetrics(app);
+  if (interactive && metricsServer) write(`metrics: http://127.0.0.1:${metricsServer.port}/metrics`);
   const rl = createInterface({ input: process.stdin, output: process.stdout, prompt: 'glm> ', terminal: interactive });
   if (interactive) {
     out = (text) => {
@@ -180,8 +190,29 @@ async function repl(app: App): Promise<number> {
   }
   await Promise.all(running);
   await scheduler.stop();
+  await metricsServer?.close();
   await app.close();
   return 0;
+}
+
+async function startMetrics(app: App) {
+  const port = process.env.GLM_METRICS_PORT;
+  if (!port) return undefined;
+  const [{ createBotMetrics }, { serveMetrics }] = await Promise.all([
+    import('../metrics/bot.ts'),
+    import('../metrics/serve.ts'),
+  ]);
+  const metrics = createBotMetrics(app.engine);
+  app.engine.metrics = metrics;
+  const healthy = () => {
+    try {
+      app.engine.outbox.counts();
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  return serveMetrics(metrics, healthy, Number(port), process.env.GLM_HTTP_HOST ?? '127.0.0.1');
 }
 
 process.exitCode = await main();

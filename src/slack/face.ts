@@ -8,6 +8,8 @@ import { createAccessPolicy } from '../access/policy.ts';
 import { type App, type AppOptions, createApp } from '../app.ts';
 import { ConfigError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
+import { type BotMetrics, createBotMetrics } from '../metrics/bot.ts';
+import { sendMetrics } from '../metrics/serve.ts';
 import {
   onCancelClick,
   onDraftClick,
@@ -64,11 +66,13 @@ export async function startSlackFace(opts: SlackFaceOptions): Promise<SlackFace>
   }
   const timeoutMs = slack.timeout_s * 1000;
   const client = createClient(settings.botToken, { apiUrl: settings.apiUrl, timeoutMs, log });
+  let metrics: BotMetrics | undefined;
   const adapter = createSlackAdapter({
     client,
     apiUrl: settings.apiUrl,
     timeoutMs,
     log: log.child({ part: 'slack-out' }),
+    onCall: (method, result) => metrics?.slackCall(method, result),
   });
   const glm = createApp({
     ...opts,
@@ -85,6 +89,8 @@ export async function startSlackFace(opts: SlackFaceOptions): Promise<SlackFace>
     },
   });
   glm.preload();
+  metrics = createBotMetrics(glm.engine);
+  glm.engine.metrics = metrics;
 
   const access = loaded.config.access;
   const groups = createGroupDirectory(
@@ -183,6 +189,7 @@ export async function startSlackFace(opts: SlackFaceOptions): Promise<SlackFace>
   };
   const server: Server = createServer((req, res) => {
     if (req.url === '/healthz' && (req.method === 'GET' || req.method === 'HEAD')) return health(req, res);
+    if (req.url === '/metrics' && req.method === 'GET') return sendMetrics(metrics!, res);
     if (receiver instanceof HTTPReceiver && guard)
       return guard.handle(req, res, () => receiver.requestListener(req, res));
     res.writeHead(404).end();
