@@ -66,7 +66,8 @@ const command = defineCommand({
       },
       (t) => ctx.say(t),
     );
-    const text = benchText(r.row, r.chartPath);
+    const { serverMetricsText } = await import('../src/server/sglang-metrics.ts');
+    const text = `${benchText(r.row, r.chartPath)}\n  server /metrics: ${serverMetricsText(r.serverMetrics)}`;
     const file = shareFile(
       ctx,
       `bench:${r.row.id}:chart`,
@@ -78,7 +79,7 @@ const command = defineCommand({
       r.png,
       false,
     );
-    const data = { ...r.row, files: [file] };
+    const data = { ...r.row, files: [file], serverMetrics: r.serverMetrics };
     const failed = r.row.levels.some((l) => l.completed === 0);
     return json
       ? { text: JSON.stringify(data, null, 2), data, exitCode: failed ? 1 : 0 }

@@ -67,7 +67,15 @@ const command = defineCommand({
     );
     const exitCode = r.row.verdict === 'pass' ? 0 : 1;
     const files = await historyChart(r.row.host, r.row.profile, `smoke:${r.row.id}:chart`);
-    const data = { ...r.row, result: undefined, prompts: r.prompts, comparison: r.comparison, log: r.log, files };
+    const data = {
+      ...r.row,
+      result: undefined,
+      prompts: r.prompts,
+      comparison: r.comparison,
+      log: r.log,
+      files,
+      serverMetrics: r.serverMetrics,
+    };
     if (json) return { text: JSON.stringify(data, null, 2), data, exitCode };
     return { text: smokeText(r), data, exitCode };
   },

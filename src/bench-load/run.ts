@@ -6,6 +6,7 @@ import { renderBenchChart } from '../charts/bench.ts';
 import { UserError } from '../errors.ts';
 import type { Attempt } from '../ledger/attempts.ts';
 import { type Engine, hostOf } from '../server/engine.ts';
+import { readServerMetrics, type ServerMetrics } from '../server/sglang-metrics.ts';
 import { runLevel } from './client.ts';
 import { type LevelMetrics, levelMetrics } from './metrics.ts';
 import { type BenchParams, type BenchRow, createBenchStore } from './store.ts';
@@ -22,6 +23,8 @@ export interface BenchResult {
   attempt: Attempt;
   png: Buffer;
   chartPath: string;
+  /** The server's own /metrics after the sweep (SGLang --enable-metrics), or why not. */
+  serverMetrics: ServerMetrics | { error: string };
 }
 
 /** Requests for level `i`: as asked (one number for all, or one per level), else two full waves, at least 8. */
@@ -108,5 +111,6 @@ export async function runBench(engine: Engine, req: BenchRequest, say: (t: strin
     chartPath,
     durationMs: Date.now() - wall,
   });
-  return { row, attempt, png, chartPath };
+  const serverMetrics = await readServerMetrics(host, attempt.port);
+  return { row, attempt, png, chartPath, serverMetrics };
 }

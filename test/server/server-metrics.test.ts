@@ -24,7 +24,7 @@ function bot(): TestBot {
   return b;
 }
 
-describe("the server's /metrics", () => {
+describe("the server's /metrics (probe, smoke, bench)", () => {
   it('sums label sets and takes histogram means (the shape of SGLang docs sample)', () => {
     const text = [
       '# HELP sglang:gen_throughput The generate throughput (token/s)',
@@ -58,6 +58,14 @@ describe("the server's /metrics", () => {
     expect((await b.run('probe')).text).toMatch(
       /metrics: +gen [\d.]+ tok\/s, running 0, queued 0, KV cache [\d.]+%, TTFT mean/,
     );
+    // smoke and bench report the server's figures after their requests too.
+    const s = await b.run('smoke');
+    expect((s.data as { serverMetrics: ServerMetrics }).serverMetrics.requests).toBeGreaterThan(m.requests!);
+    expect(s.text).toMatch(/server \/metrics: gen [\d.]+ tok\/s, .*TTFT mean [\d.]+ ms, ITL mean [\d.]+ ms/);
+    const bench = await b.run('bench --concurrency 1 --requests 2 --input-len 8 --output-len 8');
+    expect(bench.exitCode, bench.text).toBe(0);
+    expect((bench.data as { serverMetrics: ServerMetrics }).serverMetrics.ttftMeanMs).toBeGreaterThan(0);
+    expect(bench.text).toMatch(/server \/metrics: gen /);
     await b.run('stop');
 
     const l2 = await b.run(`launch small --port ${await freePort()} --no-check`);
