@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import { defineCommand } from '../src/commands/define.ts';
-import { shareFile } from '../src/commands/files.ts';
 import { UserError } from '../src/errors.ts';
 import { resolveHostName } from '../src/hosts/from-config.ts';
 
@@ -40,6 +39,7 @@ const command = defineCommand({
   }),
   effect: 'write',
   async run(ctx, { host, concurrency, inputLen, outputLen, requests, history, json }) {
+    const { shareFile } = await import('../src/commands/files.ts');
     const { benchHistoryText, benchText } = await import('../src/bench-load/report.ts');
     const { runBench } = await import('../src/bench-load/run.ts');
     const { createBenchStore } = await import('../src/bench-load/store.ts');

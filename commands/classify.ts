@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import { defineCommand } from '../src/commands/define.ts';
-import { knownUpstream } from '../src/corpus/similar.ts';
 import { UserError } from '../src/errors.ts';
 import { pathString } from '../src/paths.ts';
 
@@ -14,6 +13,7 @@ const command = defineCommand({
   args: z.object({ file: pathString.describe('a log file, or - for standard input'), json: z.boolean().optional() }),
   effect: 'read',
   async run(ctx, { file, json }) {
+    const { knownUpstream } = await import('../src/corpus/similar.ts');
     const { diagnoseFile, diagnoseStream, renderDiagnosis } = await import('../src/logs/classify/index.ts');
     const { catalogFromConfig } = await import('../src/server/classifier.ts');
     // It reads files of the machine the bot runs on: fine for the person at the terminal, not for a chat.

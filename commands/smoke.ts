@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineCommand } from '../src/commands/define.ts';
-import { chartPath, type OutputFile, shareFile } from '../src/commands/files.ts';
+import type { OutputFile } from '../src/commands/files.ts';
 import { resolveHostName } from '../src/hosts/from-config.ts';
 
 /** Runs drawn in the history chart. */
@@ -30,6 +30,7 @@ const command = defineCommand({
   }),
   effect: 'write',
   async run(ctx, { host, profile, launch, budget, history, limit, json }) {
+    const { chartPath, shareFile } = await import('../src/commands/files.ts');
     const { eventText } = await import('../src/server/render-events.ts');
     const { historyText, smokeText } = await import('../src/smoke/report.ts');
     const { runSmoke } = await import('../src/smoke/run.ts');
