@@ -28,5 +28,8 @@ describe('monitoring examples', () => {
   it('the scrape config has the bot and SGLang jobs the dashboard filters on', () => {
     const c = parse(read('monitoring/prometheus.yml')) as { scrape_configs: Array<{ job_name: string }> };
     expect(c.scrape_configs.map((s) => s.job_name)).toEqual(['glm-ops', 'sglang']);
+    // The README shows the same scrape config (fenced as yml: it is Prometheus's file, not the bot's config).
+    const block = /```yml\n(scrape_configs:[\s\S]*?)```/.exec(read('README.md'))?.[1];
+    expect(read('monitoring/prometheus.yml')).toContain(block!);
   });
 });
