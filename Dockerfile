@@ -1,16 +1,21 @@
 # syntax=docker/dockerfile:1
 # glm-ops, the Slack bot: `docker build -t glm-ops .` and see "Slack app setup" in the README for `docker run`.
-# Node runs the TypeScript sources through tsx (a runtime dependency), so there is no build step to get wrong.
+# The image runs the compiled JavaScript (dist/), built here by npm ci's prepare script exactly as on a developer's
+# machine; the runtime stage has no TypeScript, no dev dependencies and no sources.
 
-# --- dependencies: production only; better-sqlite3's native addon is fetched prebuilt or compiled here ---
+# --- build: all dependencies (TypeScript too), dist/ compiled, then the dev dependencies pruned away; better-sqlite3's
+# native addon is fetched prebuilt or compiled here ---
 FROM node:20-bookworm-slim AS deps
 WORKDIR /app
 RUN apt-get update \
  && apt-get install -y --no-install-recommends python3 make g++ \
  && rm -rf /var/lib/apt/lists/*
-COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --no-audit --no-fund \
+COPY package.json package-lock.json tsconfig.json tsconfig.build.json ./
+COPY src ./src
+COPY commands ./commands
+RUN npm ci --no-audit --no-fund \
  && node -e "require('better-sqlite3')" \
+ && npm prune --omit=dev --no-audit --no-fund \
  && npm cache clean --force
 
 # --- runtime: no compilers, no npm cache, not root ---
@@ -22,10 +27,9 @@ RUN apt-get update \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY --from=deps /app/node_modules ./node_modules
+COPY --from=deps /app/dist ./dist
 COPY package.json ./
 COPY bin ./bin
-COPY src ./src
-COPY commands ./commands
 COPY profiles ./profiles
 COPY catalog ./catalog
 COPY templates ./templates
@@ -33,10 +37,12 @@ COPY knowledge ./knowledge
 COPY standin ./standin
 COPY slack ./slack
 
+# NODE_OPTIONS: the young-generation cap bin/glm.js's first line gives `npx glm` (see there).
 # The ledger (SQLite: attempts, outbox, audit) lives on a volume: a new container picks up where the last stopped.
 # Config: mount it read-only at /config/config.yaml. SSH: mount the bot's key and known_hosts read-only at
 # /home/node/.ssh (the config's key_file / known_hosts point there); host keys are pinned, never learned.
 ENV NODE_ENV=production \
+    NODE_OPTIONS=--max-semi-space-size=2 \
     XDG_DATA_HOME=/data \
     GLM_CONFIG=/config/config.yaml \
     GLM_HTTP_HOST=0.0.0.0

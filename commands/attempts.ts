@@ -1,9 +1,8 @@
 import { z } from 'zod';
 import { defineCommand } from '../src/commands/define.ts';
 import { table } from '../src/format/table.ts';
-import { attemptRows, differingFlags } from '../src/server/attempts-table.ts';
 
-export default defineCommand({
+const command = defineCommand({
   name: 'attempts',
   summary: 'the table of configurations tried: flags that differ, who, when, how long, outcome',
   usage: 'attempts [--profile P] [--host H] [--limit N] [--json]',
@@ -18,6 +17,7 @@ export default defineCommand({
   }),
   effect: 'read',
   async run(ctx, { profile, host, limit, json }) {
+    const { attemptRows, differingFlags } = await import('../src/server/attempts-table.ts');
     const list = ctx.engine.attempts.list({ profile, host, limit });
     const rows = attemptRows(list, ctx.engine.clock.now());
     if (json) return { text: JSON.stringify(rows, null, 2), data: rows };
@@ -42,3 +42,5 @@ export default defineCommand({
     };
   },
 });
+
+export default command;

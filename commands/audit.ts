@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { defineCommand } from '../src/commands/define.ts';
 import { table, when } from '../src/format/table.ts';
 
-export default defineCommand({
+const command = defineCommand({
   name: 'audit',
   summary: 'who ran which command or clicked which button, where, allowed or denied, with what result (admins)',
   usage: 'audit [--user U] [--command C] [--denied] [--limit N] [--json]',
@@ -45,3 +45,5 @@ export default defineCommand({
     };
   },
 });
+
+export default command;

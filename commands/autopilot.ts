@@ -1,10 +1,8 @@
 import { z } from 'zod';
-import { resolveProfileName } from '../src/advice/profiles.ts';
-import { trialsTable } from '../src/autopilot/report.ts';
-import { cancelAutopilot, startAutopilot } from '../src/autopilot/run.ts';
+// The knob table and the SLO parser are small and pure: the arguments need them. The run itself (launch, smoke,
+// bench, the ledger store, the report) is imported when the command runs.
 import { KNOB_NAMES } from '../src/autopilot/search.ts';
 import { SloSchema, sloText } from '../src/autopilot/slo.ts';
-import { autopilotStore } from '../src/autopilot/store.ts';
 import { defineCommand } from '../src/commands/define.ts';
 import { UserError } from '../src/errors.ts';
 import { resolveHostName } from '../src/hosts/from-config.ts';
@@ -16,7 +14,7 @@ const knobList = z
     message: `each knob one of ${KNOB_NAMES.join(', ')}`,
   });
 
-export default defineCommand({
+const command = defineCommand({
   name: 'autopilot',
   summary:
     'from a crashing profile to the fastest working configuration, unattended, within a budget: find one that works, then tune it under an SLO',
@@ -59,6 +57,7 @@ export default defineCommand({
   }),
   effect: 'write',
   async run(ctx, a) {
+    const { autopilotStore } = await import('../src/autopilot/store.ts');
     const store = autopilotStore(ctx.engine.db);
     if (a.status) {
       const runs = store.list(10);
@@ -76,6 +75,7 @@ export default defineCommand({
     if (a.cancel) {
       const r = store.unfinished(hostName)[0];
       if (!r) throw new UserError(`no autopilot run is going on ${hostName}`, 'see the runs with: autopilot --status');
+      const { cancelAutopilot } = await import('../src/autopilot/run.ts');
       const here = cancelAutopilot(ctx.engine, r.id);
       return {
         text: `autopilot run #${r.id} on ${hostName} ${here ? 'is stopping: its servers are being stopped' : 'will stop: the bot running it stops its servers within a second'}`,
@@ -84,6 +84,9 @@ export default defineCommand({
     }
     if (!a.profile)
       throw new UserError('autopilot needs a PROFILE to start from', 'e.g. autopilot glm5-nvfp4 --attempts 20');
+    const { resolveProfileName } = await import('../src/advice/profiles.ts');
+    const { startAutopilot } = await import('../src/autopilot/run.ts');
+    const { trialsTable } = await import('../src/autopilot/report.ts');
     const profile = resolveProfileName(ctx.engine, a.profile);
     const out = await startAutopilot(
       ctx.engine,
@@ -118,3 +121,5 @@ export default defineCommand({
     };
   },
 });
+
+export default command;

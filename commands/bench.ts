@@ -1,7 +1,4 @@
 import { z } from 'zod';
-import { benchHistoryText, benchText } from '../src/bench-load/report.ts';
-import { runBench } from '../src/bench-load/run.ts';
-import { createBenchStore } from '../src/bench-load/store.ts';
 import { defineCommand } from '../src/commands/define.ts';
 import { UserError } from '../src/errors.ts';
 import { resolveHostName } from '../src/hosts/from-config.ts';
@@ -12,7 +9,7 @@ const list = z
   .transform((s) => s.split(',').map(Number))
   .refine((xs) => xs.every((x) => x >= 1 && x <= 1024), 'each between 1 and 1024');
 
-export default defineCommand({
+const command = defineCommand({
   name: 'bench',
   summary: "load benchmark of a host's server: throughput, TTFT, TPOT, ITL, E2E over a concurrency sweep, with a chart",
   usage:
@@ -42,6 +39,10 @@ export default defineCommand({
   }),
   effect: 'write',
   async run(ctx, { host, concurrency, inputLen, outputLen, requests, history, json }) {
+    const { shareFile } = await import('../src/commands/files.ts');
+    const { benchHistoryText, benchText } = await import('../src/bench-load/report.ts');
+    const { runBench } = await import('../src/bench-load/run.ts');
+    const { createBenchStore } = await import('../src/bench-load/store.ts');
     if (history) {
       const rows = createBenchStore(ctx.engine.db).list({ host });
       return json ? { text: JSON.stringify(rows, null, 2), data: rows } : { text: benchHistoryText(rows), data: rows };
@@ -65,26 +66,25 @@ export default defineCommand({
       },
       (t) => ctx.say(t),
     );
-    const text = benchText(r.row, r.chartPath);
-    const file = {
-      filename: `bench-${r.row.id}.png`,
-      path: r.chartPath,
-      title: `bench run #${r.row.id}: ${r.row.profile} on ${hostName}`,
-    };
-    // From Slack the chart goes to the asker's channel through the outbox; the scheduler posts `files` itself.
-    if (ctx.origin === 'slack' && ctx.identity?.channel) {
-      ctx.engine.outbox.enqueue({
-        key: `bench:${r.row.id}:chart`,
-        kind: 'upload',
-        channel: ctx.identity.channel,
-        payload: { filename: file.filename, title: file.title, content: r.png.toString('base64'), encoding: 'base64' },
-        at: ctx.engine.clock.now(),
-      });
-    }
-    const data = { ...r.row, files: [file] };
+    const { serverMetricsText } = await import('../src/server/sglang-metrics.ts');
+    const text = `${benchText(r.row, r.chartPath)}\n  server /metrics: ${serverMetricsText(r.serverMetrics)}`;
+    const file = shareFile(
+      ctx,
+      `bench:${r.row.id}:chart`,
+      {
+        filename: `bench-${r.row.id}.png`,
+        path: r.chartPath,
+        title: `bench run #${r.row.id}: ${r.row.profile} on ${hostName}`,
+      },
+      r.png,
+      false,
+    );
+    const data = { ...r.row, files: [file], serverMetrics: r.serverMetrics };
     const failed = r.row.levels.some((l) => l.completed === 0);
     return json
       ? { text: JSON.stringify(data, null, 2), data, exitCode: failed ? 1 : 0 }
       : { text, data, exitCode: failed ? 1 : 0 };
   },
 });
+
+export default command;

@@ -1,14 +1,12 @@
 import { z } from 'zod';
-import { resolveProfileName } from '../src/advice/profiles.ts';
 import { defineCommand } from '../src/commands/define.ts';
 import { UserError } from '../src/errors.ts';
-import { bisect } from '../src/fleet/bisect.ts';
 import { resolveHostName } from '../src/hosts/from-config.ts';
 
 // One bisection per host at a time; `bisect --cancel` stops it after the step in flight.
 const running = new Map<string, AbortController>();
 
-export default defineCommand({
+const command = defineCommand({
   name: 'bisect',
   summary: 'find the one setting that turns a working profile into a crashing one, launching halfway profiles',
   usage: 'bisect GOOD BAD [--host H] [--port N] [--json] | bisect --cancel [--host H]',
@@ -25,6 +23,8 @@ export default defineCommand({
   }),
   effect: 'write',
   async run(ctx, { good, bad, host, port, cancel, json }) {
+    const { resolveProfileName } = await import('../src/advice/profiles.ts');
+    const { bisect } = await import('../src/fleet/bisect.ts');
     const hostName = resolveHostName(ctx.engine.loaded, host);
     if (cancel) {
       const c = running.get(hostName);
@@ -68,3 +68,5 @@ export default defineCommand({
     }
   },
 });
+
+export default command;

@@ -1,11 +1,8 @@
 import { z } from 'zod';
 import { defineCommand } from '../src/commands/define.ts';
-import { describeError } from '../src/errors-render.ts';
 import { resolveLaunchHosts } from '../src/hosts/from-config.ts';
-import { hostOf } from '../src/server/engine.ts';
-import { readGpus, readVersions } from '../src/server/host-info.ts';
 
-export default defineCommand({
+const command = defineCommand({
   name: 'check',
   summary: 'for each host: reachable, authenticated, Python and SGLang versions, GPUs',
   usage: 'check [--host H|GROUP] [--json]',
@@ -15,6 +12,9 @@ export default defineCommand({
   args: z.object({ host: z.string().optional(), json: z.boolean().optional() }),
   effect: 'read',
   async run(ctx, { host, json }) {
+    const { describeError } = await import('../src/errors-render.ts');
+    const { hostOf } = await import('../src/server/engine.ts');
+    const { readGpus, readVersions } = await import('../src/server/host-info.ts');
     const group = host ? resolveLaunchHosts(ctx.engine.loaded, host) : undefined;
     const names = group ? group.hosts : Object.keys(ctx.engine.loaded.config.hosts);
     const results = await Promise.all(
@@ -92,3 +92,5 @@ export default defineCommand({
     };
   },
 });
+
+export default command;

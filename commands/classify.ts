@@ -1,12 +1,9 @@
 import { z } from 'zod';
 import { defineCommand } from '../src/commands/define.ts';
-import { knownUpstream } from '../src/corpus/similar.ts';
 import { UserError } from '../src/errors.ts';
-import { diagnoseFile, diagnoseStream, renderDiagnosis } from '../src/logs/classify/index.ts';
 import { pathString } from '../src/paths.ts';
-import { catalogFromConfig } from '../src/server/classifier.ts';
 
-export default defineCommand({
+const command = defineCommand({
   name: 'classify',
   summary: 'name the crash in an SGLang log from anywhere: class, phase, root lines (terminal only)',
   usage: 'classify FILE|- [--json]',
@@ -16,6 +13,9 @@ export default defineCommand({
   args: z.object({ file: pathString.describe('a log file, or - for standard input'), json: z.boolean().optional() }),
   effect: 'read',
   async run(ctx, { file, json }) {
+    const { knownUpstream } = await import('../src/corpus/similar.ts');
+    const { diagnoseFile, diagnoseStream, renderDiagnosis } = await import('../src/logs/classify/index.ts');
+    const { catalogFromConfig } = await import('../src/server/classifier.ts');
     // It reads files of the machine the bot runs on: fine for the person at the terminal, not for a chat.
     if (ctx.origin !== 'terminal')
       throw new UserError(
@@ -47,3 +47,5 @@ export default defineCommand({
     return { text: renderDiagnosis(d, known), data: d.classification, exitCode: 0 };
   },
 });
+
+export default command;

@@ -1,9 +1,8 @@
 import { z } from 'zod';
 import { defineCommand } from '../src/commands/define.ts';
 import { table } from '../src/format/table.ts';
-import { diffProfiles } from '../src/profiles/index.ts';
 
-export default defineCommand({
+const command = defineCommand({
   name: 'diff',
   summary: 'show the settings that differ between two profiles',
   usage: 'diff PROFILE_A PROFILE_B [--json]',
@@ -13,6 +12,7 @@ export default defineCommand({
   args: z.object({ a: z.string(), b: z.string(), json: z.boolean().optional() }),
   effect: 'read',
   async run(ctx, { a, b, json }) {
+    const { diffProfiles } = await import('../src/profiles/index.ts');
     const d = diffProfiles(ctx.engine.profiles.get(a), ctx.engine.profiles.get(b));
     if (json) return { text: JSON.stringify(d, null, 2), data: d };
     if (d.length === 0) return { text: `${a} and ${b} launch the same server`, data: d };
@@ -25,3 +25,5 @@ export default defineCommand({
     };
   },
 });
+
+export default command;

@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import { defineCommand } from '../src/commands/define.ts';
-import { draftIssue, draftText } from '../src/reports/issue.ts';
 
 /**
  * ATTEMPT... may be empty. The registry treats only a bare array schema as variadic (src/commands/parse.ts), and a
@@ -14,7 +13,7 @@ function optionalList<T extends z.ZodType>(item: T, description: string) {
   return list;
 }
 
-export default defineCommand({
+const command = defineCommand({
   name: 'draft-issue',
   summary: 'draft an upstream SGLang bug report from failing attempts, with known duplicates listed first',
   usage: 'draft-issue [ATTEMPT...] [--primary N] [--no-search] [--body] [--json]',
@@ -40,6 +39,7 @@ export default defineCommand({
   // Reads the ledger and the host, and writes only a draft file: a person files the issue.
   effect: 'read',
   async run(ctx, { attempts, primary, noSearch, body, json }) {
+    const { draftIssue, draftText } = await import('../src/reports/issue.ts');
     const d = await draftIssue(ctx.engine, {
       ids: (attempts as number[] | undefined) ?? [],
       primary,
@@ -49,3 +49,5 @@ export default defineCommand({
     return { text: draftText(d, { body }), data: d };
   },
 });
+
+export default command;

@@ -1,9 +1,8 @@
 import { z } from 'zod';
 import { defineCommand } from '../src/commands/define.ts';
 import { UserError } from '../src/errors.ts';
-import { formatExcerpts } from '../src/findings/index.ts';
 
-export default defineCommand({
+const command = defineCommand({
   name: 'findings',
   summary: "search the team's knowledge bases (FINDINGS.md) by hand",
   usage: 'findings QUERY... [--limit N] [--json]',
@@ -17,6 +16,7 @@ export default defineCommand({
   }),
   effect: 'read',
   async run(ctx, { words, limit, json }) {
+    const { formatExcerpts } = await import('../src/findings/index.ts');
     const index = ctx.engine.findings;
     if (!index) throw new UserError('no knowledge base is configured', 'add a findings: entry to the config');
     // Quoted phrases stay phrases: re-quote words that contain spaces.
@@ -33,3 +33,5 @@ export default defineCommand({
     };
   },
 });
+
+export default command;

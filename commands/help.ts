@@ -25,7 +25,7 @@ const SLACK = {
   ].join('\n'),
 };
 
-export default defineCommand({
+const command = defineCommand({
   name: 'help',
   summary: 'list the commands, or show one command in detail',
   usage: 'help [COMMAND]',
@@ -70,3 +70,5 @@ export default defineCommand({
     };
   },
 });
+
+export default command;

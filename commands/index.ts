@@ -1,4 +1,8 @@
 // Every chat command, one file each. test/commands/registry.test.ts checks this list matches the folder.
+// Each file is light: its definition only, with the code that does the work imported by its run() when the command
+// runs (a one-shot `glm help` loads none of it). Each declares `const command = defineCommand(...)` and then exports
+// it: TypeScript 5.9 does not rewrite the `.ts` of a dynamic import inside `export default <call>`, and dist/ would
+// import files that do not exist there (test/cli/startup.test.ts checks dist/).
 import type { CommandDef } from '../src/commands/define.ts';
 import attempts from './attempts.ts';
 import audit from './audit.ts';

@@ -1,13 +1,9 @@
 import { z } from 'zod';
-import { resolveLaunchProfile } from '../src/advice/profiles.ts';
 import { defineCommand } from '../src/commands/define.ts';
 import { duration } from '../src/format/table.ts';
 import { resolveLaunchHosts } from '../src/hosts/from-config.ts';
-import { launch } from '../src/server/launch.ts';
-import { monitorAttempt } from '../src/server/monitor.ts';
-import { eventText } from '../src/server/render-events.ts';
 
-export default defineCommand({
+const command = defineCommand({
   name: 'launch',
   summary: 'start an SGLang server with a profile and follow it until it is ready or fails',
   usage:
@@ -43,6 +39,10 @@ export default defineCommand({
   }),
   effect: 'write',
   async run(ctx, { profile, set, host, gpus, port, yes, dryRun, noCheck, json }) {
+    const { resolveLaunchProfile } = await import('../src/advice/profiles.ts');
+    const { launch } = await import('../src/server/launch.ts');
+    const { monitorAttempt } = await import('../src/server/monitor.ts');
+    const { eventText } = await import('../src/server/render-events.ts');
     // A profile, a suggestion of `next` (next:N), or either with --set: validated exactly like profile files.
     const role = ctx.role ?? 'viewer';
     const p = resolveLaunchProfile(ctx.engine, profile, set, role);
@@ -129,3 +129,5 @@ export default defineCommand({
     };
   },
 });
+
+export default command;

@@ -3,12 +3,8 @@ import { defineCommand } from '../src/commands/define.ts';
 import { UserError } from '../src/errors.ts';
 import { resolveHostName } from '../src/hosts/from-config.ts';
 import { redactText } from '../src/redact.ts';
-import { hostOf } from '../src/server/engine.ts';
-import { nodeLabel, nodesOf } from '../src/server/nodes.ts';
-import { script, TAIL } from '../src/server/scripts.ts';
-import { watchNode } from '../src/server/watch.ts';
 
-export default defineCommand({
+const command = defineCommand({
   name: 'logs',
   summary: "the server log of a host's current (or a given) attempt",
   usage: 'logs [--host H] [--attempt N] [--node R] [--lines N] [--follow]',
@@ -24,6 +20,10 @@ export default defineCommand({
   }),
   effect: 'read',
   async run(ctx, { host, attempt: id, node: rank, lines, follow }) {
+    const { hostOf } = await import('../src/server/engine.ts');
+    const { nodeLabel, nodesOf } = await import('../src/server/nodes.ts');
+    const { script, TAIL } = await import('../src/server/scripts.ts');
+    const { watchNode } = await import('../src/server/watch.ts');
     const hostName = id === undefined ? resolveHostName(ctx.engine.loaded, host) : undefined;
     const a =
       id !== undefined
@@ -66,3 +66,5 @@ export default defineCommand({
     return { text: `== attempt #${a.id}: the server is gone` };
   },
 });
+
+export default command;

@@ -1,11 +1,7 @@
 import { z } from 'zod';
-import { advise } from '../src/advice/advise.ts';
-import { saveVariant } from '../src/advice/profiles.ts';
-import { suggestionStore } from '../src/advice/store.ts';
-import { adviceText } from '../src/advice/text.ts';
 import { defineCommand } from '../src/commands/define.ts';
 
-export default defineCommand({
+const command = defineCommand({
   name: 'next',
   summary: 'suggest the next configurations to try after a crash, never one already in the ledger',
   usage: 'next [PROFILE] [--limit N] [--json]',
@@ -20,6 +16,10 @@ export default defineCommand({
   // Reads the ledger; writes only the numbered suggestions and their variant files, which launch next:N reads.
   effect: 'read',
   async run(ctx, { profile, limit, json }) {
+    const { advise } = await import('../src/advice/advise.ts');
+    const { saveVariant } = await import('../src/advice/profiles.ts');
+    const { suggestionStore } = await import('../src/advice/store.ts');
+    const { adviceText } = await import('../src/advice/text.ts');
     const a = advise(ctx.engine, { profile, limit });
     // A suggestion that is an existing profile needs no generated file.
     for (const s of a.suggestions.filter((x) => !x.existing)) {
@@ -60,3 +60,5 @@ export default defineCommand({
     return { text: adviceText(a), data };
   },
 });
+
+export default command;

@@ -2,9 +2,8 @@ import { z } from 'zod';
 import { defineCommand } from '../src/commands/define.ts';
 import { duration } from '../src/format/table.ts';
 import { resolveHostName } from '../src/hosts/from-config.ts';
-import { probe } from '../src/server/probe.ts';
 
-export default defineCommand({
+const command = defineCommand({
   name: 'probe',
   summary: "one health report on a host's server: process, /health, /server_info, /v1/models, GPUs",
   usage: 'probe [--host H | --attempt N] [--json]',
@@ -18,6 +17,8 @@ export default defineCommand({
   }),
   effect: 'read',
   async run(ctx, { host, attempt, json }) {
+    const { probe } = await import('../src/server/probe.ts');
+    const { serverMetricsText } = await import('../src/server/sglang-metrics.ts');
     const hostName = resolveHostName(ctx.engine.loaded, host);
     const r = await probe(ctx.engine, hostName, attempt);
     if (json) return { text: JSON.stringify(r, null, 2), data: r };
@@ -47,6 +48,7 @@ export default defineCommand({
       `  /health:     ${r.health.status ?? `no answer (${r.health.error})`}`,
       `  server_info: ${si.error ? si.error : `sglang ${si.version ?? '?'}, model ${si.modelPath ?? '?'}, tp ${si.tp ?? '?'} (${si.endpoint})`}`,
       `  models:      ${Array.isArray(r.models) ? r.models.join(', ') : r.models.error}`,
+      `  metrics:     ${serverMetricsText(r.serverMetrics)}`,
       `  milestone:   ${r.lastMilestone ?? '-'}`,
       `  uptime:      ${r.uptimeS !== null ? duration(r.uptimeS * 1000) : '-'}`,
       `  GPUs:        ${gpu}`,
@@ -60,3 +62,5 @@ export default defineCommand({
     return { text: lines.join('\n'), data: r, exitCode: healthy ? 0 : 1 };
   },
 });
+
+export default command;

@@ -1,10 +1,9 @@
 import { z } from 'zod';
 import { defineCommand } from '../src/commands/define.ts';
 import { resolveHostName } from '../src/hosts/from-config.ts';
-import { commandLine, flagView, renderLaunch } from '../src/profiles/index.ts';
 import { redactEnv } from '../src/redact.ts';
 
-export default defineCommand({
+const command = defineCommand({
   name: 'profile',
   summary: 'show one profile fully resolved, with the exact command line',
   usage: 'profile NAME [--host H] [--json]',
@@ -14,6 +13,7 @@ export default defineCommand({
   args: z.object({ name: z.string(), host: z.string().optional(), json: z.boolean().optional() }),
   effect: 'read',
   async run(ctx, { name, host, json }) {
+    const { commandLine, flagView, renderLaunch } = await import('../src/profiles/index.ts');
     const p = ctx.engine.profiles.get(name);
     const hostName = resolveHostName(ctx.engine.loaded, host);
     const cfg = ctx.engine.loaded.config.hosts[hostName]!;
@@ -47,3 +47,5 @@ export default defineCommand({
     };
   },
 });
+
+export default command;

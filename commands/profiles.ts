@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { defineCommand } from '../src/commands/define.ts';
 import { table } from '../src/format/table.ts';
 
-export default defineCommand({
+const command = defineCommand({
   name: 'profiles',
   summary: 'list the launch profiles',
   usage: 'profiles [--json]',
@@ -33,3 +33,5 @@ export default defineCommand({
     };
   },
 });
+
+export default command;

@@ -1,16 +1,13 @@
 import { z } from 'zod';
 import { defineCommand } from '../src/commands/define.ts';
 import { table } from '../src/format/table.ts';
-import { nextAfter } from '../src/schedule/cron.ts';
-import { catchUpMs } from '../src/schedule/scheduler.ts';
-import { createScheduleState } from '../src/schedule/state.ts';
 
 const when = (t: number | null, tz?: string) =>
   t === null
     ? '-'
     : `${new Intl.DateTimeFormat('sv-SE', { timeZone: tz, dateStyle: 'short', timeStyle: 'short' }).format(new Date(t))}${tz ? ` ${tz}` : ''}`;
 
-export default defineCommand({
+const command = defineCommand({
   name: 'schedule',
   summary: 'the scheduled jobs (nightly smoke, benchmarks): when each runs next, when it last ran and how it went',
   usage: 'schedule [--json]',
@@ -20,6 +17,9 @@ export default defineCommand({
   args: z.object({ json: z.boolean().optional() }),
   effect: 'read',
   async run(ctx, { json }) {
+    const { nextAfter } = await import('../src/schedule/cron.ts');
+    const { catchUpMs } = await import('../src/schedule/scheduler.ts');
+    const { createScheduleState } = await import('../src/schedule/state.ts');
     const cfg = ctx.engine.loaded.config;
     const jobs = cfg.schedule?.jobs ?? [];
     const state = createScheduleState(ctx.engine.db);
@@ -68,3 +68,5 @@ export default defineCommand({
     };
   },
 });
+
+export default command;

@@ -1,12 +1,12 @@
 import { z } from 'zod';
 import { defineCommand } from '../src/commands/define.ts';
+import type { OutputFile } from '../src/commands/files.ts';
 import { resolveHostName } from '../src/hosts/from-config.ts';
-import { eventText } from '../src/server/render-events.ts';
-import { historyText, smokeText } from '../src/smoke/report.ts';
-import { runSmoke } from '../src/smoke/run.ts';
-import { createSmokeStore } from '../src/smoke/store.ts';
 
-export default defineCommand({
+/** Runs drawn in the history chart. */
+const CHART_RUNS = 30;
+
+const command = defineCommand({
   name: 'smoke',
   summary: 'prompts with expected answers against a server (or a fresh launch): right answers, TTFT, tokens/s',
   usage: 'smoke [--host H] [--profile P] [--launch] [--port N] [--budget S] [--history] [--limit N] [--json]',
@@ -39,9 +39,27 @@ export default defineCommand({
   }),
   effect: 'write',
   async run(ctx, { host, profile, launch, port, budget, history, limit, json }) {
+    const { chartPath, shareFile } = await import('../src/commands/files.ts');
+    const { eventText } = await import('../src/server/render-events.ts');
+    const { historyText, smokeText } = await import('../src/smoke/report.ts');
+    const { runSmoke } = await import('../src/smoke/run.ts');
+    const { createSmokeStore } = await import('../src/smoke/store.ts');
+    const store = createSmokeStore(ctx.engine.db);
+    // The history chart: TTFT and tokens/s per run, regressions marked; posted with the (nightly) report.
+    const historyChart = async (h: string | undefined, p: string | undefined, key: string): Promise<OutputFile[]> => {
+      const rows = store.list({ host: h, profile: p, limit: CHART_RUNS });
+      if (rows.length === 0) return [];
+      const { renderSmokeHistoryChart } = await import('../src/charts/smoke-history.ts');
+      const what = [p, h && `on ${h}`].filter(Boolean).join(' ') || 'all hosts and profiles';
+      const png = await renderSmokeHistoryChart(rows, `smoke history: ${what}, last ${rows.length} run(s)`);
+      const filename = `smoke-history-${rows[0]!.id}.png`;
+      return [shareFile(ctx, key, { filename, path: chartPath(ctx, filename), title: `smoke history: ${what}` }, png)];
+    };
     if (history) {
-      const rows = createSmokeStore(ctx.engine.db).list({ host, profile, limit });
-      return json ? { text: JSON.stringify(rows, null, 2), data: rows } : { text: historyText(rows), data: rows };
+      const rows = store.list({ host, profile, limit });
+      if (json) return { text: JSON.stringify(rows, null, 2), data: rows };
+      const files = await historyChart(host, profile, `smoke:history:${rows[0]?.id ?? 0}:${ctx.engine.clock.now()}`);
+      return { text: historyText(rows), data: { runs: rows, files } };
     }
     const hostName = resolveHostName(ctx.engine.loaded, host);
     const simulated = (ctx.engine.loaded.config.hosts[hostName]?.python ?? '').includes('standin');
@@ -67,8 +85,19 @@ export default defineCommand({
       },
     );
     const exitCode = r.row.verdict === 'pass' ? 0 : 1;
-    const data = { ...r.row, result: undefined, prompts: r.prompts, comparison: r.comparison, log: r.log };
+    const files = await historyChart(r.row.host, r.row.profile, `smoke:${r.row.id}:chart`);
+    const data = {
+      ...r.row,
+      result: undefined,
+      prompts: r.prompts,
+      comparison: r.comparison,
+      log: r.log,
+      files,
+      serverMetrics: r.serverMetrics,
+    };
     if (json) return { text: JSON.stringify(data, null, 2), data, exitCode };
     return { text: smokeText(r), data, exitCode };
   },
 });
+
+export default command;

@@ -2,10 +2,8 @@ import { z } from 'zod';
 import { defineCommand } from '../src/commands/define.ts';
 import { duration, table } from '../src/format/table.ts';
 import type { QueueView } from '../src/server/backend.ts';
-import { backendFor } from '../src/server/backends.ts';
-import { reconcile } from '../src/server/reconcile.ts';
 
-export default defineCommand({
+const command = defineCommand({
   name: 'status',
   summary: 'every host at a glance: what runs where, on which GPUs, since when, launched by whom',
   usage: 'status [--gpus] [--json]',
@@ -18,6 +16,8 @@ export default defineCommand({
   }),
   effect: 'read',
   async run(ctx, { json, gpus }) {
+    const { backendFor } = await import('../src/server/backends.ts');
+    const { reconcile } = await import('../src/server/reconcile.ts');
     const checked = await reconcile(ctx.engine);
     const now = ctx.engine.clock.now();
     // One row per server on each host (a host may run several on separate GPUs; a multi-node server shows on each of
@@ -137,3 +137,5 @@ export default defineCommand({
     return { text: [text, ...notes, ...queueText].join('\n'), data: rows };
   },
 });
+
+export default command;

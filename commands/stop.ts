@@ -1,10 +1,8 @@
 import { z } from 'zod';
 import { defineCommand } from '../src/commands/define.ts';
 import { resolveHostName } from '../src/hosts/from-config.ts';
-import { parseGpus } from '../src/ledger/attempts.ts';
-import { stop } from '../src/server/stop.ts';
 
-export default defineCommand({
+const command = defineCommand({
   name: 'stop',
   summary:
     'stop a server (every node of a multi-node one): SIGTERM its process group, then SIGKILL after the grace period',
@@ -19,6 +17,8 @@ export default defineCommand({
   }),
   effect: 'write',
   async run(ctx, { host, attempt, json }) {
+    const { parseGpus } = await import('../src/ledger/attempts.ts');
+    const { stop } = await import('../src/server/stop.ts');
     const hostName = attempt !== undefined && host === undefined ? undefined : resolveHostName(ctx.engine.loaded, host);
     const r = await stop(ctx.engine, hostName, ctx.actor, attempt);
     const mine = parseGpus(r.attempt.gpus);
@@ -47,3 +47,5 @@ export default defineCommand({
     };
   },
 });
+
+export default command;

@@ -2,7 +2,7 @@
 import { join } from 'node:path';
 import { COMMANDS } from '../commands/index.ts';
 import { createNotifier } from './alerts/notifier.ts';
-import { stopAutopilots } from './autopilot/run.ts';
+import { stopAutopilots } from './autopilot/loops.ts';
 import { createDelivery, type Delivery } from './chat/delivery.ts';
 import type { ChatAdapter, Excerpt } from './chat/types.ts';
 import { type Clock, systemClock } from './clock.ts';
@@ -16,11 +16,12 @@ import { createAuditLog } from './ledger/audit.ts';
 import { openDb } from './ledger/db.ts';
 import { createOutbox, type Outbox } from './ledger/outbox.ts';
 import { createLogger, type Logger } from './logger.ts';
-import { loadProfiles } from './profiles/index.ts';
+import type { Catalog } from './logs/classify/index.ts';
+import { loadProfiles, type ProfileSet } from './profiles/index.ts';
 import { catalogDiagnoser, catalogFromConfig, nextStepsFrom } from './server/classifier.ts';
 import type { DiagnoserFactory, Diagnosis } from './server/diagnosis.ts';
 import type { Engine } from './server/engine.ts';
-import { stopMonitors } from './server/monitor.ts';
+import { stopMonitors } from './server/watching.ts';
 
 export interface App {
   engine: Engine;
@@ -28,6 +29,8 @@ export interface App {
   diagnoser: DiagnoserFactory;
   outbox: Outbox;
   delivery?: Delivery;
+  /** Reads the profiles and the signature catalog now (long-lived faces: their problems show at start). */
+  preload(): void;
   close(): Promise<void>;
 }
 
@@ -60,6 +63,14 @@ export function createApp(opts: AppOptions = {}): App {
   const loaded = opts.loaded ?? loadConfig(env);
   const log = opts.log ?? createLogger();
   const db = openDb(join(loaded.dataDir, 'ledger.sqlite'));
+  // Profiles and the signature catalog are read on first use: a one-shot `glm help` or `glm status` needs neither
+  // (the long-lived faces touch both at start, so a bad profile or signature still shows up there at once).
+  let profiles: ProfileSet | undefined;
+  let catalog: Catalog | undefined;
+  const catalogNow = () => {
+    catalog ??= catalogFromConfig(loaded.config.signatures);
+    return catalog;
+  };
   const engine: Engine = {
     outbox: createOutbox(db, opts.chat?.face ?? 'terminal'),
     loaded,
@@ -67,7 +78,10 @@ export function createApp(opts: AppOptions = {}): App {
     db,
     attempts: createAttemptStore(db),
     audit: createAuditLog(db),
-    profiles: loadProfiles(loaded.profilesDir),
+    get profiles() {
+      profiles ??= loadProfiles(loaded.profilesDir);
+      return profiles;
+    },
     clock: opts.clock ?? systemClock,
     log,
   };
@@ -77,11 +91,10 @@ export function createApp(opts: AppOptions = {}): App {
   );
   const excerptsFor =
     opts.excerptsFor ?? ((d: Diagnosis, flags: Record<string, string>) => engine.findings!.excerptsFor(d, flags));
-  const catalog = catalogFromConfig(loaded.config.signatures);
   const stall = loaded.config.timeouts.stall_s;
   const diagnoser =
-    opts.diagnoser ?? catalogDiagnoser(catalog, engine.clock, stall === undefined ? undefined : stall * 1000);
-  const nextSteps = opts.nextSteps ?? nextStepsFrom(catalog);
+    opts.diagnoser ?? catalogDiagnoser(catalogNow, engine.clock, stall === undefined ? undefined : stall * 1000);
+  const nextSteps = opts.nextSteps ?? nextStepsFrom(catalogNow);
   const knownFor = (d: Diagnosis) => {
     const root = d.evidence[0]?.text;
     return root ? knownUpstream().similar(root) : [];
@@ -125,6 +138,10 @@ export function createApp(opts: AppOptions = {}): App {
     diagnoser,
     outbox,
     delivery,
+    preload() {
+      void engine.profiles;
+      catalogNow();
+    },
     async close() {
       clearInterval(ticker);
       // Autopilot runs first: they stop where they are (interrupted in the ledger) and the next start resumes them.

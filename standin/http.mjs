@@ -42,6 +42,17 @@ export function startHttp(srv, { dummy }) {
   let running = 0;
   const waiting = [];
   const stats = { genTokens: 0, promptTokens: 0, requests: 0, aborted: 0, cachedTokens: 0, lastThroughput: 0 };
+  // SGLang's latency histograms (python/sglang/srt/metrics/collector.py: time to first token, inter-token latency).
+  const histogram = (buckets) => ({ buckets, counts: buckets.map(() => 0), sum: 0, count: 0 });
+  const observe = (h, v) => {
+    h.sum += v;
+    h.count++;
+    h.buckets.forEach((b, i) => {
+      if (v <= b) h.counts[i]++;
+    });
+  };
+  const ttftHist = histogram([0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 10, 30]);
+  const itlHist = histogram([0.002, 0.004, 0.006, 0.008, 0.01, 0.015, 0.02, 0.025, 0.03, 0.035, 0.04, 0.06, 0.08, 0.1]);
   let decodeTimer = null;
   let sinceLog = 0;
   let lastLogAt = Date.now();
@@ -168,6 +179,10 @@ export function startHttp(srv, { dummy }) {
     const lbl = `model_name="${cfg.servedModelName}",engine_type="unified",tp_rank="0",pp_rank="0",moe_ep_rank="0"`;
     const g = (name, help, v, type = 'gauge') =>
       `# HELP ${name} ${help}\n# TYPE ${name} ${type}\n${name}{${lbl}} ${v}\n`;
+    const hist = (name, help, h) =>
+      `# HELP ${name} ${help}\n# TYPE ${name} histogram\n${name}_sum{${lbl}} ${h.sum}\n${h.buckets
+        .map((b, i) => `${name}_bucket{le="${b}",${lbl}} ${h.counts[i]}.0\n`)
+        .join('')}${name}_bucket{le="+Inf",${lbl}} ${h.count}.0\n${name}_count{${lbl}} ${h.count}.0\n`;
     return (
       g('sglang:num_running_reqs', 'The number of running requests.', active.size) +
       g('sglang:num_queue_reqs', 'The number of requests in the waiting queue.', 0) +
@@ -180,7 +195,9 @@ export function startHttp(srv, { dummy }) {
       g('sglang:generation_tokens_total', 'Number of generation tokens processed.', `${stats.genTokens}.0`, 'counter') +
       g('sglang:num_requests_total', 'Number of requests processed.', `${stats.requests}.0`, 'counter') +
       g('sglang:num_aborted_requests_total', 'Number of requests aborted.', `${stats.aborted}.0`, 'counter') +
-      g('sglang:cached_tokens_total', 'Number of cached prompt tokens.', `${stats.cachedTokens}.0`, 'counter')
+      g('sglang:cached_tokens_total', 'Number of cached prompt tokens.', `${stats.cachedTokens}.0`, 'counter') +
+      hist('sglang:time_to_first_token_seconds', 'Histogram of time to first token in seconds.', ttftHist) +
+      hist('sglang:inter_token_latency_seconds', 'Histogram of inter-token latency in seconds.', itlHist)
     );
   };
 
@@ -210,6 +227,7 @@ export function startHttp(srv, { dummy }) {
     };
     const rid = g.rid;
     const started = Date.now();
+    let lastTokenAt = started;
     let emitted = 0;
     let closed = false;
     const timers = new Set();
@@ -286,6 +304,9 @@ export function startHttp(srv, { dummy }) {
         }
         emitted = i + 1;
         stats.genTokens++;
+        const now = Date.now();
+        observe(i === 0 ? ttftHist : itlHist, (now - (i === 0 ? started : lastTokenAt)) / 1000);
+        lastTokenAt = now;
         sinceLog++;
         if (i === 0) ensureDecodeLog();
         g.onToken(i);

@@ -54,19 +54,31 @@ function phaseOf(a: Attempt): string {
 }
 
 /** The crash the advice answers, and the profile it starts from. */
-function pickCrash(attempts: Attempt[], engine: Engine, profile?: string): { crash: Attempt; baseName: string } {
-  const failing = attempts.filter((a) => isFailing(a) && crashKeyOf(a.classification));
+function pickCrash(engine: Engine, profile?: string): { crash: Attempt; baseName: string } {
+  // Newest first, stopping at the first that fits: the ledger's size does not matter.
+  const model = profile ? resolveProfileName(engine, profile).model_path : undefined;
+  const fits = (a: Attempt) =>
+    isFailing(a) &&
+    crashKeyOf(a.classification) &&
+    (!profile || a.profile === profile || a.flags['model-path'] === model);
+  let own: Attempt | undefined;
+  let sameModel: Attempt | undefined;
+  for (const a of engine.attempts.failingNewestFirst()) {
+    if (!fits(a)) continue;
+    if (!profile || a.profile === profile) {
+      own = a;
+      break;
+    }
+    sameModel ??= a;
+  }
   if (!profile) {
-    const crash = failing[failing.length - 1];
+    const crash = own;
     if (!crash)
       throw new UserError('no crash in the ledger to advise on', 'launch a profile first; next works from its crash');
     return { crash, baseName: crash.profile };
   }
-  const own = [...failing].reverse().find((a) => a.profile === profile);
   if (own) return { crash: own, baseName: profile };
   // No crash of this profile yet: the newest crash of the same model says what goes wrong with it.
-  const model = resolveProfileName(engine, profile).model_path;
-  const sameModel = [...failing].reverse().find((a) => a.flags['model-path'] === model);
   if (!sameModel) {
     throw new UserError(`no crash recorded for ${profile} or its model`, `launch it first: launch ${profile}`);
   }
@@ -124,8 +136,7 @@ function candidates(rule: AdviceRule, base: ResolvedProfile): Overrides[] {
 }
 
 export function advise(engine: Engine, opts: { profile?: string; limit?: number } = {}): Advice {
-  const attempts = engine.attempts.list({ limit: 100_000 });
-  const { crash, baseName } = pickCrash(attempts, engine, opts.profile);
+  const { crash, baseName } = pickCrash(engine, opts.profile);
   const base = resolveProfileName(engine, baseName);
   const key = crashKeyOf(crash.classification)!;
   const env = environmentStore(engine.db).forAttempt(crash);
@@ -133,17 +144,13 @@ export function advise(engine: Engine, opts: { profile?: string; limit?: number 
     engine,
     base,
     { attemptId: crash.id, profile: crash.profile, phase: phaseOf(crash), ...key },
-    {
-      arch: env?.facts.arch,
-      limit: opts.limit,
-      attempts,
-    },
+    { arch: env?.facts.arch, limit: opts.limit },
   );
 }
 
 /**
  * The suggestions for one crash of `base` (from the ledger, or known from the hardware catalog without a launch:
- * attemptId 0), never a configuration in `attempts` (default: the whole ledger).
+ * attemptId 0), never a configuration in `attempts` (default: every attempt in the ledger).
  */
 export function adviseFor(
   engine: Engine,
@@ -151,7 +158,15 @@ export function adviseFor(
   crash: Advice['crash'],
   opts: { arch?: string; limit?: number; attempts?: Attempt[] } = {},
 ): Advice {
-  const attempts = opts.attempts ?? engine.attempts.list({ limit: 100_000 });
+  // Whether a configuration was already tried: only attempts of its model can be the same configuration, so the
+  // ledger is read by model (an index lookup), not whole.
+  const ofModel = new Map<string, Attempt[]>();
+  const triedAs = (flags: Record<string, string>) => {
+    if (opts.attempts) return opts.attempts.find((a) => sameConfiguration(a.flags, flags));
+    const m = flags['model-path'] ?? '';
+    if (!ofModel.has(m)) ofModel.set(m, engine.attempts.ofModel(m));
+    return ofModel.get(m)!.find((a) => sameConfiguration(a.flags, flags));
+  };
   const key = { category: crash.category, ...(crash.signatureId ? { signatureId: crash.signatureId } : {}) };
   const arch = opts.arch;
   const baseFlags = flagView(base);
@@ -179,7 +194,7 @@ export function adviseFor(
       }
       const flags = flagView(variant);
       if (sameConfiguration(flags, baseFlags)) continue; // changes nothing here
-      const tried = attempts.find((a) => sameConfiguration(a.flags, flags));
+      const tried = triedAs(flags);
       if (tried) {
         skipped.push({ overrides, signatureId, why: `already tried as attempt #${tried.id} (${tried.profile})` });
         continue;

@@ -4,9 +4,9 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { resolveProfileName, variantsDir } from '../advice/profiles.ts';
-import { renderBenchChart } from '../bench-load/chart/chart.ts';
 import type { LevelMetrics } from '../bench-load/metrics.ts';
 import { createBenchStore } from '../bench-load/store.ts';
+import { renderBenchChart } from '../charts/bench.ts';
 import { bisectUnits } from '../fleet/bisect.ts';
 import { duration, table } from '../format/table.ts';
 import { variantText } from '../profiles/variant.ts';
@@ -63,7 +63,7 @@ export async function finishRun(
   }
   await stopGroup(ctl, run, kept);
   const profileFile = winner ? saveWinner(ctl, run, winner.profile) : null;
-  const chartPath = chart(ctl, run, trials);
+  const chartPath = await chart(ctl, run, trials);
   const crashed = trials.filter(
     (t) => t.attemptId !== null && ['crashed', 'smoke_failed', 'bench_failed'].includes(t.outcome),
   );
@@ -128,7 +128,7 @@ function saveWinner(ctl: Ctl, run: AutopilotRun, winner: string): string {
 }
 
 /** Output throughput per tune trial (its bench figures), with the SLO's terms drawn on the latency panel. */
-function chart(ctl: Ctl, run: AutopilotRun, trials: Trial[]): string | null {
+async function chart(ctl: Ctl, run: AutopilotRun, trials: Trial[]): Promise<string | null> {
   const bench = createBenchStore(ctl.engine.db);
   const levels: LevelMetrics[] = [];
   for (const t of trials) {
@@ -138,12 +138,12 @@ function chart(ctl: Ctl, run: AutopilotRun, trials: Trial[]): string | null {
     if (level) levels.push({ ...level, concurrency: t.n });
   }
   if (levels.length === 0) return null;
-  const png = renderBenchChart(
+  const png = await renderBenchChart(
     levels,
     `autopilot run #${run.id}: ${run.profile} at concurrency ${run.params.concurrency}`,
     {
-      xLabel: 'TRIAL',
-      latencyLines: run.params.slo.map((s) => ({ label: `SLO ${s.metric.toUpperCase()}`, value: s.ms })),
+      xLabel: 'trial',
+      latencyLines: run.params.slo.map((s) => ({ label: `SLO ${s.metric} ${s.ms} ms`, value: s.ms })),
     },
   );
   const dir = join(ctl.engine.loaded.dataDir, 'charts');

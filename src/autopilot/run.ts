@@ -21,6 +21,7 @@ import { type Engine, hostOf } from '../server/engine.ts';
 import { knownCrashes, type LaunchResult, launch } from '../server/launch.ts';
 import { stop } from '../server/stop.ts';
 import { runSmoke } from '../smoke/run.ts';
+import { loopsOf } from './loops.ts';
 import { finishRun } from './report.ts';
 import { configKey, KNOBS, type KnobName, type KnobValues, searchState, type TrialResult } from './search.ts';
 import { meetsSlo } from './slo.ts';
@@ -46,30 +47,10 @@ export interface AutopilotOutcome {
 
 type Stop = 'cancel' | 'shutdown' | 'deadline';
 
-/** Runs in this process, per engine: `autopilot --cancel`, the Stop button and a closing bot reach them here. */
-const loops = new WeakMap<Engine, Map<number, { abort: AbortController; done: Promise<unknown> }>>();
-
-function loopsOf(engine: Engine) {
-  let m = loops.get(engine);
-  if (!m) {
-    m = new Map();
-    loops.set(engine, m);
-  }
-  return m;
-}
-
-/** A closing bot: its runs stop where they are (servers left as they are) and are resumed by the next start. */
-export async function stopAutopilots(engine: Engine): Promise<void> {
-  const m = loops.get(engine);
-  if (!m) return;
-  for (const l of m.values()) l.abort.abort('shutdown');
-  await Promise.allSettled([...m.values()].map((l) => l.done));
-}
-
 /** Asks a run to stop: in this process at once, in another through the ledger (its loop polls the flag). */
 export function cancelAutopilot(engine: Engine, id: number): boolean {
   autopilotStore(engine.db).requestCancel(id);
-  const l = loops.get(engine)?.get(id);
+  const l = loopsOf(engine).get(id);
   l?.abort.abort('cancel');
   return Boolean(l);
 }

@@ -2,10 +2,11 @@
 // measured like sglang.bench_serving; kept in the ledger with the attempt it ran on, and drawn as a PNG chart.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { renderBenchChart } from '../charts/bench.ts';
 import { UserError } from '../errors.ts';
 import type { Attempt } from '../ledger/attempts.ts';
 import { type Engine, hostOf } from '../server/engine.ts';
-import { renderBenchChart } from './chart/chart.ts';
+import { readServerMetrics, type ServerMetrics } from '../server/sglang-metrics.ts';
 import { runLevel } from './client.ts';
 import { type LevelMetrics, levelMetrics } from './metrics.ts';
 import { type BenchParams, type BenchRow, createBenchStore } from './store.ts';
@@ -22,6 +23,8 @@ export interface BenchResult {
   attempt: Attempt;
   png: Buffer;
   chartPath: string;
+  /** The server's own /metrics after the sweep (SGLang --enable-metrics), or why not. */
+  serverMetrics: ServerMetrics | { error: string };
 }
 
 /** Requests for level `i`: as asked (one number for all, or one per level), else two full waves, at least 8. */
@@ -83,7 +86,7 @@ export async function runBench(engine: Engine, req: BenchRequest, say: (t: strin
     if (m.completed === 0) break; // the server is gone: the next levels would only time out
   }
   const title = `${attempt.profile} on ${req.hostName}, attempt #${attempt.id}, in ${req.inputLen} / out ${req.outputLen}, ${new Date(started).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
-  const png = renderBenchChart(levels, title);
+  const png = await renderBenchChart(levels, title);
   const dir = join(engine.loaded.dataDir, 'charts');
   mkdirSync(dir, { recursive: true });
   const chartPath = join(
@@ -108,5 +111,6 @@ export async function runBench(engine: Engine, req: BenchRequest, say: (t: strin
     chartPath,
     durationMs: Date.now() - wall,
   });
-  return { row, attempt, png, chartPath };
+  const serverMetrics = await readServerMetrics(host, attempt.port);
+  return { row, attempt, png, chartPath, serverMetrics };
 }

@@ -184,8 +184,13 @@ export function createDelivery(opts: {
           }
           if (!running) break;
           await new Promise<void>((resolve) => {
-            wake = resolve;
-            setTimeout(resolve, Math.min(wait ?? 1000, 1000));
+            // A wake clears the timer too: a stopped delivery leaves nothing that keeps the process alive (a one-shot
+            // `glm` command exited a second late waiting on it).
+            const timer = setTimeout(resolve, Math.min(wait ?? 1000, 1000));
+            wake = () => {
+              clearTimeout(timer);
+              resolve();
+            };
           });
           wake = undefined;
         }

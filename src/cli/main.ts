@@ -5,16 +5,12 @@ import { hostname, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { type App, createApp } from '../app.ts';
-import { resumeAutopilots } from '../autopilot/run.ts';
 import { createConsoleAdapter } from '../chat/console.ts';
 import type { CommandContext } from '../commands/define.ts';
 import { loadConfig } from '../config/load.ts';
 import { describeError } from '../errors-render.ts';
 import { ACTIVE_STATUSES } from '../ledger/attempts.ts';
 import { createLogger } from '../logger.ts';
-import { startScheduler } from '../schedule/scheduler.ts';
-import { eventText } from '../server/render-events.ts';
-import { resumeWatches } from '../server/resume.ts';
 
 /**
  * Where output goes. In the interactive session it is the prompt's line: output clears the prompt, prints, and
@@ -50,6 +46,14 @@ function terminalWidth(): number | undefined {
 async function main(): Promise<number> {
   // `glm slack`: the Slack face (src/slack/main.ts) runs instead of the terminal.
   if (process.argv[2] === 'slack') return (await import('../slack/main.ts')).runSlack();
+  const args = process.argv.slice(2);
+  const metricsPort = process.env.GLM_METRICS_PORT;
+  if (metricsPort !== undefined && !/^\d{1,5}$/.test(metricsPort)) {
+    process.stderr.write(
+      `GLM_METRICS_PORT must be a port number (0-65535), got '${metricsPort}'\n  unset it, or e.g. GLM_METRICS_PORT=9464\n`,
+    );
+    return 2;
+  }
   let app: App;
   try {
     const loaded = loadConfig();
@@ -67,11 +71,12 @@ async function main(): Promise<number> {
         milestonesInThread: false,
       },
     });
+    // The interactive session is long-lived: a bad profile or signature is reported now, not at the first launch.
+    if (args.length === 0) app.preload();
   } catch (e) {
     process.stderr.write(`${describeError(e)}\n`);
     return 2;
   }
-  const args = process.argv.slice(2);
   if (args.length > 0) {
     // Arguments arrive already split by the user's shell: used as they are (a `'` or a trailing `\\` in a word is
     // the word's, not a quote for a second tokenizer).
@@ -86,6 +91,14 @@ async function main(): Promise<number> {
 async function repl(app: App): Promise<number> {
   const interactive = process.stdin.isTTY === true;
   const cfg = app.engine.loaded;
+  // Loaded here, not at start-up: a one-shot command never needs the scheduler, cron, the log follower or autopilot.
+  const [{ startScheduler }, { eventText }, { resumeWatches }, { resumeAutopilots }] = await Promise.all([
+    import('../schedule/scheduler.ts'),
+    import('../server/render-events.ts'),
+    import('../server/resume.ts'),
+    import('../autopilot/run.ts'),
+  ]);
+
   if (interactive) {
     write(
       `glm-ops: config ${cfg.source}; hosts: ${Object.keys(cfg.config.hosts).join(', ')}; default host: ${cfg.defaultHost || '-'}`,
@@ -104,6 +117,9 @@ async function repl(app: App): Promise<number> {
     run.then((o) => write(o.report || o.ending)).catch((e: Error) => write(`autopilot: ${e.message}`));
   // Scheduled jobs run while the session is open; their reports print here unless they name a channel.
   const scheduler = startScheduler(app, { say: write });
+  // A session left running with its scheduler can be scraped like the Slack bot: GLM_METRICS_PORT=9464 npx glm.
+  const metricsServer = await startMetrics(app);
+  if (interactive && metricsServer) write(`metrics: http://127.0.0.1:${metricsServer.port}/metrics`);
   const rl = createInterface({ input: process.stdin, output: process.stdout, prompt: 'glm> ', terminal: interactive });
   if (interactive) {
     out = (text) => {
@@ -186,8 +202,29 @@ async function repl(app: App): Promise<number> {
   }
   await Promise.all(running);
   await scheduler.stop();
+  await metricsServer?.close();
   await app.close();
   return 0;
+}
+
+async function startMetrics(app: App) {
+  const port = process.env.GLM_METRICS_PORT;
+  if (!port) return undefined;
+  const [{ createBotMetrics }, { serveMetrics }] = await Promise.all([
+    import('../metrics/bot.ts'),
+    import('../metrics/serve.ts'),
+  ]);
+  const metrics = createBotMetrics(app.engine);
+  app.engine.metrics = metrics;
+  const healthy = () => {
+    try {
+      app.engine.outbox.counts();
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  return serveMetrics(metrics, healthy, Number(port), process.env.GLM_HTTP_HOST ?? '127.0.0.1');
 }
 
 process.exitCode = await main();

@@ -107,6 +107,11 @@ export function createDispatch(commands: CommandDef[]): Dispatch {
         result,
         durationMs: ctx.engine.clock.now() - started,
       });
+      ctx.engine.metrics?.commandDone(
+        name || '(empty)',
+        denied ? 'denied' : result.split(/[ :(]/)[0]!,
+        ctx.engine.clock.now() - started,
+      );
     }
   }
 }

@@ -3,16 +3,16 @@ import { existsSync, readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { homedir } from 'node:os';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseDocument } from 'yaml';
 import type { z } from 'zod';
 import { ConfigError, type Issue } from '../errors.ts';
+import { PACKAGE_ROOT } from '../package-root.ts';
 import { pathProblem } from '../paths.ts';
 import { yamlValue } from '../yaml.ts';
 import { type Config, ConfigSchema, type HostConfig, HostSchema, SshSchema } from './schema.ts';
 import { suggest } from './suggest.ts';
 
-export const PACKAGE_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+export { PACKAGE_ROOT };
 
 export interface LoadedConfig {
   config: Config;

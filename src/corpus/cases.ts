@@ -6,12 +6,12 @@
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { CATEGORIES, type Category, PHASES, type Phase } from '../logs/classify/types.ts';
+import { PACKAGE_ROOT } from '../package-root.ts';
 
-export const CORPUS_DIR = fileURLToPath(new URL('../../corpus/cases/', import.meta.url));
+export const CORPUS_DIR = join(PACKAGE_ROOT, 'corpus', 'cases');
 
 export type Split = 'dev' | 'test';
 

@@ -1,13 +1,14 @@
 // Where findings come from when the config names none (the example knowledge base shipped in knowledge/), and the
 // config shape for naming others: a local path, or a path on one of the config's hosts.
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { z } from 'zod';
 import type { RemoteHost } from '../hosts/types.ts';
+import { PACKAGE_ROOT } from '../package-root.ts';
 import { pathString } from '../paths.ts';
 import type { FindingsSource } from './sources.ts';
 
 /** knowledge/FINDINGS.md of this package, wherever it is installed. */
-export const EXAMPLE_FINDINGS_PATH = fileURLToPath(new URL('../../knowledge/FINDINGS.md', import.meta.url));
+export const EXAMPLE_FINDINGS_PATH = join(PACKAGE_ROOT, 'knowledge', 'FINDINGS.md');
 
 export function defaultFindingsSources(): FindingsSource[] {
   return [{ name: 'example', path: EXAMPLE_FINDINGS_PATH }];

@@ -2,11 +2,12 @@
 // (catalog/hardware.yaml) and the ledger say which flag combinations crashed there. A launch that matches either is
 // held back with the evidence until a person confirms it.
 import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { parse } from 'yaml';
 import { z } from 'zod';
 import { ConfigError } from '../errors.ts';
 import type { Attempt } from '../ledger/attempts.ts';
+import { PACKAGE_ROOT } from '../package-root.ts';
 import { flagView, isDsaModel, type ResolvedProfile } from '../profiles/index.ts';
 
 const KnownBad = z
@@ -23,7 +24,7 @@ const KnownBad = z
 const HardwareCatalog = z.object({ version: z.literal(1), known_bad: z.array(KnownBad) }).strict();
 export type KnownBadEntry = z.infer<typeof KnownBad>;
 
-export const HARDWARE_CATALOG = fileURLToPath(new URL('../../catalog/hardware.yaml', import.meta.url));
+export const HARDWARE_CATALOG = join(PACKAGE_ROOT, 'catalog', 'hardware.yaml');
 
 export function loadHardwareCatalog(file = HARDWARE_CATALOG): KnownBadEntry[] {
   const parsed = HardwareCatalog.safeParse(parse(readFileSync(file, 'utf8')));

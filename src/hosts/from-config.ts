@@ -212,6 +212,10 @@ export function createHostPool(
       }
       return h;
     },
+    /** The hosts made so far (metrics read their connection counts). */
+    connected(): Array<[string, RemoteHost]> {
+      return [...hosts.entries()];
+    },
     async closeAll(): Promise<void> {
       await Promise.all([...hosts.values()].map((h) => h.close()));
       hosts.clear();

@@ -48,7 +48,7 @@ export function createLocalHost(name: string): RemoteHost {
       // over SSH reaches the session's group).
       const child = spawn(cmd ?? 'false', args, { stdio: ['ignore', 'pipe', 'pipe'], detached: true, env: childEnv() });
       const err = new TailBuffer(64 * 1024);
-      child.stdout.on('data', (d: Buffer) => queue.push(d));
+      queue.from(child.stdout);
       child.stderr.on('data', (d: Buffer) => err.push(d));
       const done = new Promise<ExecResult>((resolve) => {
         child.on('error', (e) => {

@@ -26,15 +26,46 @@ export class TailBuffer {
   }
 }
 
-/** An async iterable fed by pushes, for streaming chunks out of event emitters. */
+/** Flow control for the source of a ChunkQueue: a readable stream's pause() and resume(). */
+export interface Pausable {
+  pause(): unknown;
+  resume(): unknown;
+}
+
+/**
+ * An async iterable fed by pushes, for streaming chunks out of event emitters. Bounded: past `highWater` queued
+ * bytes the source is paused until the reader has taken them, so a log that grows faster than the classifier reads
+ * it waits in the pipe (and in SSH's flow-control window) instead of in the bot's memory.
+ */
 export class ChunkQueue implements AsyncIterable<Buffer> {
   private items: Buffer[] = [];
+  private bytes = 0;
+  private paused = false;
   private ended = false;
   private error: Error | undefined;
   private wake: (() => void) | undefined;
+  private source: Pausable | undefined;
+
+  constructor(private readonly highWater = 1 << 20) {}
+
+  /** Reads from `source`, pausing it while the queue is full. */
+  from(source: Pausable & { on(event: 'data', f: (d: Buffer) => void): unknown }): void {
+    this.source = source;
+    source.on('data', (d: Buffer) => this.push(d));
+  }
+
+  /** Bytes pushed and not yet read. */
+  get queued(): number {
+    return this.bytes;
+  }
 
   push(b: Buffer): void {
     this.items.push(b);
+    this.bytes += b.length;
+    if (this.source && !this.paused && this.bytes > this.highWater) {
+      this.paused = true;
+      this.source.pause();
+    }
     this.wake?.();
   }
 
@@ -48,6 +79,11 @@ export class ChunkQueue implements AsyncIterable<Buffer> {
     for (;;) {
       const next = this.items.shift();
       if (next) {
+        this.bytes -= next.length;
+        if (this.paused && this.bytes <= this.highWater / 2) {
+          this.paused = false;
+          this.source?.resume();
+        }
         yield next;
         continue;
       }

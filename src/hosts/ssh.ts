@@ -2,7 +2,7 @@
 // their own, host keys pinned from known_hosts, keepalive, reconnect with backoff on demand, and a timeout on every
 // operation that covers its wait for a channel.
 import type { Duplex } from 'node:stream';
-import ssh2, { type ClientChannel, type Client as ClientType, type ConnectConfig } from 'ssh2';
+import type { ClientChannel, Client as ClientType, ConnectConfig } from 'ssh2';
 import { RemoteError } from '../errors.ts';
 import { httpRequest } from './http.ts';
 import { knownHostsName, readKnownHosts, unsupportedWarning, type Verdict, verifyHostKey } from './known-hosts.ts';
@@ -11,8 +11,13 @@ import { shArgv } from './quote.ts';
 import { Semaphore } from './semaphore.ts';
 import type { ExecOptions, ExecResult, HttpRequest, HttpResponse, RemoteHost, StreamHandle } from './types.ts';
 
-// ssh2 is CommonJS whose named exports Node's ESM loader cannot see: take them off the default export.
-const { Client } = ssh2;
+// ssh2 is loaded on the first connection, not at start-up: a one-shot `glm help` or a local-only host never pays for
+// it. It is CommonJS whose named exports Node's ESM loader cannot see: take Client off the default export.
+let ssh2Client: Promise<typeof ClientType> | undefined;
+function loadClient(): Promise<typeof ClientType> {
+  ssh2Client ??= import('ssh2').then((m) => m.default.Client);
+  return ssh2Client;
+}
 
 export interface SshTarget {
   /** The host's name in the bot's config (for messages). */
@@ -104,7 +109,8 @@ export function createSshHost(target: SshTarget): SshHost {
   let jumpHost: SshHost | undefined;
   let closed = false;
 
-  function connectOnce(onClose: (c: ClientType) => void): Promise<ClientType> {
+  async function connectOnce(onClose: (c: ClientType) => void): Promise<ClientType> {
+    const Client = await loadClient();
     return new Promise((resolve, reject) => {
       const c = new Client();
       let verdict: Verdict | undefined;
@@ -403,7 +409,7 @@ export function createSshHost(target: SshTarget): SshHost {
           if (closing) endSession(ch, 'TERM');
           return await new Promise<ExecResult>((resolve) => {
             const err = new TailBuffer(64 * 1024);
-            ch.on('data', (d: Buffer) => queue.push(d));
+            queue.from(ch);
             ch.stderr.on('data', (d: Buffer) => err.push(d));
             const onClientClose = () => {
               queue.end(

@@ -163,13 +163,30 @@ function describe(a: Attempt): string {
 
 const gpuList = (gpus: number[]): string => `GPU${gpus.length === 1 ? '' : 's'} ${gpus.join(',')}`;
 
+/** The ledger's hot reads, each on an index (src/ledger/db.ts); test/ledger/scale.test.ts checks their plans. */
+export const HOT_QUERIES = {
+  failing: `SELECT * FROM attempts WHERE active = 0 AND (classification_json IS NOT NULL OR status = 'crashed')
+     ORDER BY id DESC`,
+  ofModel: 'SELECT * FROM attempts WHERE model_path = ? AND id <= ? ORDER BY id',
+  ofModelOnHost: 'SELECT * FROM attempts WHERE model_path = ? AND host = ? AND id <= ? ORDER BY id',
+};
+
+/** `attempts [--profile P] [--host H]`: the newest N, filtered. */
+export function listSql(where: string[]): string {
+  return `SELECT * FROM attempts ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY id DESC LIMIT ?`;
+}
+
 export function createAttemptStore(db: Db) {
   const insert = db.prepare(`INSERT INTO attempts
     (host, profile, profile_json, flags_json, argv_json, env_json, command_line, port, gpus, sglang_version, actor,
-     origin, status, active, started_at, group_key, dist_init_addr, node_hosts)
+     origin, status, active, started_at, group_key, dist_init_addr, node_hosts, model_path)
     VALUES (@host, @profile, @profile_json, @flags_json, @argv_json, @env_json, @command_line, @port, @gpus,
-     @sglang_version, @actor, @origin, 'starting', 1, @started_at, @group_key, @dist_init_addr, @node_hosts)`);
+     @sglang_version, @actor, @origin, 'starting', 1, @started_at, @group_key, @dist_init_addr, @node_hosts,
+     @model_path)`);
   const byId = db.prepare('SELECT * FROM attempts WHERE id = ?');
+  const failing = db.prepare(HOT_QUERIES.failing);
+  const ofModelAll = db.prepare(HOT_QUERIES.ofModel);
+  const ofModelOnHost = db.prepare(HOT_QUERIES.ofModelOnHost);
   const activeOnHost = db.prepare(
     `SELECT * FROM attempts WHERE active = 1
      AND (host = ? OR id IN (SELECT attempt_id FROM attempt_nodes WHERE host = ?)) ORDER BY id`,
@@ -267,6 +284,7 @@ export function createAttemptStore(db: Db) {
       profile: a.profile,
       profile_json: a.profileJson,
       flags_json: JSON.stringify(a.flags),
+      model_path: a.flags['model-path'] ?? '',
       argv_json: JSON.stringify(a.argv),
       env_json: JSON.stringify(a.env),
       command_line: a.commandLine,
@@ -345,6 +363,28 @@ export function createAttemptStore(db: Db) {
         `UPDATE attempt_nodes SET ${set.map(([k]) => `${k} = ?`).join(', ')} WHERE attempt_id = ? AND rank = ?`,
       ).run(...set.map(([, v]) => v), id, rank);
     },
+    /**
+     * Finished attempts that crashed or were classified, newest first, read one at a time: the caller stops at the
+     * first that fits (an index walk, whatever the size of the ledger). Run no other statement while iterating.
+     */
+    *failingNewestFirst(): Generator<Attempt> {
+      for (const r of failing.iterate() as IterableIterator<Row>) yield fromRow(r);
+    },
+    /** Every attempt of a model (optionally on one host, up to an attempt), oldest first. */
+    ofModel(modelPath: string, opts: { host?: string; maxId?: number } = {}): Attempt[] {
+      const rows = (
+        opts.host === undefined
+          ? ofModelAll.all(modelPath, opts.maxId ?? Number.MAX_SAFE_INTEGER)
+          : ofModelOnHost.all(modelPath, opts.host, opts.maxId ?? Number.MAX_SAFE_INTEGER)
+      ) as Row[];
+      return rows.map(fromRow);
+    },
+    byIds(ids: readonly number[]): Attempt[] {
+      return ids.flatMap((id) => {
+        const r = byId.get(id) as Row | undefined;
+        return r ? [fromRow(r)] : [];
+      });
+    },
     allActive(): Attempt[] {
       return (db.prepare('SELECT * FROM attempts WHERE active = 1 ORDER BY id').all() as Row[]).map(fromRow);
     },
@@ -359,8 +399,7 @@ export function createAttemptStore(db: Db) {
         where.push('host = ?');
         args.push(filter.host);
       }
-      const sql = `SELECT * FROM attempts ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY id DESC LIMIT ?`;
-      return (db.prepare(sql).all(...args, filter.limit ?? 100) as Row[]).map(fromRow).reverse();
+      return (db.prepare(listSql(where)).all(...args, filter.limit ?? 100) as Row[]).map(fromRow).reverse();
     },
     update(
       id: number,

@@ -260,6 +260,16 @@ export const MIGRATIONS: string[] = [
      detail TEXT NOT NULL
    )`,
   `CREATE INDEX schedule_events_by_job ON schedule_events(job, id)`,
+  // The ledger's hot reads stay index lookups however many attempts it holds (test/ledger/scale.test.ts checks the
+  // query plans): an attempt's model (the "configurations tried" for it, whether a suggestion was already tried),
+  // the newest failures, and `attempts --profile/--host`.
+  `ALTER TABLE attempts ADD COLUMN model_path TEXT`,
+  `UPDATE attempts SET model_path = COALESCE(json_extract(flags_json, '$."model-path"'), '')`,
+  `CREATE INDEX attempts_by_model ON attempts(model_path, host, id)`,
+  `CREATE INDEX attempts_by_model_any_host ON attempts(model_path, id)`,
+  `CREATE INDEX attempts_failing ON attempts(id) WHERE active = 0 AND (classification_json IS NOT NULL OR status = 'crashed')`,
+  `CREATE INDEX attempts_by_profile ON attempts(profile, id)`,
+  `CREATE INDEX attempts_by_host ON attempts(host, id)`,
 ];
 
 export function openDb(path: string): Db {

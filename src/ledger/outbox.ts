@@ -32,10 +32,10 @@ const fromRow = (r: Row): OutboxItem => ({
   channel: r.channel as string,
   refKey: (r.ref_key as string) ?? null,
   parentKey: (r.parent_key as string) ?? null,
+  createdAt: r.created_at as number,
   payload: JSON.parse(r.payload_json as string),
   attempts: r.attempts as number,
   nextAt: r.next_at as number,
-  createdAt: r.created_at as number,
   uncertain: r.uncertain === 1,
 });
 

@@ -10,6 +10,7 @@ export interface LaunchFields {
   port: number;
   host_bind: string;
   trust_remote_code?: boolean;
+  enable_metrics?: boolean;
   quantization?: string;
   kv_cache_dtype?: string;
   attention_backend?: string;
@@ -71,6 +72,8 @@ export const FLAGS: readonly FlagSpec[] = [
   { field: 'port', flag: '--port', kind: 'value', view: 'port' },
   { field: 'served_model_name', flag: '--served-model-name', kind: 'value', view: 'served-model-name' },
   { field: 'trust_remote_code', flag: '--trust-remote-code', kind: 'switch', view: 'trust-remote-code', unset: 'off' },
+  // SGLang's Prometheus /metrics on the server's port (probe, smoke and bench read it).
+  { field: 'enable_metrics', flag: '--enable-metrics', kind: 'switch', view: 'enable-metrics', unset: 'off' },
   // SGLang's default (None) reads the method from the checkpoint's quant config.
   { field: 'quantization', flag: '--quantization', kind: 'value', view: 'quantization', unset: 'auto' },
   { field: 'kv_cache_dtype', flag: '--kv-cache-dtype', kind: 'value', view: 'kv-cache-dtype', unset: 'auto' },

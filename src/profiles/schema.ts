@@ -63,6 +63,9 @@ export const profileSchema = z
       .regex(/^[A-Za-z0-9.:][A-Za-z0-9.:-]*$/, 'must be an IP address or host name, e.g. 127.0.0.1 or 0.0.0.0')
       .describe('--host: address the server binds (default 127.0.0.1).'),
     trust_remote_code: z.boolean().describe('--trust-remote-code'),
+    enable_metrics: z
+      .boolean()
+      .describe('--enable-metrics: SGLang serves Prometheus /metrics on its port (probe, smoke and bench report them)'),
     quantization: choice('quantization', '--quantization (unset: read from the checkpoint).'),
     kv_cache_dtype: choice('kv_cache_dtype', '--kv-cache-dtype (SGLang default auto).'),
     attention_backend: choice('attention_backend', '--attention-backend (unset: SGLang picks).'),

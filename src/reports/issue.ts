@@ -3,6 +3,7 @@
 // The bot drafts; a person reads it and files it.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { Attempt } from '../ledger/attempts.ts';
 import { catalogFromConfig } from '../server/classifier.ts';
 import type { Engine } from '../server/engine.ts';
 import { choosePrimary, type Draft, draftData, isFailing, newIssueUrl, renderDraft, selectAttempts } from './draft.ts';
@@ -36,10 +37,27 @@ function configuredHostNames(engine: Engine): string[] {
   return Object.values(engine.loaded.config.hosts).flatMap((h) => (h.ssh ? [h.ssh.host] : []));
 }
 
+/**
+ * The attempts selectAttempts chooses from, read by index: the named ones, or the newest failure and the attempts of
+ * its model on its host up to it (what selectAttempts keeps), not the whole ledger.
+ */
+function candidates(engine: Engine, ids: number[]): Attempt[] {
+  if (ids.length > 0) return engine.attempts.byIds(ids);
+  let latest: Attempt | undefined;
+  for (const a of engine.attempts.failingNewestFirst()) {
+    if (isFailing(a)) {
+      latest = a;
+      break;
+    }
+  }
+  if (!latest) return [];
+  return engine.attempts.ofModel(latest.flags['model-path'] ?? '', { host: latest.host, maxId: latest.id });
+}
+
 export async function draftIssue(engine: Engine, req: IssueDraftRequest): Promise<IssueDraft> {
   // Templates first: a broken template should fail before the host is asked anything.
   const templates = loadIssueTemplates(templatesDir(engine.loaded));
-  const attempts = selectAttempts(engine.attempts.list({ limit: 100_000 }), req.ids);
+  const attempts = selectAttempts(candidates(engine, req.ids), req.ids);
   const primary = choosePrimary(attempts, req.primary);
   let env = environmentStore(engine.db).forAttempt(primary);
   if (!env && engine.loaded.config.hosts[primary.host]) env = await captureEnvironment(engine, primary.host);

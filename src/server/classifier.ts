@@ -9,7 +9,9 @@ export function catalogFromConfig(signatures: readonly unknown[]): Catalog {
   return loadCatalog(signatures, { extraPath: 'signatures' });
 }
 
-export function catalogDiagnoser(catalog: Catalog, clock: Clock, stallMs?: number): DiagnoserFactory {
+/** `catalog` may be a function: the catalog is then loaded by the first diagnoser made, not before. */
+export function catalogDiagnoser(catalog: Catalog | (() => Catalog), clock: Clock, stallMs?: number): DiagnoserFactory {
+  const get = typeof catalog === 'function' ? catalog : () => catalog;
   return () => {
     const stall =
       stallMs === undefined
@@ -22,7 +24,7 @@ export function catalogDiagnoser(catalog: Catalog, clock: Clock, stallMs?: numbe
             warmup: stallMs,
             unknown: stallMs,
           };
-    const c = createClassifier({ catalog, clock: () => clock.now(), stallMs: stall });
+    const c = createClassifier({ catalog: get(), clock: () => clock.now(), stallMs: stall });
     return {
       push: (line, lineNo) => c.push(line, lineNo),
       crashed: () => c.crashed(),
@@ -36,10 +38,12 @@ export function catalogDiagnoser(catalog: Catalog, clock: Clock, stallMs?: numbe
 }
 
 /** The catalog entry behind a classification (its id is the dedup key's middle part). */
-export function nextStepsFrom(catalog: Catalog) {
+export function nextStepsFrom(catalog: Catalog | (() => Catalog)) {
+  const get = typeof catalog === 'function' ? catalog : () => catalog;
   return (d: Diagnosis): string[] => {
     const id = d.dedupKey.split('/')[1];
     if (!id) return [];
-    return catalog.byId.get(id)?.nextSteps ?? catalog.exceptionRules.find((r) => r.id === id)?.nextSteps ?? [];
+    const c = get();
+    return c.byId.get(id)?.nextSteps ?? c.exceptionRules.find((r) => r.id === id)?.nextSteps ?? [];
   };
 }

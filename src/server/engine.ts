@@ -27,6 +27,8 @@ export interface Engine {
   profiles: ProfileSet;
   clock: Clock;
   log: Logger;
+  /** Prometheus metrics of a long-lived face (src/metrics/bot.ts); absent in one-shot commands. */
+  metrics?: { commandDone(command: string, result: string, ms: number): void };
   /** The team's knowledge bases, quoted in crash alerts and searched by `findings`. */
   findings?: FindingsIndex;
   /** Where attempt events go besides the command that caused them: chat messages and alerts (src/alerts). */

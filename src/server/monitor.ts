@@ -6,18 +6,9 @@ import type { Engine } from './engine.ts';
 import { type LaunchEvent, recordExit } from './launch.ts';
 import { failNodes, watchNodes } from './node-watch.ts';
 import { watchAttempt } from './watch.ts';
+import { watchingOf } from './watching.ts';
 
-// Per engine (several bots can live in one process, each with its own ledger): each watched attempt's abort and the
-// promise that settles once its follower has made its last ledger write.
-const registry = new WeakMap<Engine, Map<number, { abort: AbortController; done: Promise<void> }>>();
-const watchingOf = (engine: Engine) => {
-  let m = registry.get(engine);
-  if (!m) {
-    m = new Map();
-    registry.set(engine, m);
-  }
-  return m;
-};
+export { stopMonitors } from './watching.ts';
 
 export function monitorAttempt(
   engine: Engine,
@@ -54,23 +45,4 @@ export function monitorAttempt(
       watching.delete(attempt.id);
     });
   watching.set(attempt.id, { abort, done });
-}
-
-/**
- * Stops this engine's monitors and resolves once each has finished (its offset saved): a closing bot awaits this
- * before it closes the ledger. The servers keep running; the next bot resumes following them.
- */
-export async function stopMonitors(engine: Engine): Promise<void> {
-  const watching = watchingOf(engine);
-  const all = [...watching.values()];
-  for (const w of all) w.abort.abort();
-  // Bounded: a host that stopped answering must not keep the bot from exiting.
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<'late'>((r) => {
-    timer = setTimeout(() => r('late'), 10_000);
-  });
-  const r = await Promise.race([Promise.allSettled(all.map((w) => w.done)), late]);
-  clearTimeout(timer);
-  if (r === 'late') engine.log.warn({ attempts: [...watching.keys()] }, 'monitors did not stop within 10 s');
-  watching.clear();
 }

@@ -7,6 +7,7 @@ import { type Engine, hostOf } from './engine.ts';
 import { type GpuReport, readGpus } from './host-info.ts';
 import { nodesOf } from './nodes.ts';
 import { type RemoteState, readRemoteState, runIdFor } from './remote-state.ts';
+import { readServerMetrics, type ServerMetrics } from './sglang-metrics.ts';
 import { singleFlight } from './single-flight.ts';
 
 // GPU memory moves slowly; process state must be current, so only concurrent reads share it.
@@ -39,6 +40,8 @@ export interface ProbeReport {
     error?: string;
   };
   models: string[] | { error: string };
+  /** SGLang's own /metrics (with --enable-metrics). */
+  serverMetrics: ServerMetrics | { error: string };
   lastMilestone: string | null;
   uptimeS: number | null;
   gpu: GpuReport | { error: string };
@@ -63,7 +66,7 @@ export async function probe(engine: Engine, hostGiven: string, attemptId?: numbe
   // A job's server listens on its compute node, reached through the login node.
   const address = attempt?.serverAddr ?? undefined;
   // The parts are independent: ask them all at once.
-  const [proc, health, serverInfo, models, gpu, workers] = await Promise.all([
+  const [proc, health, serverInfo, models, gpu, workers, metrics] = await Promise.all([
     (runId && !cluster ? sharedState(`${hostName}/${runId}`, () => readRemoteState(host, cfg, runId)) : noRun()).catch(
       (e: Error) => ({
         state: 'unreachable' as const,
@@ -83,6 +86,7 @@ export async function probe(engine: Engine, hostGiven: string, attemptId?: numbe
       ? Promise.resolve({ error: "on the job's compute node (Slurm holds its GPUs)" })
       : sharedGpus(hostName, () => readGpus(host, cfg)).catch((e: Error) => ({ error: e.message })),
     readWorkers(engine, attempt),
+    readServerMetrics(host, port, address),
   ]);
   const job =
     cluster && attempt
@@ -99,6 +103,7 @@ export async function probe(engine: Engine, hostGiven: string, attemptId?: numbe
     health,
     serverInfo,
     models,
+    serverMetrics: metrics,
     lastMilestone: attempt?.lastMilestone ?? null,
     uptimeS: ours && 'uptimeS' in proc ? proc.uptimeS : null,
     gpu,

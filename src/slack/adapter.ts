@@ -59,6 +59,8 @@ export function createSlackAdapter(opts: {
   apiUrl: string;
   timeoutMs: number;
   log: Logger;
+  /** Each Web API call's outcome, for metrics: ok, retry (transient) or error. */
+  onCall?: (method: string, result: 'ok' | 'retry' | 'error') => void;
 }): ChatAdapter {
   const { client, log } = opts;
   // A post whose message went out but whose file upload then failed: on the retry, only the upload is repeated.
@@ -82,9 +84,13 @@ export function createSlackAdapter(opts: {
 
   async function call<T>(what: string, f: () => Promise<T>): Promise<T> {
     try {
-      return await f();
+      const r = await f();
+      opts.onCall?.(what, 'ok');
+      return r;
     } catch (e) {
-      throw chatError(e, what);
+      const err = chatError(e, what);
+      opts.onCall?.(what, err instanceof TransientChatError ? 'retry' : 'error');
+      throw err;
     }
   }
 
@@ -98,7 +104,7 @@ export function createSlackAdapter(opts: {
     const file_ = binary
       ? { filename: file.filename, title: clean.title ?? file.filename, file: Buffer.from(file.content, 'base64') }
       : { filename: clean.filename, title: clean.title ?? clean.filename, content: clean.content };
-    await call('files upload', () =>
+    await call('files.uploadV2', () =>
       dest.threadTs
         ? client.filesUploadV2({ ...file_, channel_id: dest.channel, thread_ts: dest.threadTs })
         : client.filesUploadV2({ ...file_, channel_id: dest.channel }),

@@ -8,6 +8,8 @@ import { createAccessPolicy } from '../access/policy.ts';
 import { type App, type AppOptions, createApp } from '../app.ts';
 import { ConfigError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
+import { type BotMetrics, createBotMetrics } from '../metrics/bot.ts';
+import { sendMetrics } from '../metrics/serve.ts';
 import {
   onAutopilotStopClick,
   onCancelClick,
@@ -65,11 +67,13 @@ export async function startSlackFace(opts: SlackFaceOptions): Promise<SlackFace>
   }
   const timeoutMs = slack.timeout_s * 1000;
   const client = createClient(settings.botToken, { apiUrl: settings.apiUrl, timeoutMs, log });
+  let metrics: BotMetrics | undefined;
   const adapter = createSlackAdapter({
     client,
     apiUrl: settings.apiUrl,
     timeoutMs,
     log: log.child({ part: 'slack-out' }),
+    onCall: (method, result) => metrics?.slackCall(method, result),
   });
   const glm = createApp({
     ...opts,
@@ -85,6 +89,9 @@ export async function startSlackFace(opts: SlackFaceOptions): Promise<SlackFace>
       maxBackoffMs: opts.maxBackoffMs,
     },
   });
+  glm.preload();
+  metrics = createBotMetrics(glm.engine);
+  glm.engine.metrics = metrics;
 
   const access = loaded.config.access;
   const groups = createGroupDirectory(
@@ -184,6 +191,7 @@ export async function startSlackFace(opts: SlackFaceOptions): Promise<SlackFace>
   };
   const server: Server = createServer((req, res) => {
     if (req.url === '/healthz' && (req.method === 'GET' || req.method === 'HEAD')) return health(req, res);
+    if (req.url === '/metrics' && req.method === 'GET') return sendMetrics(metrics!, res);
     if (receiver instanceof HTTPReceiver && guard)
       return guard.handle(req, res, () => receiver.requestListener(req, res));
     res.writeHead(404).end();

@@ -1,6 +1,7 @@
 // A smoke result as text: verdict first, the comparison with the last passing run, then one line per answer and
 // what the log said. The same text goes to the terminal, a Slack reply, or the scheduled job's channel.
 import { table } from '../format/table.ts';
+import { serverMetricsText } from '../server/sglang-metrics.ts';
 import type { SmokeResult } from './run.ts';
 import type { SmokeRow } from './store.ts';
 
@@ -57,6 +58,7 @@ export function smokeText(r: SmokeResult): string {
     );
   }
   lines.push(`  health after: ${r.health.status ?? `no answer (${r.health.error})`}`);
+  if (r.serverMetrics) lines.push(`  server /metrics: ${serverMetricsText(r.serverMetrics)}`);
   const d = r.log?.diagnosis;
   if (r.log?.crashed && d) {
     lines.push(`  CRASH ${d.category} during ${d.phase}: ${d.summary}`);

@@ -11,6 +11,7 @@ import type { ResolvedProfile } from '../profiles/index.ts';
 import type { DiagnoserFactory, Diagnosis } from '../server/diagnosis.ts';
 import { type Engine, hostOf } from '../server/engine.ts';
 import { type LaunchEvent, launch, recordExit } from '../server/launch.ts';
+import { readServerMetrics, type ServerMetrics } from '../server/sglang-metrics.ts';
 import { stop } from '../server/stop.ts';
 import { type Answer, ask } from './ask.ts';
 import { judge } from './checks.ts';
@@ -91,6 +92,8 @@ export interface SmokeResult {
   comparison: Comparison | null;
   /** What else happened: budget exceeded, launch failed, server stopped. */
   notes: string[];
+  /** The server's own /metrics after the prompts (SGLang --enable-metrics), or why not; null: not smoked. */
+  serverMetrics: ServerMetrics | { error: string } | null;
 }
 
 interface Hooks {
@@ -186,6 +189,7 @@ export async function runSmoke(engine: Engine, req: SmokeRequest, hooks: Hooks):
   let health: SmokeResult['health'] = { status: null, error: 'not checked' };
   let log: LogVerdict | null = null;
   let launchFailure: Diagnosis | null = null;
+  let serverMetrics: SmokeResult['serverMetrics'] = null;
 
   if (mode === 'launch') {
     const l = await launchWithin(engine, req, profile, deadline, hooks, notes);
@@ -197,6 +201,7 @@ export async function runSmoke(engine: Engine, req: SmokeRequest, hooks: Hooks):
     prompts = r.prompts;
     health = r.health;
     log = r.log;
+    serverMetrics = r.serverMetrics;
   }
   if (mode === 'launch' && attempt && engine.attempts.get(attempt.id)?.active) {
     try {
@@ -260,6 +265,7 @@ export async function runSmoke(engine: Engine, req: SmokeRequest, hooks: Hooks):
     log: log ?? (launchFailure ? { bytes: 0, crashed: true, diagnosis: launchFailure } : null),
     comparison,
     notes,
+    serverMetrics,
   };
 }
 
@@ -364,7 +370,10 @@ async function smokeAttempt(
       if (a.error) serverDown = !(await healthy(host, attempt.port));
     }
   }
-  const health = await healthOf(host, attempt.port);
+  const [health, serverMetrics] = await Promise.all([
+    healthOf(host, attempt.port),
+    readServerMetrics(host, attempt.port),
+  ]);
   let log: LogVerdict | null = null;
   if (mark && attempt.logPath) {
     // A dying server writes its traceback after the client saw the reset: give the lines a moment to land.
@@ -384,7 +393,7 @@ async function smokeAttempt(
       hooks.onLaunchEvent?.(e),
     ).catch((e: Error) => engine.log.warn({ err: e.message }, 'smoke: recording the crash failed'));
   }
-  return { prompts, health, log };
+  return { prompts, health, log, serverMetrics };
 }
 
 function skipped(name: string, endpoint: Answer['endpoint'], why: string): PromptResult {

@@ -250,3 +250,22 @@ describe('spacing of updates', () => {
     expect(chat.accepted.map((a) => a.text)).toEqual(['parent', 'v1', 'CRASH', 'v2']);
   });
 });
+
+describe('outbox delivery stop', () => {
+  it('leaves no timer behind: a stopped delivery does not keep a one-shot command alive', async () => {
+    const db = openDb(join(mkdtempSync(join(tmpdir(), 'glm-outbox-')), 'ledger.sqlite'));
+    const delivery = createDelivery({
+      outbox: createOutbox(db),
+      adapter: scriptedChat([]).adapter,
+      clock: fakeClock(),
+      log,
+    });
+    const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+    const before = timers();
+    delivery.start();
+    await new Promise((r) => setImmediate(r));
+    await delivery.stop();
+    expect(timers()).toBe(before);
+    db.close();
+  });
+});

@@ -8,7 +8,7 @@ const HDR = '# yaml-language-server: $schema=../schema/profile.schema.json\n';
 describe('extends', () => {
   const dir = () =>
     profileDir({
-      'base.yaml': `${HDR}description: base\nmodel_path: org/model\ntp: 2\nenv:\n  A: "1"\n  B: "2"\nextra_args: [--enable-metrics]\n`,
+      'base.yaml': `${HDR}description: base\nmodel_path: org/model\ntp: 2\nenv:\n  A: "1"\n  B: "2"\nextra_args: [--enable-cache-report]\n`,
       'mid.yaml':
         'extends: base\nkv_cache_dtype: fp8_e4m3\nenv:\n  B: "20"\n  C: "3"\nextra_args: [--log-level, debug]\n',
       'leaf.yaml':
@@ -31,11 +31,11 @@ describe('extends', () => {
       port: 30000,
       host_bind: '127.0.0.1',
       env: { A: '1', B: '20', C: '3' },
-      extra_args: ['--enable-metrics', '--log-level', 'debug', '--watchdog-timeout=600'],
+      extra_args: ['--enable-cache-report', '--log-level', 'debug', '--watchdog-timeout=600'],
     });
     expect(renderLaunch(leaf, { python: 'py' }).argv.slice(-5)).toEqual([
       '--disable-cuda-graph',
-      '--enable-metrics',
+      '--enable-cache-report',
       '--log-level',
       'debug',
       '--watchdog-timeout=600',
@@ -206,7 +206,7 @@ describe('all problems at once', () => {
         'c.yaml':
           'model_path: m\nquantization: modelopt_fp4\nmoe_runner_backend: flashinfer_cutlass\ngpus: [4, 5]\ntp: 2\n',
         'd.yaml':
-          'model_path: m\nchunked_prefill_size: -1\nextra_args: [--cuda-graph-bs, "1", "2", "4", --enable-metrics, --max-prefill-tokens=16384]\n',
+          'model_path: m\nchunked_prefill_size: -1\nextra_args: [--cuda-graph-bs, "1", "2", "4", --enable-cache-report, --max-prefill-tokens=16384]\n',
       }),
     );
     expect(set.names()).toEqual(['a', 'b', 'c', 'd']);

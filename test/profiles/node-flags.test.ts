@@ -15,6 +15,6 @@ describe('multi-node flags in extra_args', () => {
   });
 
   it('leave other flags alone', () => {
-    expect(checkExtraArgs('p.yaml', ['--enable-metrics', '--dist-timeout', '600'])).toEqual([]);
+    expect(checkExtraArgs('p.yaml', ['--enable-cache-report', '--dist-timeout', '600'])).toEqual([]);
   });
 });

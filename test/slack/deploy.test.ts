@@ -57,7 +57,10 @@ describe('Dockerfile', () => {
     expect(df).toMatch(/XDG_DATA_HOME=\/data/);
     expect(df).toMatch(/^HEALTHCHECK [\s\S]*\/healthz/m);
     expect(df).toMatch(/^CMD \["node", "bin\/glm.js", "slack"\]/m);
-    expect(df).toMatch(/npm ci --omit=dev/);
+    // The compiled code is built in the image by npm ci's prepare script, and only production dependencies remain.
+    expect(df).toMatch(/npm ci --no-audit/);
+    expect(df).toMatch(/npm prune --omit=dev/);
+    expect(df).toMatch(/^COPY --from=deps \/app\/dist \.\/dist$/m);
   });
 
   it('copies only what exists and what the bot reads at run time', () => {
@@ -74,6 +77,6 @@ describe('Dockerfile', () => {
       expect(copies).toContain(needed);
     }
     const ignore = read('.dockerignore').split('\n');
-    for (const x of ['.git', 'node_modules', 'data', 'test', '.env']) expect(ignore).toContain(x);
+    for (const x of ['.git', 'node_modules', 'dist', 'data', 'test', '.env']) expect(ignore).toContain(x);
   });
 });

@@ -138,6 +138,17 @@ describe('glm slack (the process)', () => {
     expect(blockText(r.body.blocks)).toMatch(/glm5-nvfp4/);
     expect((await postSigned(port, body, { secret: 'wrong' })).status).toBe(401);
 
+    // Prometheus metrics next to /healthz: the command just run, the ledger's outbox, the process.
+    const metrics = await fetch(`http://127.0.0.1:${port}/metrics`);
+    expect(metrics.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
+    const m = await metrics.text();
+    expect(m).toMatch(/^glm_command_duration_seconds_count\{command="profiles",result="ok"\} 1$/m);
+    expect(m).toMatch(/^# TYPE glm_outbox_oldest_pending_age_seconds gauge$/m);
+    expect(m).toMatch(/^glm_outbox_oldest_pending_age_seconds 0$/m);
+    expect(m).toMatch(/^# TYPE glm_attempts gauge$/m);
+    expect(m).toMatch(/^glm_process_resident_memory_bytes \d+/m);
+    expect(m).not.toContain('xoxb-proc');
+
     proc.kill('SIGTERM');
     const code = await new Promise<number | null>((resolve) => proc.once('exit', (c) => resolve(c)));
     expect(code).toBe(0);

@@ -1,11 +1,10 @@
 // The load benchmark against the stand-in set to a known time to first token and per-token delay: the figures it
 // reports must match what the stand-in was told, at concurrency 1 and 64, over the SSH tunnel. Plus the chart.
 import { readFileSync } from 'node:fs';
-import { inflateSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { renderBenchChart } from '../../src/bench-load/chart/chart.ts';
-import { pngSize } from '../../src/bench-load/chart/png.ts';
 import type { LevelMetrics } from '../../src/bench-load/metrics.ts';
+import { benchChartSvg, renderBenchChart } from '../../src/charts/bench.ts';
+import { decodePng } from '../helpers/png.ts';
 import { freePort, type Sshd, startSshd } from '../helpers/sshd.ts';
 import { type SmokeBot, smokeBot } from './helpers.ts';
 
@@ -82,7 +81,7 @@ describe('bench accuracy', () => {
     const txt = await b.run('bench --history');
     expect(txt.text).toMatch(new RegExp(`#1\\s+64\\/${OUT}\\s+1: [\\d.]+, 64: `));
     const png = readFileSync(rows[0]!.chartPath);
-    expect(pngSize(png)).toEqual({ width: 1000, height: 460 });
+    expect(decodePng(png)).toMatchObject({ width: 1000, height: 460 });
     expect(data.files[0]!.path).toBe(rows[0]!.chartPath);
   });
 });
@@ -113,32 +112,52 @@ describe('bench chart', () => {
     };
   };
 
-  it('renders throughput and latency against concurrency as a valid PNG of sensible size', () => {
-    const png = renderBenchChart(
-      [level(1, 40, 120), level(4, 150, 130), level(16, 560, 180), level(64, 1900, 420)],
-      'small on gpu, attempt #1, in 1024 / out 256',
-    );
-    expect(pngSize(png)).toEqual({ width: 1000, height: 460 });
+  it('renders throughput and latency against concurrency as a readable PNG (resvg, bundled font)', async () => {
+    const levels = [level(1, 40, 120), level(4, 150, 130), level(16, 560, 180), level(64, 1900, 420)];
+    const png = await renderBenchChart(levels, 'small on gpu, attempt #1, in 1024 / out 256');
     expect(png.length).toBeGreaterThan(3_000);
-    expect(png.length).toBeLessThan(200_000);
-    // Decode the pixels: a chart, not a blank page (lines in the series colours, dark text).
-    const idat: Buffer[] = [];
-    for (let o = 8; o < png.length; ) {
-      const len = png.readUInt32BE(o);
-      if (png.toString('ascii', o + 4, o + 8) === 'IDAT') idat.push(png.subarray(o + 8, o + 8 + len));
-      o += 12 + len;
+    expect(png.length).toBeLessThan(300_000);
+    const img = decodePng(png);
+    expect(img).toMatchObject({ width: 1000, height: 460 });
+    // A chart, not a blank page: lines in the series colours, dark text, anti-aliased edges.
+    expect(img.near([31, 119, 180])).toBeGreaterThan(500);
+    expect(img.near([214, 39, 40])).toBeGreaterThan(300);
+    expect(img.dark()).toBeGreaterThan(1000);
+    expect(img.colours()).toBeGreaterThan(50);
+    // Lower case and units reach the picture as text (resvg draws it with the bundled DejaVu Sans).
+    const svg = benchChartSvg(levels, 'small on gpu, attempt #1, in 1024 / out 256');
+    for (const s of ['Throughput (tokens/s)', 'Latency (ms, log scale)', 'concurrency', 'TTFT p50', 'small on gpu'])
+      expect(svg).toContain(s);
+  });
+
+  it('draws trials on a linear axis with its own label and the SLO as dashed lines on the latency panel (autopilot)', async () => {
+    // Trials 1..3 (their concurrency field holds the trial number), one SLO term above every figure.
+    const levels = [level(1, 900, 150), level(2, 1100, 170), level(3, 1300, 200)];
+    const slo = [
+      { label: 'SLO ttft_p99 20000 ms', value: 20_000 },
+      { label: 'SLO itl_p50 40 ms', value: 40 },
+    ];
+    const svg = benchChartSvg(levels, 'autopilot run #1', { xLabel: 'trial', latencyLines: slo });
+    expect(svg).toContain('>trial</text>');
+    expect(svg).not.toContain('>concurrency</text>');
+    for (const r of slo) expect(svg).toContain(`>${r.label}</text>`);
+    const dashed = [...svg.matchAll(/<line [^>]*y1="([\d.]+)"[^>]*stroke-dasharray/g)].map((m) => Number(m[1]));
+    expect(dashed).toHaveLength(2);
+    // The 20 s line is above every figure (E2E p50 is 5.2 s) yet inside the plot area, which starts 52 px under the
+    // panel's top at 40: the scale takes the objective in. And it is above the 40 ms one.
+    for (const y of dashed) {
+      expect(y).toBeGreaterThanOrEqual(92);
+      expect(y).toBeLessThan(460);
     }
-    const raw = inflateSync(Buffer.concat(idat));
-    expect(raw.length).toBe((1000 * 3 + 1) * 460);
-    let blue = 0;
-    let dark = 0;
-    for (let y = 0; y < 460; y++)
-      for (let x = 0; x < 1000; x++) {
-        const i = y * 3001 + 1 + x * 3;
-        if (raw[i] === 31 && raw[i + 1] === 119 && raw[i + 2] === 180) blue++;
-        if (raw[i]! < 60 && raw[i + 1]! < 60 && raw[i + 2]! < 60) dark++;
-      }
-    expect(blue).toBeGreaterThan(500);
-    expect(dark).toBeGreaterThan(1000);
+    expect(dashed[0]!).toBeLessThan(dashed[1]!);
+    // Linear x: the three trials are evenly spaced (a log2 axis would not space 1, 2, 3 evenly).
+    const cx = [...svg.matchAll(/<circle cx="([\d.]+)"[^>]*r="3.5" fill="#1f77b4"/g)].map((m) => Number(m[1]));
+    expect(cx.slice(0, 3)[1]! - cx[0]!).toBeCloseTo(cx[2]! - cx[1]!, 0);
+    // And the lines reach the picture: more dark pixels than the same chart without them.
+    const withLines = decodePng(
+      await renderBenchChart(levels, 'autopilot run #1', { xLabel: 'trial', latencyLines: slo }),
+    );
+    const without = decodePng(await renderBenchChart(levels, 'autopilot run #1', { xLabel: 'trial' }));
+    expect(withLines.dark()).toBeGreaterThan(without.dark() + 300);
   });
 });

@@ -149,6 +149,9 @@ describe('scheduled jobs', () => {
     const answers = sent.find((m) => m.kind === 'upload' && /^smoke-\d+-answers\.txt$/.test(m.text))!;
     expect(answers.thread).toBe(report.ts);
     expect(answers.content).toMatch(/## \S+ \(chat\): ok\n/);
+    // The smoke history chart follows the report, in its thread.
+    const chart = sent.find((m) => m.kind === 'upload' && /^smoke-history-\d+\.png$/.test(m.text))!;
+    expect(chart.thread).toBe(report.ts);
     // The same path as a person's command: audited as the scheduler's, in the job's channel.
     const audit = app.engine.audit.list(5).find((a) => a.command === 'smoke')!;
     expect(audit).toMatchObject({

@@ -1,7 +1,8 @@
 // Smoke checks over a real sshd against the SGLang stand-in: a pass, a NaN crash mid-request caught and classified,
 // wrong answers, a tokens/s regression against the last pass, launch mode, history.
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { decodePng } from '../helpers/png.ts';
 import { freePort, type Sshd, startSshd } from '../helpers/sshd.ts';
 import { profilesWith, type SmokeBot, smokeBot } from './helpers.ts';
 
@@ -171,6 +172,19 @@ describe('launch mode and regressions', () => {
     // A regressed run is no baseline: the next comparison is still with run #1.
     const h = await second.run('smoke --history --json');
     expect((h.data as Array<{ verdict: string }>).map((x) => x.verdict)).toEqual(['pass', 'regression']);
+
+    // The history chart comes with the report (the scheduler posts it in the nightly report's thread): TTFT and
+    // tokens/s per run, the regression ringed in red.
+    const files = (r.data as { files: Array<{ filename: string; path: string }> }).files;
+    expect(files).toHaveLength(1);
+    expect(files[0]!.filename).toMatch(/^smoke-history-\d+\.png$/);
+    const img = decodePng(readFileSync(files[0]!.path));
+    expect(img).toMatchObject({ width: 1000, height: 420 });
+    expect(img.near([31, 119, 180])).toBeGreaterThan(200);
+    expect(img.near([214, 39, 40])).toBeGreaterThan(100);
+    expect(img.dark()).toBeGreaterThan(1000);
+    const text = await second.run('smoke --history');
+    expect((text.data as { files: unknown[] }).files).toHaveLength(1);
   });
 
   it('flags a slow drift (each night within the threshold of the one before) against a baseline that does not drift', async () => {

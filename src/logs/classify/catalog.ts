@@ -3,17 +3,18 @@
 // the pre-filter built from the signatures' literal text.
 
 import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import type { z } from 'zod';
 import { ConfigError, type Issue } from '../../errors.ts';
+import { PACKAGE_ROOT } from '../../package-root.ts';
 import { extractAnchors, literalSource, minimiseAnchors } from './anchors.ts';
 import { compileExceptionRule, type ExceptionRule } from './exceptions.ts';
 import { STRUCTURE_ANCHORS } from './phase.ts';
 import { catalogFileSchema, type RawSignature, signatureSchema } from './schema.ts';
 import type { Anchor, Category, Phase, Signature } from './types.ts';
 
-export const BUILTIN_CATALOG = fileURLToPath(new URL('../../../catalog/signatures.yaml', import.meta.url));
+export const BUILTIN_CATALOG = join(PACKAGE_ROOT, 'catalog', 'signatures.yaml');
 
 export interface Catalog {
   signatures: Signature[];

@@ -1,0 +1,23 @@
+// The autopilot runs going in this process, apart from the run code itself so that closing the app does not load
+// launch, smoke and bench into a one-shot command that never started a run.
+import type { Engine } from '../server/engine.ts';
+
+/** Runs in this process, per engine: `autopilot --cancel`, the Stop button and a closing bot reach them here. */
+const loops = new WeakMap<Engine, Map<number, { abort: AbortController; done: Promise<unknown> }>>();
+
+export function loopsOf(engine: Engine) {
+  let m = loops.get(engine);
+  if (!m) {
+    m = new Map();
+    loops.set(engine, m);
+  }
+  return m;
+}
+
+/** A closing bot: its runs stop where they are (servers left as they are) and are resumed by the next start. */
+export async function stopAutopilots(engine: Engine): Promise<void> {
+  const m = loops.get(engine);
+  if (!m) return;
+  for (const l of m.values()) l.abort.abort('shutdown');
+  await Promise.allSettled([...m.values()].map((l) => l.done));
+}
