@@ -8,6 +8,7 @@ import { type AutopilotOutcome, resumeAutopilots } from '../../src/autopilot/run
 import { autopilotStore } from '../../src/autopilot/store.ts';
 import { readGpus } from '../../src/server/host-info.ts';
 import { freshDirs, makeBot, type TestBot, testConfig, until } from '../helpers/app.ts';
+import { decodePng } from '../helpers/png.ts';
 import { freePort, type Sshd, startSshd } from '../helpers/sshd.ts';
 
 let sshd: Sshd;
@@ -90,6 +91,9 @@ describe('autopilot', () => {
       /#\s+phase\s+attempt\s+what changed\s+outcome\s+class\s+out tok\/s\s+TTFT p99 ms\s+ITL p50 ms/,
     );
     expect(readFileSync(out.chartPath!).subarray(1, 4).toString()).toBe('PNG');
+    const chart = decodePng(readFileSync(out.chartPath!));
+    expect(chart).toMatchObject({ width: 1000, height: 460 });
+    expect(chart.dark()).toBeGreaterThan(1000); // text and the SLO's dashed lines, not a blank page
     expect(readFileSync(out.draftFile!, 'utf8')).toMatch(/nan|NaN|probability tensor/);
     expect(bot.app.engine.audit.list(50).some((a) => a.command === 'autopilot')).toBe(true);
   }, 240_000);
