@@ -185,6 +185,18 @@ LOG=$1; case $LOG in "~/"*) LOG=$HOME/\${LOG#"~/"} ;; esac
 tail -c "+$(($2 + 1))" -- "$LOG" 2>/dev/null || true
 `;
 
+/**
+ * snapshot LOG N: the last N lines of the log's first SIZE bytes, then a newline and `GLM_SIZE SIZE` (last, so an
+ * output cut to its tail keeps it). One read, so a follower starting at SIZE sees every line written after the
+ * snapshot and none of it again.
+ */
+export const SNAPSHOT = `
+LOG=$1; case $LOG in "~/"*) LOG=$HOME/\${LOG#"~/"} ;; esac
+size=$(wc -c < "$LOG") || exit 1
+head -c "$size" -- "$LOG" | tail -n "$2"
+printf '\\nGLM_SIZE %s\\n' "$size"
+`;
+
 /** tail LOG N */
 export const TAIL = `
 LOG=$1; case $LOG in "~/"*) LOG=$HOME/\${LOG#"~/"} ;; esac
