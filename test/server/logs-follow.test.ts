@@ -32,7 +32,14 @@ describe('logs --follow', () => {
     try {
       bot.said.length = 0;
       const following = bot.run(`logs --attempt ${a.id} --follow --lines 5`);
-      await until(() => bot.said.join('\n').split('\n').filter((l) => l.startsWith('SEQ ')).length > 2000, 20_000);
+      await until(
+        () =>
+          bot.said
+            .join('\n')
+            .split('\n')
+            .filter((l) => l.startsWith('SEQ ')).length > 2000,
+        20_000,
+      );
       writer.kill('SIGKILL');
       await new Promise((r) => setTimeout(r, 200));
       await bot.run(`stop --attempt ${a.id}`);
