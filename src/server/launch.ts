@@ -309,7 +309,7 @@ async function startNode(engine: Engine, attempt: Attempt, p: NodePlan) {
   const out = await host.exec(
     script(LAUNCH, 'glm-launch', [
       cfg.workdir,
-      runIdFor(attempt.id, p.rank),
+      runIdFor(attempt, p.rank),
       cfg.env_file ?? '',
       cfg.bin_dirs.join(':'),
       p.gpus.gpus.join(','),
@@ -329,7 +329,9 @@ async function startNode(engine: Engine, attempt: Attempt, p: NodePlan) {
         ? `the host has no value for the secret${missing.length > 1 ? 's' : ''} ${missing.join(', ')} this profile needs (the ledger and variant files keep only a marker)`
         : tag === 'GLM_BUSY'
           ? 'another launch or stop holds the host lock'
-          : `launcher failed (exit ${out.code}): ${out.stderr.trim().split('\n').slice(-3).join(' | ')}`;
+          : tag.startsWith('GLM_RUN_EXISTS')
+            ? `its run directory ${tag.slice(15)} already exists: another bot using a copy of this ledger (same ledger id ${engine.attempts.ledgerId}) shares the workdir ${cfg.workdir}`
+            : `launcher failed (exit ${out.code}): ${out.stderr.trim().split('\n').slice(-3).join(' | ')}`;
     throw new LaunchRefused(`launch on ${p.hostName} refused: ${detail}`, {
       host: p.hostName,
       exitCode: out.code,
@@ -338,7 +340,9 @@ async function startNode(engine: Engine, attempt: Attempt, p: NodePlan) {
         ? `stop it where it was started, or on the host: kill -TERM -${pgid}; or launch on other GPUs (--gpus)`
         : missing.length
           ? `give it again with --set (e.g. --set env.${missing[0]!.startsWith('GLM_ARG_') ? 'NAME' : missing[0]}=...), or put it in the host's env_file`
-          : undefined,
+          : tag.startsWith('GLM_RUN_EXISTS')
+            ? `give each bot its own ledger (data_dir) or its own hosts.${p.hostName}.workdir; nothing was started or removed`
+            : undefined,
     });
   }
   const [, pg, st, runDir] = tag.split(' ');
@@ -562,7 +566,7 @@ export async function recordExit(
   const { host, cfg } = hostOf(engine, attempt.host);
   let exitCode: number | null = null;
   try {
-    const st = await readRemoteState(host, cfg, runIdFor(attempt.id));
+    const st = await readRemoteState(host, cfg, runIdFor(attempt));
     if (st.state !== 'none') exitCode = st.exitCode;
   } catch {
     // unreachable now: the outcome still stands from the log

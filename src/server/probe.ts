@@ -54,7 +54,7 @@ export async function probe(engine: Engine, hostGiven: string, attemptId?: numbe
   const hostName = attempt?.host ?? hostGiven;
   const { host, cfg } = hostOf(engine, hostName);
   const port = attempt?.port ?? 30000;
-  const runId = attempt ? runIdFor(attempt.id) : undefined;
+  const runId = attempt ? runIdFor(attempt) : undefined;
   const noRun = async (): Promise<RemoteState> => ({ state: 'none' });
   // The parts are independent: ask them all at once.
   const [proc, health, serverInfo, models, gpu, workers] = await Promise.all([
@@ -76,7 +76,7 @@ export async function probe(engine: Engine, hostGiven: string, attemptId?: numbe
     sharedGpus(hostName, () => readGpus(host, cfg)).catch((e: Error) => ({ error: e.message })),
     readWorkers(engine, attempt),
   ]);
-  const ours = 'runId' in proc && attempt && proc.runId === runIdFor(attempt.id);
+  const ours = 'runId' in proc && attempt && proc.runId === runIdFor(attempt);
   return {
     host: hostName,
     attempt,

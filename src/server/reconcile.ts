@@ -25,7 +25,7 @@ export async function reconcile(
     if (opts.skipStarting && a.status === 'starting') continue;
     const { host, cfg } = hostOf(engine, a.host);
     try {
-      const st = await readRemoteState(host, cfg, runIdFor(a.id));
+      const st = await readRemoteState(host, cfg, runIdFor(a));
       const mine = st.state !== 'none';
       if (st.state === 'alive' || st.state === 'orphans') {
         out.push({

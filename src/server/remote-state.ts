@@ -32,9 +32,10 @@ export async function readRemoteState(host: RemoteHost, cfg: HostConfig, runId: 
 }
 
 /**
- * Run ids name the attempt (and the node of a multi-node attempt), so the host's record can be matched to the ledger;
- * two nodes on one machine sharing a work directory still get their own run directories.
+ * Run ids name the attempt and its ledger (and the node of a multi-node attempt), so the host's record can be matched
+ * to the ledger: two bots with their own ledgers sharing a work directory, or two nodes on one machine, still get
+ * their own run directories.
  */
-export function runIdFor(attemptId: number, rank = 0): string {
-  return rank === 0 ? `attempt-${attemptId}` : `attempt-${attemptId}-node${rank}`;
+export function runIdFor(a: { runId: string }, rank = 0): string {
+  return rank === 0 ? a.runId : `${a.runId}-node${rank}`;
 }

@@ -53,6 +53,8 @@ for f in "$W/current" "$W"/live/*; do
   fi
 done
 R=$W/runs/$RUN
+# Run ids carry the ledger's id: a directory already there is another bot's run (a copied ledger?), never reused.
+if [ -e "$R" ]; then echo "GLM_RUN_EXISTS $R"; exit 4; fi
 mkdir "$R"
 : > "$R/out.log"
 # Read with shell builtins only (read, printf): no value is ever an argument of a program.
