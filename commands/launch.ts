@@ -75,47 +75,60 @@ export default defineCommand({
       emit,
       ctx.diagnoser,
     );
-    const data = { outcome: r.outcome, commandLine: r.commandLine, attempt: r.attempt?.id, diagnosis: r.diagnosis };
-    if (json)
-      return {
-        text: JSON.stringify(data, null, 2),
-        data,
-        exitCode: r.outcome === 'ready' || r.outcome === 'dry-run' ? 0 : 1,
-      };
-    if (r.outcome === 'dry-run') {
-      const known = (r.warnings ?? []).map(
-        (w) => `\n  known to crash: ${w.text}${w.evidence.length ? ` (${w.evidence.join(', ')})` : ''}`,
-      );
-      const nodes =
-        target.hosts.length > 1 ? ` (node 0 of ${target.hosts.length}; the others with --node-rank 1..)` : '';
-      return { text: `dry run: would run on ${where}${nodes}:\n  ${r.commandLine}${known.join('')}`, data };
-    }
-    const a = r.attempt!;
-    if (r.outcome === 'ready') {
-      if (ctx.longLived) monitorAttempt(ctx.engine, a, emit, ctx.diagnoser);
-      return {
-        text: `ready: attempt #${a.id} (${a.profile}) on ${where}, serving at ${hostName}:${a.port}, GPUs ${a.gpus} after ${duration((a.readyAt ?? 0) - a.startedAt)}`,
-        data,
-      };
-    }
-    if (r.outcome === 'hang') {
-      return {
-        text: `hung: attempt #${a.id} (${a.profile}) on ${hostName}: ${r.diagnosis?.summary}; the server is left running for inspection: stop it with: stop --attempt ${a.id}`,
-        data,
-        exitCode: 1,
-      };
-    }
-    if (r.outcome === 'timeout')
-      return {
-        text: `not ready after ${ctx.engine.loaded.config.timeouts.ready_s} s (timeouts.ready_s): attempt #${a.id} is left running and keeps its GPUs; look with: logs --attempt ${a.id}; stop it with: stop --attempt ${a.id}`,
-        data,
-        exitCode: 1,
-      };
-    return {
-      // The crash itself was already told as it happened (and alerted); end with the one-line verdict.
-      text: `${r.outcome}: attempt #${a.id} (${a.profile}) on ${where}${r.diagnosis && r.diagnosis.category !== 'none' ? `: ${r.diagnosis.category} during ${r.diagnosis.phase}: ${r.diagnosis.summary}` : ''}`,
-      data,
-      exitCode: 1,
+    const data = {
+      outcome: r.outcome,
+      commandLine: r.commandLine,
+      attempt: r.attempt?.id,
+      diagnosis: r.diagnosis,
+      notes: r.notes ?? [],
     };
+    const out = verdict();
+    // Checks that could not run are said with every outcome (json carries them in data.notes).
+    const notes = json ? '' : (r.notes ?? []).map((n) => `\n  note: ${n}`).join('');
+    return { ...out, text: out.text + notes };
+
+    function verdict(): { text: string; data: typeof data; exitCode?: number } {
+      if (json)
+        return {
+          text: JSON.stringify(data, null, 2),
+          data,
+          exitCode: r.outcome === 'ready' || r.outcome === 'dry-run' ? 0 : 1,
+        };
+      if (r.outcome === 'dry-run') {
+        const known = (r.warnings ?? []).map(
+          (w) => `\n  known to crash: ${w.text}${w.evidence.length ? ` (${w.evidence.join(', ')})` : ''}`,
+        );
+        const nodes =
+          target.hosts.length > 1 ? ` (node 0 of ${target.hosts.length}; the others with --node-rank 1..)` : '';
+        return { text: `dry run: would run on ${where}${nodes}:\n  ${r.commandLine}${known.join('')}`, data };
+      }
+      const a = r.attempt!;
+      if (r.outcome === 'ready') {
+        if (ctx.longLived) monitorAttempt(ctx.engine, a, emit, ctx.diagnoser);
+        return {
+          text: `ready: attempt #${a.id} (${a.profile}) on ${where}, serving at ${hostName}:${a.port}, GPUs ${a.gpus} after ${duration((a.readyAt ?? 0) - a.startedAt)}`,
+          data,
+        };
+      }
+      if (r.outcome === 'hang') {
+        return {
+          text: `hung: attempt #${a.id} (${a.profile}) on ${hostName}: ${r.diagnosis?.summary}; the server is left running for inspection: stop it with: stop --attempt ${a.id}`,
+          data,
+          exitCode: 1,
+        };
+      }
+      if (r.outcome === 'timeout')
+        return {
+          text: `not ready after ${ctx.engine.loaded.config.timeouts.ready_s} s (timeouts.ready_s): attempt #${a.id} is left running and keeps its GPUs; look with: logs --attempt ${a.id}; stop it with: stop --attempt ${a.id}`,
+          data,
+          exitCode: 1,
+        };
+      return {
+        // The crash itself was already told as it happened (and alerted); end with the one-line verdict.
+        text: `${r.outcome}: attempt #${a.id} (${a.profile}) on ${where}${r.diagnosis && r.diagnosis.category !== 'none' ? `: ${r.diagnosis.category} during ${r.diagnosis.phase}: ${r.diagnosis.summary}` : ''}`,
+        data,
+        exitCode: 1,
+      };
+    }
   },
 });

@@ -8,6 +8,7 @@ import {
   hardwareWarnings,
   type KnownBadEntry,
   loadHardwareCatalog,
+  uncheckedArchNote,
 } from '../fleet/hardware.ts';
 import { type GpuPlan, gpusPerNode, needsVisibleDevices, planGpus } from '../fleet/leases.ts';
 import { shq } from '../hosts/quote.ts';
@@ -65,6 +66,8 @@ export interface LaunchResult {
   outcome: 'dry-run' | 'ready' | 'crashed' | 'exited' | 'timeout' | 'hang';
   /** Known crashes of this configuration on this hardware (shown by a dry run). */
   warnings?: HardwareWarning[];
+  /** Checks that could not run (e.g. the GPU architecture is unknown), for the person to know. */
+  notes?: string[];
   commandLine: string;
   attempt?: Attempt;
   diagnosis?: Diagnosis;
@@ -179,10 +182,10 @@ export async function launch(
   };
   let plans = await planAll();
   emit({ kind: 'command', commandLine: shown(plans[0]!), dialectNote: r.dialectNote });
-  const warnings = await knownCrashes(engine, req);
-  if (req.dryRun) return { outcome: 'dry-run', commandLine: shown(plans[0]!), warnings };
+  const { warnings, notes } = await knownCrashes(engine, req);
+  if (req.dryRun) return { outcome: 'dry-run', commandLine: shown(plans[0]!), warnings, notes };
   if (warnings.length > 0 && !req.confirmed) {
-    const known = `${req.profile.name} on ${req.hostName} is known to crash:\n${warnings.map((w) => `  - ${w.text}${w.evidence.length ? ` (${w.evidence.join(', ')})` : ''}`).join('\n')}`;
+    const known = `${req.profile.name} on ${req.hostName} is known to crash:\n${warnings.map((w) => `  - ${w.text}${w.evidence.length ? ` (${w.evidence.join(', ')})` : ''}`).join('\n')}${notes.map((n) => `\n  note: ${n}`).join('')}`;
     const yes = req.confirm ? await req.confirm(`${known}\nlaunch it anyway? [y/N]`) : false;
     if (!yes) {
       throw new UserError(
@@ -244,7 +247,8 @@ export async function launch(
   });
   attempt = engine.attempts.get(attempt.id)!;
   publish(engine, emit, { kind: 'started', attempt });
-  return follow(engine, attempt, req.firstRequest ?? true, emit, diagnoser);
+  const result = await follow(engine, attempt, req.firstRequest ?? true, emit, diagnoser);
+  return notes.length > 0 ? { ...result, notes } : result;
 }
 
 class LaunchRefused extends RemoteError {}
@@ -386,13 +390,29 @@ async function distInit(engine: Engine, head: string, port: number | undefined, 
 
 let hardwareCatalog: KnownBadEntry[] | undefined;
 
-/** What the hardware catalog and this host's past attempts say about this configuration. */
-async function knownCrashes(engine: Engine, req: LaunchRequest): Promise<HardwareWarning[]> {
+/**
+ * What the hardware catalog and this host's past attempts say about this configuration, and which of those checks
+ * could not run (an unknown architecture skips the catalog's per-architecture entries: said, never silent).
+ */
+async function knownCrashes(
+  engine: Engine,
+  req: LaunchRequest,
+): Promise<{ warnings: HardwareWarning[]; notes: string[] }> {
   const { host, cfg } = hostOf(engine, req.hostName);
-  const cap = await readComputeCap(host, cfg).catch(() => null);
+  let why = '';
+  const cap = await readComputeCap(host, cfg).catch((e: Error) => {
+    why = `nvidia-smi could not be read: ${e.message}`;
+    return null;
+  });
   hardwareCatalog ??= loadHardwareCatalog();
   const past = engine.attempts.list({ host: req.hostName, limit: 500 });
-  return hardwareWarnings(req.profile, archOf(cap ?? undefined), hardwareCatalog, past);
+  const arch = archOf(cap ?? undefined);
+  const notes: string[] = [];
+  if (!arch) {
+    why ||= cap === null ? 'no nvidia-smi on the host' : `unrecognised compute capability '${cap}'`;
+    notes.push(uncheckedArchNote(req.profile, req.hostName, why, hardwareCatalog));
+  }
+  return { warnings: hardwareWarnings(req.profile, arch, hardwareCatalog, past), notes };
 }
 
 async function assertPortFree(engine: Engine, hostName: string, port: number): Promise<void> {
