@@ -91,8 +91,8 @@ export function createNotifier(
       if (outbox.has(pointerKey)) return;
       const count = prior.count + 1;
       db.prepare('UPDATE alerts SET count = ?, last_at = ? WHERE dedup_key = ?').run(count, now, d.dedupKey);
-      const first = deps.sources.attempts.get(prior.attempt_id);
-      const view = await buildAlert(deps.sources, first ?? a, d, count);
+      // The alert now speaks of the newest attempt with this crash (what changed for it), naming where it began.
+      const view = await buildAlert(deps.sources, a, d, count, prior.attempt_id);
       outbox.enqueue({
         key: `${prior.ref_key}:count:${count}`,
         kind: 'update',

@@ -33,9 +33,13 @@ export type View =
       diagnosis: Diagnosis;
       flagChanges: Array<{ flag: string; from: string; to: string }>;
       comparedWith: string | null;
+      /** Why there is no "what changed": e.g. no earlier good attempt of this model. */
+      noComparison?: string;
       excerpts: Excerpt[];
       alreadyTried: Array<{ attemptId: number; profile: string; outcome: string }>;
       count: number;
+      /** A repeat (count > 1): the attempt where this crash was first seen; `attemptId` is the newest. */
+      firstAttemptId?: number;
       nextSteps: string[];
       /** Public reports of the most similar known crashes (the shipped corpus), best first. */
       known: Array<{ ref: string; url: string; title: string; state: string }>;

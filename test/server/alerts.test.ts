@@ -106,6 +106,26 @@ describe('crash alerts', () => {
     expect(b.printed.some((p) => /same crash as attempt #1 \(backend_assertion/.test(p))).toBe(true);
   });
 
+  it('a repeat names the new attempt and the first; what changed is against a good run of the same model only', async () => {
+    const b = chatBot({});
+    // A good run of another model: nothing to compare GLM-5 with.
+    expect((await b.run(`launch small --no-check --port ${await freePort()}`)).exitCode ?? 0).toBe(0);
+    await b.run('stop');
+    for (let i = 0; i < 2; i++)
+      expect((await b.run(`launch glm5-attempt3 --yes --port ${await freePort()}`)).exitCode).toBe(1);
+    await b.app.engine.notifier!.idle();
+    await b.app.delivery!.flush(5000);
+    const alerts = alertsIn(b.printed);
+    const first = alerts.find((x) => !/seen \d+ times/.test(x))!;
+    expect(first).toMatch(/CRASH backend_assertion during .*: attempt #2 glm5-attempt3/);
+    expect(first).toMatch(/what changed: no earlier good attempt of lukealonso\/GLM-5-NVFP4 on gpu to compare with/);
+    expect(alerts.join('\n')).not.toMatch(/changed from last good attempt #1 \(small\)/);
+    const repeat = alerts.find((x) => /seen 2 times/.test(x))!;
+    expect(repeat).toMatch(
+      /attempt #3 glm5-attempt3 on gpu \(launched by U-tester\) \(seen 2 times; first in attempt #2\)/,
+    );
+  });
+
   it('a stall in CUDA graph capture is reported as a hang and the server is left running', async () => {
     const b = chatBot({ STANDIN_SCENARIO: 'stall:cuda_graph_capture' }, freshDirs(), { stall_s: 1 });
     const r = await b.run(`launch small --port ${await freePort()}`);
