@@ -53,7 +53,8 @@ export default defineCommand({
     const emit = (e: Parameters<typeof eventText>[0]) => {
       if (e.kind === 'milestone') ctx.say(`  ${e.text}`);
       // With a notifier the crash arrives as an alert (class, root lines, findings); don't tell it twice.
-      else if (e.kind === 'failed' && ctx.engine.notifier && e.outcome !== 'exited') return;
+      else if (e.kind === 'failed' && ctx.engine.notifier && e.outcome !== 'exited' && e.outcome !== 'request_failed')
+        return;
       else if (!(dryRun && e.kind === 'command')) ctx.say(eventText(e, simulated));
     };
     const r = await launch(
@@ -117,6 +118,12 @@ export default defineCommand({
           exitCode: 1,
         };
       }
+      if (r.outcome === 'request_failed')
+        return {
+          text: `not ready: attempt #${a.id} (${a.profile}) on ${where}: ${r.diagnosis?.summary}; it is left running and keeps its GPUs (a server started with --api-key needs the same key in the profile the bot launched); stop it with: stop --attempt ${a.id}`,
+          data,
+          exitCode: 1,
+        };
       if (r.outcome === 'timeout')
         return {
           text: `not ready after ${ctx.engine.loaded.config.timeouts.ready_s} s (timeouts.ready_s): attempt #${a.id} is left running and keeps its GPUs; look with: logs --attempt ${a.id}; stop it with: stop --attempt ${a.id}`,

@@ -208,12 +208,17 @@ export function createNotifier(
     } else if (e.kind === 'ready') {
       updateParent(e.attempt, 'ready', `in ${Math.round(e.seconds)} s`);
     } else if (e.kind === 'failed') {
-      updateParent(
-        e.attempt,
-        e.outcome === 'exited' ? 'exited' : e.outcome === 'hang' ? 'hung' : 'crashed',
-        e.diagnosis.category,
-      );
-      if (e.outcome !== 'exited') await alert(e.attempt, e);
+      if (e.outcome === 'request_failed') {
+        // Up but refusing the bot's request: no crash to alert, the server still runs (and can be stopped).
+        updateParent(e.attempt, 'request failed', e.diagnosis.summary);
+      } else {
+        updateParent(
+          e.attempt,
+          e.outcome === 'exited' ? 'exited' : e.outcome === 'hang' ? 'hung' : 'crashed',
+          e.diagnosis.category,
+        );
+        if (e.outcome !== 'exited') await alert(e.attempt, e);
+      }
     }
     delivery.poke();
   }

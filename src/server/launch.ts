@@ -20,6 +20,7 @@ import { ENV_NAME } from '../profiles/schema.ts';
 import { type Secrets, serverArgv, splitSecrets } from '../profiles/secrets.ts';
 import { redactArgv, redactEnv, redactText, redactValue, SECRET } from '../redact.ts';
 import { captureEnvironment } from '../reports/env.ts';
+import { rememberApiKey, serverAuth, statusText } from './api-key.ts';
 import type { DiagnoserFactory, Diagnosis } from './diagnosis.ts';
 import { type Engine, hostOf, publish } from './engine.ts';
 import { readComputeCap, readVersions } from './host-info.ts';
@@ -63,7 +64,8 @@ export type LaunchEvent =
   | { kind: 'failed'; attempt: Attempt; outcome: string; diagnosis: Diagnosis; exitCode: number | null };
 
 export interface LaunchResult {
-  outcome: 'dry-run' | 'ready' | 'crashed' | 'exited' | 'timeout' | 'hang';
+  /** request_failed: the server is up but its first real request got an error status (e.g. 401); it keeps running. */
+  outcome: 'dry-run' | 'ready' | 'crashed' | 'exited' | 'timeout' | 'hang' | 'request_failed';
   /** Known crashes of this configuration on this hardware (shown by a dry run). */
   warnings?: HardwareWarning[];
   /** Checks that could not run (e.g. the GPU architecture is unknown), for the person to know. */
@@ -211,6 +213,7 @@ export async function launch(
     opened = tryOpen(engine, req, r, port, plans, distInitAddr);
   }
   let attempt = opened.attempt;
+  rememberApiKey(engine, attempt.id, profile);
   // Once per host and SGLang version (cached in the ledger), for upstream reports; before the server starts, so
   // check_env's CUDA contexts never compete with the server's memory sizing. It never throws.
   await captureEnvironment(engine, req.hostName, { attemptId: attempt.id });
@@ -459,6 +462,7 @@ export async function follow(
     }
   }, 250);
   let checking: Promise<void> | undefined;
+  let refused: string | undefined;
 
   await watchAttempt(
     engine,
@@ -482,10 +486,19 @@ export async function follow(
         }
         if (m.kind === 'ready' && !checking) {
           checking = confirmReady(engine, host, attempt, firstRequest).then(
-            (ok) => {
-              if (ok && !diag.crashed()) {
+            async (r) => {
+              if (r === true && !diag.crashed()) {
                 outcome = 'ready';
                 abort.abort();
+              } else if (typeof r === 'string') {
+                // An answer with an error status: a crash it caused shows in the log within moments (and wins);
+                // otherwise it is the verdict now, not after timeouts.ready_s.
+                await engine.clock.sleep(1000);
+                if (!diag.crashed() && !outcome) {
+                  refused = r;
+                  outcome = 'request_failed';
+                  abort.abort();
+                }
               }
             },
             () => {},
@@ -522,6 +535,22 @@ export async function follow(
     publish(engine, emit, { kind: 'failed', attempt: a, outcome: 'hang', diagnosis: d, exitCode: null });
     return { outcome: 'hang', commandLine: attempt.commandLine, attempt: a, diagnosis: d };
   }
+  if (outcome === 'request_failed' && refused) {
+    // The server is up and keeps its GPUs (a wrong key is fixed by stopping it and launching again): live, reported.
+    const d: Diagnosis = {
+      category: 'first_request_failed',
+      phase: 'first_request',
+      summary: `the server is up, but its first request (POST /generate) was answered ${refused}`,
+      evidence: [],
+      rank: null,
+      dedupKey: `first_request/${refused.split(':')[0]}`,
+      confidence: 1,
+    };
+    engine.attempts.update(attempt.id, { classification: d, lastMilestone: `first request: ${refused}` });
+    const a = engine.attempts.get(attempt.id)!;
+    publish(engine, emit, { kind: 'failed', attempt: a, outcome: 'request_failed', diagnosis: d, exitCode: null });
+    return { outcome: 'request_failed', commandLine: attempt.commandLine, attempt: a, diagnosis: d };
+  }
   if (outcome === 'timeout') {
     // Like a hang, the server still runs and still holds its GPUs: the attempt stays live (its lease with it) until
     // someone stops it or it ends; closing it here would free GPUs that are still in use.
@@ -541,12 +570,13 @@ export async function follow(
   return recordExit(engine, attempt, diag.result(), emit);
 }
 
+/** true: ready; false: not (yet) answering; a string: the first request's error status and body's first line. */
 async function confirmReady(
   engine: Engine,
   host: ReturnType<typeof hostOf>['host'],
   attempt: Attempt,
   firstRequest: boolean,
-): Promise<boolean> {
+): Promise<boolean | string> {
   for (let i = 0; i < 20; i++) {
     try {
       const h = await host.http(attempt.port, { method: 'GET', path: '/health', timeoutMs: 5000 });
@@ -562,7 +592,7 @@ async function confirmReady(
     const r = await host.http(attempt.port, {
       method: 'POST',
       path: '/generate',
-      headers: { 'content-type': 'application/json' },
+      headers: { 'content-type': 'application/json', ...serverAuth(engine, attempt) },
       body: JSON.stringify({
         text: 'The capital city of France is',
         sampling_params: { max_new_tokens: 8, temperature: 0 },
@@ -570,7 +600,7 @@ async function confirmReady(
       timeoutMs: 60_000,
     });
     engine.attempts.event(attempt.id, engine.clock.now(), 'first_request', { status: r.status });
-    return r.status === 200;
+    return r.status === 200 ? true : statusText(r.status, r.body);
   } catch (e) {
     engine.attempts.event(attempt.id, engine.clock.now(), 'first_request', { error: (e as Error).message });
     return false;

@@ -2,6 +2,7 @@
 // GPU memory. Every part is best-effort: one failing check does not hide the others.
 import { z } from 'zod';
 import type { Attempt } from '../ledger/attempts.ts';
+import { serverAuth, statusText } from './api-key.ts';
 import { type Engine, hostOf } from './engine.ts';
 import { type GpuReport, readGpus } from './host-info.ts';
 import { nodesOf } from './nodes.ts';
@@ -56,6 +57,8 @@ export async function probe(engine: Engine, hostGiven: string, attemptId?: numbe
   const port = attempt?.port ?? 30000;
   const runId = attempt ? runIdFor(attempt) : undefined;
   const noRun = async (): Promise<RemoteState> => ({ state: 'none' });
+  // /health is open on a server started with --api-key; the rest needs the profile's key.
+  const auth = serverAuth(engine, attempt);
   // The parts are independent: ask them all at once.
   const [proc, health, serverInfo, models, gpu, workers] = await Promise.all([
     (runId ? sharedState(`${hostName}/${runId}`, () => readRemoteState(host, cfg, runId)) : noRun()).catch(
@@ -68,10 +71,13 @@ export async function probe(engine: Engine, hostGiven: string, attemptId?: numbe
       .http(port, { method: 'GET', path: '/health', timeoutMs: 25_000 })
       .then((r) => ({ status: r.status as number | null, error: undefined as string | undefined }))
       .catch((e: Error) => ({ status: null, error: e.message })),
-    readServerInfo(engine, hostName, port),
+    readServerInfo(engine, hostName, port, auth),
     host
-      .http(port, { method: 'GET', path: '/v1/models', timeoutMs: 5000 })
-      .then((r) => Models.parse(JSON.parse(r.body)).data.map((m) => m.id))
+      .http(port, { method: 'GET', path: '/v1/models', headers: auth, timeoutMs: 5000 })
+      .then((r) => {
+        if (r.status !== 200) throw new Error(`/v1/models answered ${statusText(r.status, r.body)}`);
+        return Models.parse(JSON.parse(r.body)).data.map((m) => m.id);
+      })
       .catch((e: Error) => ({ error: e.message })),
     sharedGpus(hostName, () => readGpus(host, cfg)).catch((e: Error) => ({ error: e.message })),
     readWorkers(engine, attempt),
@@ -108,14 +114,19 @@ function readWorkers(engine: Engine, attempt: Attempt | null): Promise<ProbeRepo
   );
 }
 
-async function readServerInfo(engine: Engine, hostName: string, port: number): Promise<ProbeReport['serverInfo']> {
+async function readServerInfo(
+  engine: Engine,
+  hostName: string,
+  port: number,
+  headers: Record<string, string>,
+): Promise<ProbeReport['serverInfo']> {
   const { host } = hostOf(engine, hostName);
   // /server_info is the current name; releases before it only have /get_server_info.
   for (const path of ['/server_info', '/get_server_info']) {
     try {
-      const r = await host.http(port, { method: 'GET', path, timeoutMs: 5000 });
+      const r = await host.http(port, { method: 'GET', path, headers, timeoutMs: 5000 });
       if (r.status === 404) continue;
-      if (r.status !== 200) return { error: `${path} answered ${r.status}` };
+      if (r.status !== 200) return { error: `${path} answered ${statusText(r.status, r.body)}` };
       const info = ServerInfo.parse(JSON.parse(r.body));
       return {
         version: info.version,

@@ -43,13 +43,14 @@ function button(text: string, actionId: string, value: string, style?: 'danger' 
 }
 
 // A hung server is left running for inspection: it can still be stopped and probed.
-const ACTIVE = new Set(['starting', 'loading', 'ready', 'hung']);
+const ACTIVE = new Set(['starting', 'loading', 'ready', 'hung', 'request failed']);
 const EMOJI: Record<string, string> = {
   starting: ':hourglass_flowing_sand:',
   loading: ':hourglass_flowing_sand:',
   ready: ':white_check_mark:',
   crashed: ':x:',
   hung: ':zzz:',
+  'request failed': ':no_entry:',
   exited: ':black_square_for_stop:',
   stopped: ':black_square_for_stop:',
 };

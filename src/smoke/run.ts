@@ -2,10 +2,12 @@
 // against the server running on a host, or against a fresh launch of a profile that is stopped afterwards (to test
 // a nightly SGLang build or a profile change). Launch and stop are the engine's own; nothing here starts a server
 // another way.
+
 import { UserError } from '../errors.ts';
 import type { RemoteHost } from '../hosts/types.ts';
 import type { Attempt } from '../ledger/attempts.ts';
 import type { ResolvedProfile } from '../profiles/index.ts';
+import { serverAuth } from '../server/api-key.ts';
 import type { DiagnoserFactory, Diagnosis } from '../server/diagnosis.ts';
 import { type Engine, hostOf } from '../server/engine.ts';
 import { type LaunchEvent, launch, recordExit } from '../server/launch.ts';
@@ -291,7 +293,10 @@ async function smokeAttempt(
         continue;
       }
       const text = endpoint === 'generate' ? (p.generate_prompt ?? p.prompt) : p.prompt;
-      const a = await ask(host, attempt.port, endpoint, text, p.max_tokens, { timeoutMs: Math.min(left, 120_000) });
+      const a = await ask(host, attempt.port, endpoint, text, p.max_tokens, {
+        timeoutMs: Math.min(left, 120_000),
+        headers: serverAuth(engine, attempt),
+      });
       const j = a.error ? { ok: false, problems: [`request failed: ${a.error}`] } : judge(a.text, p.expect);
       prompts.push({
         name: p.name,
