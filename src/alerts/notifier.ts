@@ -11,6 +11,7 @@ import type { Clock } from '../clock.ts';
 import { type Attempt, attemptWhere } from '../ledger/attempts.ts';
 import type { Db } from '../ledger/db.ts';
 import type { Outbox } from '../ledger/outbox.ts';
+import type { Diagnosis } from '../server/diagnosis.ts';
 import type { LaunchEvent } from '../server/launch.ts';
 import { type AlertSources, buildAlert } from './build.ts';
 
@@ -27,6 +28,14 @@ export const parentKey = (id: number) => `attempt:${id}:parent`;
 
 /** How long a loading attempt may go without a new step before its message says so. */
 export const QUIET_MS = 60_000;
+/** The key of an attempt's last parent update: once it is in the outbox, the attempt's end has been told. */
+const endKey = (id: number) => `${parentKey(id)}:end`;
+
+/** An attempt's message state for how it ended, from the ledger row. */
+function endState(a: Attempt): string {
+  if (a.status === 'crashed') return 'crashed';
+  return a.status;
+}
 
 export function createNotifier(
   deps: { db: Db; outbox: Outbox; delivery: Delivery; clock: Clock; sources: AlertSources },
@@ -56,6 +65,8 @@ export function createNotifier(
 
   function updateParent(a: Attempt, state: string, detail: string): void {
     if (!opts.parentMessages) return;
+    // A late progress line or state never overwrites how the attempt ended.
+    if (outbox.has(endKey(a.id))) return;
     if (a.groupKey) {
       // A step of a group has no message of its own: its outcome is one reply in the group's thread.
       if (state === 'loading') return;
@@ -131,6 +142,48 @@ export function createNotifier(
     });
   }
 
+  /**
+   * Every way an attempt ends comes here (a crash, an exit, a stop by command, button, scheduler or bisection, a
+   * reconcile after a restart): its message shows the end (no Stop/Probe any more) and, when given, its thread says
+   * how. Once per attempt, across restarts: the end key is remembered in the outbox.
+   */
+  function ended(a: Attempt, state: string, detail: string, thread?: ChatMessage): void {
+    if (!opts.parentMessages) return;
+    if (a.groupKey) {
+      updateParent(a, state, detail);
+      if (thread)
+        outbox.enqueue({
+          key: `${a.groupKey}:step:${a.id}:end`,
+          kind: 'post',
+          channel: opts.channel,
+          parentKey: a.groupKey,
+          payload: thread,
+          at: clock.now(),
+        });
+      return;
+    }
+    // Only an attempt this face posted a message for (one launched from another face has none here).
+    if (!outbox.has(parentKey(a.id)) || outbox.has(endKey(a.id))) return;
+    outbox.enqueue({
+      key: endKey(a.id),
+      kind: 'update',
+      channel: opts.channel,
+      refKey: parentKey(a.id),
+      payload: attemptView(a, state, detail),
+      at: clock.now(),
+    });
+    if (thread) {
+      outbox.enqueue({
+        key: `${endKey(a.id)}:thread`,
+        kind: 'post',
+        channel: opts.channel,
+        parentKey: parentKey(a.id),
+        payload: thread,
+        at: clock.now(),
+      });
+    }
+  }
+
   // Alerts are built asynchronously (findings lookups); idle() lets a closing bot wait for them to be queued.
   const inflight = new Set<Promise<void>>();
 
@@ -145,6 +198,25 @@ export function createNotifier(
       if (!opts.parentMessages) return;
       outbox.enqueue({ key, kind: 'post', channel: opts.channel, refKey: key, payload: { text }, at: clock.now() });
       delivery.poke();
+    },
+    /**
+     * After a restart: attempts that ended while this bot was away (closed by another process, or before it could
+     * tell) get their end told now, and their crash alerted (once: alerts are deduplicated by the classifier's key).
+     */
+    async catchUp(): Promise<number> {
+      let told = 0;
+      for (const a of deps.sources.attempts.list({ limit: 200 })) {
+        if (a.active || a.groupKey || !outbox.has(parentKey(a.id)) || outbox.has(endKey(a.id))) continue;
+        told += 1;
+        const d = a.classification as Diagnosis | null;
+        const state = endState(a);
+        ended(a, state, state === 'crashed' ? (d?.category ?? a.outcome ?? '') : (a.outcomeDetail ?? ''));
+        if (state === 'crashed' && d && d.category !== 'none') {
+          await alert(a, { kind: 'failed', attempt: a, outcome: d.category, diagnosis: d, exitCode: a.exitCode });
+        }
+      }
+      delivery.poke();
+      return told;
     },
     async idle(): Promise<void> {
       while (inflight.size > 0) await Promise.allSettled([...inflight]);
@@ -211,14 +283,24 @@ export function createNotifier(
       if (e.outcome === 'request_failed') {
         // Up but refusing the bot's request: no crash to alert, the server still runs (and can be stopped).
         updateParent(e.attempt, 'request failed', e.diagnosis.summary);
+      } else if (e.outcome === 'hang') {
+        // Left running for inspection: not an end.
+        updateParent(e.attempt, 'hung', e.diagnosis.category);
+        await alert(e.attempt, e);
+      } else if (e.attempt.active) {
+        // Told early (the root line read, the server not gone yet): the end comes with the exit.
+        updateParent(e.attempt, 'crashed', e.diagnosis.category);
+        await alert(e.attempt, e);
       } else {
-        updateParent(
-          e.attempt,
-          e.outcome === 'exited' ? 'exited' : e.outcome === 'hang' ? 'hung' : 'crashed',
-          e.diagnosis.category,
-        );
-        if (e.outcome !== 'exited') await alert(e.attempt, e);
+        const state = e.outcome === 'exited' || e.outcome === 'lost' ? e.outcome : 'crashed';
+        ended(e.attempt, state, state === 'crashed' ? e.diagnosis.category : (e.attempt.outcomeDetail ?? ''));
+        if (state === 'crashed') await alert(e.attempt, e);
       }
+    } else if (e.kind === 'stopped') {
+      ended(e.attempt, 'stopped', `by ${e.actor}`, {
+        text: `stopped by ${e.actor}: ${e.text}`,
+        view: { type: 'stopped', attemptId: e.attempt.id, actor: e.actor, text: e.text },
+      });
     }
     delivery.poke();
   }

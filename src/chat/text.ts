@@ -57,6 +57,7 @@ export function viewText(v: View): string | undefined {
     }
     return out.join('\n');
   }
+  if (v.type === 'stopped') return `stopped by ${v.actor}: ${v.text}`;
   return undefined;
 }
 

@@ -60,6 +60,13 @@ export type View =
        */
       links: Array<{ label: string; refKey?: string; ref?: ChatRef; url?: string; text?: string }>;
     }
+  | {
+      /** An attempt stopped (by a person, the scheduler or a bisection): told in its thread. */
+      type: 'stopped';
+      attemptId: number;
+      actor: string;
+      text: string;
+    }
   | { type: 'text' };
 
 export interface ChatMessage {

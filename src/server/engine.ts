@@ -12,6 +12,7 @@ import type { Db } from '../ledger/db.ts';
 import type { Outbox } from '../ledger/outbox.ts';
 import type { Logger } from '../logger.ts';
 import type { ProfileSet } from '../profiles/index.ts';
+import type { DiagnoserFactory } from './diagnosis.ts';
 import type { LaunchEvent } from './launch.ts';
 
 export interface Engine {
@@ -26,12 +27,15 @@ export interface Engine {
   profiles: ProfileSet;
   clock: Clock;
   log: Logger;
+  /** The crash classifier, for logs read after the fact (an attempt that ended while no bot watched). */
+  diagnoser?: DiagnoserFactory;
   /** The team's knowledge bases, quoted in crash alerts and searched by `findings`. */
   findings?: FindingsIndex;
   /** Where attempt events go besides the command that caused them: chat messages and alerts (src/alerts). */
   notifier?: {
     onEvent(e: LaunchEvent): Promise<void>;
     idle(): Promise<void>;
+    catchUp(): Promise<number>;
     openGroup(key: string, text: string): void;
     /** `phase`: the load's stage (weights, kv_cache, ...); the thread hears of each once. */
     progress(a: Attempt, text: string, phase: string): void;

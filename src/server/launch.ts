@@ -23,7 +23,9 @@ import { captureEnvironment } from '../reports/env.ts';
 import { rememberApiKey, serverAuth, statusText } from './api-key.ts';
 import type { DiagnoserFactory, Diagnosis } from './diagnosis.ts';
 import { type Engine, hostOf, publish } from './engine.ts';
+import { markFollower } from './follower.ts';
 import { readComputeCap, readVersions } from './host-info.ts';
+import { logStart, stampOf } from './log-read.ts';
 import { failNodes, watchNodes } from './node-watch.ts';
 import { advance, initialProgress, type Progress } from './progress.ts';
 import { reconcile } from './reconcile.ts';
@@ -61,7 +63,9 @@ export type LaunchEvent =
   | { kind: 'started'; attempt: Attempt }
   | { kind: 'milestone'; text: string; progress: Progress }
   | { kind: 'ready'; attempt: Attempt; seconds: number }
-  | { kind: 'failed'; attempt: Attempt; outcome: string; diagnosis: Diagnosis; exitCode: number | null };
+  | { kind: 'failed'; attempt: Attempt; outcome: string; diagnosis: Diagnosis; exitCode: number | null }
+  /** Someone (or the scheduler, or a bisection) stopped it; `text` says how it went. */
+  | { kind: 'stopped'; attempt: Attempt; actor: string; text: string };
 
 export interface LaunchResult {
   /** request_failed: the server is up but its first real request got an error status (e.g. 401); it keeps running. */
@@ -440,6 +444,7 @@ export async function follow(
   diagnoser: DiagnoserFactory,
 ): Promise<LaunchResult> {
   const { host } = hostOf(engine, attempt.host);
+  markFollower(engine, attempt.id);
   let progress = initialProgress();
   const told = new Set<string>();
   let outcome: LaunchResult['outcome'] | undefined;
@@ -463,6 +468,7 @@ export async function follow(
   }, 250);
   let checking: Promise<void> | undefined;
   let refused: string | undefined;
+  let readyStamp: number | undefined;
 
   await watchAttempt(
     engine,
@@ -485,6 +491,7 @@ export async function follow(
           engine.notifier?.progress(attempt, step.text, progress.stage);
         }
         if (m.kind === 'ready' && !checking) {
+          readyStamp = stampOf(line.text);
           checking = confirmReady(engine, host, attempt, firstRequest).then(
             async (r) => {
               if (r === true && !diag.crashed()) {
@@ -520,10 +527,17 @@ export async function follow(
 
   if (outcome === 'ready' && !diag.crashed()) {
     const now = engine.clock.now();
-    engine.attempts.update(attempt.id, { status: 'ready', readyAt: now, lastMilestone: 'ready' });
+    // When the server got ready, by its own log (a follower that re-attached late notices it later than that).
+    const start =
+      readyStamp === undefined || !attempt.logPath ? undefined : await logStart(engine, attempt.host, attempt.logPath);
+    const readyAt =
+      start !== undefined && readyStamp !== undefined
+        ? Math.min(now, attempt.startedAt + Math.max(0, readyStamp - start))
+        : now;
+    engine.attempts.update(attempt.id, { status: 'ready', readyAt, lastMilestone: 'ready' });
     engine.attempts.event(attempt.id, now, 'ready', {});
     const a = engine.attempts.get(attempt.id)!;
-    publish(engine, emit, { kind: 'ready', attempt: a, seconds: (now - attempt.startedAt) / 1000 });
+    publish(engine, emit, { kind: 'ready', attempt: a, seconds: (readyAt - attempt.startedAt) / 1000 });
     return { outcome: 'ready', commandLine: attempt.commandLine, attempt: a };
   }
   if (outcome === 'hang' && hang) {

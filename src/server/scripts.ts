@@ -122,9 +122,10 @@ W=$(home_path "$1"); RUN=$2; R=$W/runs/$RUN
 read -r pg st < "$R/pgid" || { echo "GLM_NONE"; exit 0; }
 ex=$(cat "$R/exit" 2>/dev/null || echo -)
 up=$(ps -o etimes= -p "$pg" 2>/dev/null | tr -d ' ' || true)
-if alive "$pg" "$st"; then echo "GLM_ALIVE $pg $st $RUN $ex \${up:--}"
-elif group_alive "$pg" && ! [ -r "/proc/$pg/stat" ]; then echo "GLM_ORPHANS $pg $st $RUN $ex -"
-else echo "GLM_DEAD $pg $st $RUN $ex -"; fi
+# The run directory comes last (a path may hold spaces): a bot that lost track of a launch adopts it from here.
+if alive "$pg" "$st"; then echo "GLM_ALIVE $pg $st $RUN $ex \${up:--} $R"
+elif group_alive "$pg" && ! [ -r "/proc/$pg/stat" ]; then echo "GLM_ORPHANS $pg $st $RUN $ex - $R"
+else echo "GLM_DEAD $pg $st $RUN $ex - $R"; fi
 `;
 
 /** stop WORKDIR GRACE_DECISECONDS RUN_ID: TERM the run's group, wait, KILL what remains. Nothing else is signalled. */

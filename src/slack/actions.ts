@@ -11,16 +11,7 @@ import type {
 import type { Identity } from '../commands/define.ts';
 import type { Attempt } from '../ledger/attempts.ts';
 import { launchClash, runCommand } from './commands.ts';
-import {
-  auditClick,
-  commandDef,
-  type FaceDeps,
-  markStopped,
-  reply,
-  slackContext,
-  threadPost,
-  threadUpload,
-} from './face-deps.ts';
+import { auditClick, commandDef, type FaceDeps, reply, slackContext, threadPost, threadUpload } from './face-deps.ts';
 import { code, esc, who } from './mrkdwn.ts';
 import { replaceBlocks, stopModal } from './views.ts';
 
@@ -118,11 +109,7 @@ async function stopAttempt(deps: FaceDeps, identity: Identity, id: number, respo
     reply(deps, identity, responseUrl, { text: out.text });
     return false;
   }
-  markStopped(deps, a);
-  threadPost(deps, a.id, {
-    text: `stopped by ${identity.user}: ${out.text}`,
-    mrkdwn: `:black_square_for_stop: stopped by ${who(identity.user)}\n${code(out.text)}`,
-  });
+  // The message and its thread say so through the notifier, as for every other way an attempt ends.
   return true;
 }
 

@@ -232,7 +232,9 @@ export function renderMessage(msg: ChatMessage, opts: { filename?: string } = {}
         ? alertBlocks(view)
         : view?.type === 'report'
           ? reportBlocks(view)
-          : textBlocks(full);
+          : view?.type === 'stopped'
+            ? [section(`:black_square_for_stop: stopped by ${who(view.actor)}\n${code(view.text)}`)]
+            : textBlocks(full);
   // Keep the blocks that fit, in order; when some do not, the complete text goes as a file beside them.
   const kept: Block[] = [];
   let total = 0;
