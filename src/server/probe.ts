@@ -6,6 +6,7 @@ import { serverAuth, statusText } from './api-key.ts';
 import { type Engine, hostOf } from './engine.ts';
 import { type GpuReport, readGpus } from './host-info.ts';
 import { nodesOf } from './nodes.ts';
+import { reconcile } from './reconcile.ts';
 import { type RemoteState, readRemoteState, runIdFor } from './remote-state.ts';
 import { singleFlight } from './single-flight.ts';
 
@@ -50,6 +51,11 @@ export interface ProbeReport {
 
 /** Probes the attempt named, else the newest live attempt on the host (a multi-node one is probed on its head). */
 export async function probe(engine: Engine, hostGiven: string, attemptId?: number): Promise<ProbeReport> {
+  // The attempt's state as its host has it now, before reporting it.
+  await reconcile(engine, attemptId !== undefined ? undefined : [hostGiven], {
+    attemptIds: attemptId !== undefined ? [attemptId] : undefined,
+    skipStarting: true,
+  }).catch(() => []);
   const attempt =
     (attemptId !== undefined ? engine.attempts.get(attemptId) : engine.attempts.activeOn(hostGiven)) ?? null;
   const hostName = attempt?.host ?? hostGiven;

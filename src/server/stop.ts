@@ -7,6 +7,7 @@ import { type Attempt, parseGpus } from '../ledger/attempts.ts';
 import { type Engine, hostOf, publish } from './engine.ts';
 import { type GpuReport, readGpus } from './host-info.ts';
 import { type NodeRef, nodeLabel, nodesOf } from './nodes.ts';
+import { reconcile } from './reconcile.ts';
 import { STOP, script } from './scripts.ts';
 
 export interface StopResult {
@@ -110,7 +111,24 @@ export async function stop(
   actor: string,
   attemptId?: number,
 ): Promise<StopResult> {
-  const attempt = targetAttempt(engine, hostName, attemptId);
+  let attempt = targetAttempt(engine, hostName, attemptId);
+  if (attempt.pgid === null) {
+    // Its launcher never recorded where it runs (it died mid-launch): the host's record says, before anything is
+    // signalled or closed. Never closed as gone while the host may still start it.
+    await reconcile(engine, undefined, { attemptIds: [attempt.id] });
+    attempt = engine.attempts.get(attempt.id)!;
+    if (attempt.active && attempt.pgid === null) {
+      throw new UserError(
+        `attempt #${attempt.id} is still starting: its host has no record of it yet`,
+        `try again in a moment; see: status`,
+      );
+    }
+    if (!attempt.active)
+      throw new UserError(
+        `attempt #${attempt.id} is not running: it ended ${attempt.outcome ?? attempt.status}`,
+        'see: status',
+      );
+  }
   // Told before the signals: a node watcher that sees a node go down now knows it was asked to (see failNodes).
   engine.attempts.event(attempt.id, engine.clock.now(), 'stop_requested', { actor });
   const stops = await stopNodes(engine, attempt);

@@ -11,6 +11,7 @@ import { serverAuth } from '../server/api-key.ts';
 import type { DiagnoserFactory, Diagnosis } from '../server/diagnosis.ts';
 import { type Engine, hostOf } from '../server/engine.ts';
 import { type LaunchEvent, launch, recordExit } from '../server/launch.ts';
+import { reconcile } from '../server/reconcile.ts';
 import { stop } from '../server/stop.ts';
 import { type Answer, ask } from './ask.ts';
 import { judge } from './checks.ts';
@@ -105,6 +106,8 @@ function profileOf(engine: Engine, name: string, attempt?: Attempt): ResolvedPro
 export async function runSmoke(engine: Engine, req: SmokeRequest, hooks: Hooks): Promise<SmokeResult> {
   const started = engine.clock.now();
   const wallStart = Date.now();
+  // What runs there, as the host says now (an orphaned launch that got ready, a server that died unwatched).
+  await reconcile(engine, [req.hostName], { skipStarting: true });
   const active = engine.attempts.activeOn(req.hostName);
   let mode: 'running' | 'launch';
   if (req.launch) {
