@@ -191,14 +191,9 @@ export async function launch(
   const { warnings, notes } = await knownCrashes(engine, req);
   if (req.dryRun) return { outcome: 'dry-run', commandLine: shown(plans[0]!), warnings, notes };
   if (warnings.length > 0 && !req.confirmed) {
-    const known = `${req.profile.name} on ${req.hostName} is known to crash:\n${warnings.map((w) => `  - ${w.text}${w.evidence.length ? ` (${w.evidence.join(', ')})` : ''}`).join('\n')}${notes.map((n) => `\n  note: ${n}`).join('')}`;
+    const known = knownCrashText(req, warnings, notes);
     const yes = req.confirm ? await req.confirm(`${known}\nlaunch it anyway? [y/N]`) : false;
-    if (!yes) {
-      throw new UserError(
-        req.confirm ? `not launched: ${known}` : known,
-        'launch it anyway with --yes (e.g. to reproduce the crash for a bug report), or pick another configuration (next)',
-      );
-    }
+    if (!yes) throw knownCrashRefusal(req.confirm ? `not launched: ${known}` : known);
   }
 
   // A port one of our own servers uses is refused naming it; only then is a port nobody we know of answers on probed.
@@ -259,6 +254,35 @@ export async function launch(
 }
 
 class LaunchRefused extends RemoteError {}
+
+function knownCrashText(req: LaunchRequest, warnings: HardwareWarning[], notes: string[]): string {
+  return `${req.profile.name} on ${req.hostName} is known to crash:\n${warnings.map((w) => `  - ${w.text}${w.evidence.length ? ` (${w.evidence.join(', ')})` : ''}`).join('\n')}${notes.map((n) => `\n  note: ${n}`).join('')}`;
+}
+
+const knownCrashRefusal = (text: string) =>
+  new UserError(
+    text,
+    'launch it anyway with --yes (e.g. to reproduce the crash for a bug report), or pick another configuration (next)',
+  );
+
+/**
+ * Every check that can refuse this launch, run without starting or stopping anything: the host answers and runs
+ * SGLang, the configuration is not known to crash here (unless confirmed), and no attempt other than `replacing`
+ * holds its port or named GPUs. "Stop #N and launch" runs it before the stop, so a refusal leaves #N running.
+ * Throws the refusal the launch itself would give.
+ */
+export async function checkLaunch(engine: Engine, req: LaunchRequest, replacing?: number): Promise<void> {
+  const hosts = req.nodes && req.nodes.length > 1 ? req.nodes : [req.hostName];
+  const profile: ResolvedProfile = req.gpus ? { ...req.profile, gpus: req.gpus } : req.profile;
+  await renderFor(engine, { ...req, dryRun: false }, profile);
+  const { warnings, notes } = await knownCrashes(engine, req);
+  if (warnings.length > 0 && !req.confirmed) throw knownCrashRefusal(knownCrashText(req, warnings, notes));
+  const port = req.port ?? profile.port;
+  for (const h of hosts) {
+    const c = engine.attempts.conflict(h, port, profile.gpus ?? []);
+    if (c && c.holder.id !== replacing) throw c.error;
+  }
+}
 
 /**
  * Opens the attempt with its leases on every node, or says why not: the ledger's answer first (it names who holds

@@ -10,7 +10,7 @@ import type {
 } from '@slack/bolt';
 import type { Identity } from '../commands/define.ts';
 import type { Attempt } from '../ledger/attempts.ts';
-import { launchClash, runCommand } from './commands.ts';
+import { launchClash, launchRefusal, runCommand } from './commands.ts';
 import { auditClick, commandDef, type FaceDeps, reply, slackContext, threadPost, threadUpload } from './face-deps.ts';
 import { code, esc, who } from './mrkdwn.ts';
 import { replaceBlocks, stopModal } from './views.ts';
@@ -242,11 +242,30 @@ export function onReplaceClick(deps: FaceDeps) {
           );
           return;
         }
-        if (
-          running &&
-          !(await stopAttempt(deps, { ...identity, channel: p.identity.channel }, running.id, body.response_url))
-        )
-          return;
+        if (running) {
+          // Everything that could refuse the launch is asked first: a refusal leaves the running server alone.
+          const refusal = await launchRefusal(deps, p.text, running.id);
+          if (refusal) {
+            auditClick(
+              deps,
+              identity,
+              'launch',
+              { confirm: 'replace' },
+              'allow',
+              `not replaced: ${refusal.split('\n')[0]}`,
+            );
+            reply(
+              deps,
+              identity,
+              body.response_url,
+              { text: `not replaced: ${refusal.replace(/^error: /, '')}\nattempt #${running.id} keeps running` },
+              true,
+            );
+            return;
+          }
+          if (!(await stopAttempt(deps, { ...identity, channel: p.identity.channel }, running.id, body.response_url)))
+            return;
+        }
         reply(
           deps,
           identity,
