@@ -150,16 +150,8 @@ export function createNotifier(
   function ended(a: Attempt, state: string, detail: string, thread?: ChatMessage): void {
     if (!opts.parentMessages) return;
     if (a.groupKey) {
+      // A step of a group (a bisection) has no message of its own: its one reply in the group's thread says it.
       updateParent(a, state, detail);
-      if (thread)
-        outbox.enqueue({
-          key: `${a.groupKey}:step:${a.id}:end`,
-          kind: 'post',
-          channel: opts.channel,
-          parentKey: a.groupKey,
-          payload: thread,
-          at: clock.now(),
-        });
       return;
     }
     // Only an attempt this face posted a message for (one launched from another face has none here).
