@@ -111,11 +111,16 @@ describe('every way an attempt ends', () => {
     const { body } = slashBody(fake, `launch glm5-attempt3 --yes --port ${await freePort()}`, 'UOPER', 'CDOWN');
     expect((await postSigned(port, body)).status).toBe(200);
     const ledger = createAttemptStore(openDb(join(dirs.dataDir, 'ledger.sqlite')));
-    await waitFor(
-      'loading, its message posted',
-      () => ledger.get(1)?.status === 'loading' && parentOf(1, 'CDOWN'),
-      30_000,
-    );
+    // Killed once its message is posted and recorded as sent (a kill between Slack accepting a message and the outbox
+    // recording it is the delivery's problem, not this one's).
+    const db = openDb(join(dirs.dataDir, 'ledger.sqlite'));
+    const parentSent = () =>
+      (
+        db.prepare("SELECT status FROM outbox WHERE key LIKE '%attempt:1:parent'").get() as
+          | { status: string }
+          | undefined
+      )?.status === 'sent';
+    await waitFor('loading, its message posted', () => ledger.get(1)?.status === 'loading' && parentSent(), 30_000);
     await first.kill();
     expect(ledger.get(1)!.classification).toBeNull();
     // The server crashes while no bot runs.
@@ -130,7 +135,13 @@ describe('every way an attempt ends', () => {
         return p && /crashed: backend_assertion/.test(blockText(p.blocks)) && p;
       },
       30_000,
-    );
+    ).catch((e: Error) => {
+      // Say what the bot did instead.
+      const outbox = db.prepare('SELECT key, status, sent_at FROM outbox ORDER BY id').all();
+      throw new Error(
+        `${e.message}\nattempt: ${ledger.get(1)?.status} ${ledger.get(1)?.outcome}\noutbox: ${JSON.stringify(outbox)}\nmessage: ${blockText(parentOf(1, 'CDOWN')?.blocks)}\nbot: ${second.output().slice(-3000)}`,
+      );
+    });
     expect(blockText(parent.blocks)).not.toContain('glm_stop');
     expect(blockText(parent.blocks)).not.toContain('glm_probe');
     const alert = await waitFor('alert', () =>
