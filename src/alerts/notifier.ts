@@ -255,7 +255,7 @@ export function createNotifier(
   async function handle(e: LaunchEvent): Promise<void> {
     const now = clock.now();
     if (e.kind === 'started') loading.set(e.attempt.id, { attempt: e.attempt, detail: '', at: now });
-    else if (e.kind === 'ready' || e.kind === 'failed') loading.delete(e.attempt.id);
+    else if (e.kind === 'ready' || e.kind === 'failed' || e.kind === 'stopped') loading.delete(e.attempt.id);
     if (e.kind === 'started' && opts.parentMessages && e.attempt.groupKey) {
       updateParent(e.attempt, 'starting', e.attempt.profile);
     } else if (e.kind === 'started' && opts.parentMessages) {

@@ -52,8 +52,9 @@ export async function runBench(engine: Engine, req: BenchRequest, say: (t: strin
   // Every level (and the warm-up) gets its own prompts: a prompt seen before would hit the server's prefix cache and
   // make later levels look faster than they are.
   const seed = (started % 1_000_003) + 1;
+  const auth = await serverAuth(engine, attempt);
   const warm = await runLevel(host, attempt.port, {
-    headers: serverAuth(engine, attempt),
+    headers: auth,
     seed,
     concurrency: widest,
     requests: widest,
@@ -70,7 +71,7 @@ export async function runBench(engine: Engine, req: BenchRequest, say: (t: strin
   const levels: LevelMetrics[] = [];
   for (const [i, c] of req.concurrencies.entries()) {
     const run = await runLevel(host, attempt.port, {
-      headers: serverAuth(engine, attempt),
+      headers: auth,
       seed: seed + 7919 * (i + 1),
       concurrency: c,
       requests: requestsFor(c, req.requests, i),

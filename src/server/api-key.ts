@@ -4,7 +4,10 @@
 import { resolveProfileName } from '../advice/profiles.ts';
 import type { Attempt } from '../ledger/attempts.ts';
 import type { ResolvedProfile } from '../profiles/index.ts';
-import type { Engine } from './engine.ts';
+import { argSecretName } from '../profiles/secrets.ts';
+import { SECRET } from '../redact.ts';
+import { type Engine, hostOf } from './engine.ts';
+import { SECRET_VALUE, script } from './scripts.ts';
 
 /** The `--api-key` a profile passes to the server (`--api-key K` or `--api-key=K` in extra_args), if any. */
 export function apiKeyOf(profile: Pick<ResolvedProfile, 'extra_args'>): string | undefined {
@@ -32,19 +35,39 @@ export function rememberApiKey(engine: Engine, attemptId: number, profile: Resol
 
 /**
  * The headers that authenticate the bot's requests to this attempt's server: its key from this process's launch, else
- * from its profile (a file, or a saved variant: the same name means the same profile), else none.
+ * from its profile (a file, or a saved variant: the same name means the same profile); a key the ledger and variant
+ * keep only as the secret marker is read from the host's secrets file, where the launch put it. None without a key.
  */
-export function serverAuth(engine: Engine, attempt: Pick<Attempt, 'id' | 'profile'> | null): Record<string, string> {
+export async function serverAuth(
+  engine: Engine,
+  attempt: Pick<Attempt, 'id' | 'profile' | 'host'> | null,
+): Promise<Record<string, string>> {
   if (!attempt) return {};
-  let key = known.get(engine)?.get(attempt.id);
+  const m = known.get(engine) ?? new Map<number, string>();
+  known.set(engine, m);
+  let key = m.get(attempt.id);
   if (!key) {
+    let args: string[] = [];
     try {
-      key = apiKeyOf(resolveProfileName(engine, attempt.profile));
+      args = resolveProfileName(engine, attempt.profile).extra_args ?? [];
     } catch {
-      key = undefined; // a profile since removed: ask without a key, and the answer says 401
+      args = []; // a profile since removed: ask without a key, and the answer says 401
     }
+    key = apiKeyOf({ extra_args: args });
+    if (key === SECRET) {
+      const i = args.lastIndexOf(SECRET);
+      key = await hostSecret(engine, attempt.host, argSecretName(args, i)).catch(() => undefined);
+    }
+    if (key) m.set(attempt.id, key);
   }
   return key ? { authorization: `Bearer ${key}` } : {};
+}
+
+/** One value of the host's secrets file (never logged; only sent back to that host's server). */
+async function hostSecret(engine: Engine, hostName: string, name: string): Promise<string | undefined> {
+  const { host, cfg } = hostOf(engine, hostName);
+  const r = await host.exec(script(SECRET_VALUE, 'glm-secret', [cfg.workdir, name]));
+  return r.code === 0 && r.stdout ? r.stdout : undefined;
 }
 
 /** `401 {"error":"Unauthorized"}`: an HTTP error status with its body's first line, for a person. */

@@ -630,7 +630,7 @@ async function confirmReady(
     const r = await host.http(attempt.port, {
       method: 'POST',
       path: '/generate',
-      headers: { 'content-type': 'application/json', ...serverAuth(engine, attempt) },
+      headers: { 'content-type': 'application/json', ...(await serverAuth(engine, attempt)) },
       body: JSON.stringify({
         text: 'The capital city of France is',
         sampling_params: { max_new_tokens: 8, temperature: 0 },

@@ -64,7 +64,7 @@ export async function probe(engine: Engine, hostGiven: string, attemptId?: numbe
   const runId = attempt ? runIdFor(attempt) : undefined;
   const noRun = async (): Promise<RemoteState> => ({ state: 'none' });
   // /health is open on a server started with --api-key; the rest needs the profile's key.
-  const auth = serverAuth(engine, attempt);
+  const auth = await serverAuth(engine, attempt);
   // The parts are independent: ask them all at once.
   const [proc, health, serverInfo, models, gpu, workers] = await Promise.all([
     (runId ? sharedState(`${hostName}/${runId}`, () => readRemoteState(host, cfg, runId)) : noRun()).catch(

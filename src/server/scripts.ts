@@ -115,6 +115,13 @@ mv -f "$W/live/$RUN.tmp" "$W/live/$RUN"
 echo "GLM_STARTED $pg $st $R"
 `;
 
+/** secret-value WORKDIR NAME: one value of the host's secrets file (for the bot's own requests to its server). */
+export const SECRET_VALUE = `
+W=$1; case $W in "~") W=$HOME ;; "~/"*) W=$HOME/\${W#"~/"} ;; esac
+[ -r "$W/secrets.env" ] || exit 1
+( set -a; . "$W/secrets.env"; printenv "$2" ) | tr -d '\\n'
+`;
+
 /** status WORKDIR RUN_ID: the state of one run, from the host's own record of it. */
 export const STATUS = `${PRELUDE}
 W=$(home_path "$1"); RUN=$2; R=$W/runs/$RUN

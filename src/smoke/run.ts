@@ -298,7 +298,7 @@ async function smokeAttempt(
       const text = endpoint === 'generate' ? (p.generate_prompt ?? p.prompt) : p.prompt;
       const a = await ask(host, attempt.port, endpoint, text, p.max_tokens, {
         timeoutMs: Math.min(left, 120_000),
-        headers: serverAuth(engine, attempt),
+        headers: await serverAuth(engine, attempt),
       });
       const j = a.error ? { ok: false, problems: [`request failed: ${a.error}`] } : judge(a.text, p.expect);
       prompts.push({

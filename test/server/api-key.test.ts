@@ -44,6 +44,11 @@ describe('a server with --api-key', () => {
     expect(s.text).not.toMatch(/401/);
     const load = await b.run('bench --concurrency 1 --requests 2 --input-len 8 --output-len 4');
     expect(load.exitCode ?? 0, load.text).toBe(0);
+    // Another bot on the same ledger (the variant keeps only the secret marker): the key comes from the host.
+    const other = makeBot(b.app.engine.loaded, { dataDir: b.dataDir, workdir: b.workdir });
+    bots.push(other);
+    const again = await other.run('probe --attempt 1 --json');
+    expect((again.data as { models: unknown }).models).toEqual(['Qwen/Qwen2.5-0.5B-Instruct']);
   });
 
   it('a key the bot does not have: the 401 and its body are reported at once, the server left running', async () => {
