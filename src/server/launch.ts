@@ -213,6 +213,9 @@ export async function launch(
   }
   let attempt = opened.attempt;
   rememberApiKey(engine, attempt.id, profile);
+  // The launching process answers for the attempt from now on: if it dies before it follows the log, another bot can
+  // tell (src/server/follower.ts).
+  markFollower(engine, attempt.id);
   // Once per host and SGLang version (cached in the ledger), for upstream reports; before the server starts, so
   // check_env's CUDA contexts never compete with the server's memory sizing. It never throws.
   await captureEnvironment(engine, req.hostName, { attemptId: attempt.id });
