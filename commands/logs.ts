@@ -5,7 +5,7 @@ import { resolveHostName } from '../src/hosts/from-config.ts';
 import { redactText } from '../src/redact.ts';
 import { hostOf } from '../src/server/engine.ts';
 import { nodeLabel, nodesOf } from '../src/server/nodes.ts';
-import { script, TAIL } from '../src/server/scripts.ts';
+import { SNAPSHOT, script, TAIL } from '../src/server/scripts.ts';
 import { watchNode } from '../src/server/watch.ts';
 
 export default defineCommand({
@@ -44,13 +44,27 @@ export default defineCommand({
     if (!n.logPath) throw new UserError(`attempt #${a.id} never started on ${n.host}, so it has no log there`);
     const label = nodes.length > 1 ? `, ${nodeLabel(n)}` : '';
     const { host: h } = hostOf(ctx.engine, n.host);
-    const r = await h.exec(script(TAIL, 'glm-tail', [n.logPath, String(lines)]), { maxOutputBytes: 8 << 20 });
-    const text = redactText(r.stdout);
-    if (!follow)
+    if (!follow) {
+      const r = await h.exec(script(TAIL, 'glm-tail', [n.logPath, String(lines)]), { maxOutputBytes: 8 << 20 });
+      const text = redactText(r.stdout);
       return { text: `== ${n.logPath} on ${n.host} (attempt #${a.id}${label}, last ${lines} lines)\n${text}` };
-    ctx.say(text.trimEnd());
-    const size = await h.exec(['sh', '-c', 'wc -c < "$1"', 'glm-size', n.logPath]);
-    const from = { ...n, logOffset: Number(size.stdout.trim()) || 0 };
+    }
+    // The snapshot and the offset to follow from come from one read: lines written in between are neither lost nor
+    // shown twice. A last line still being written is left to the follower, which sees it whole.
+    const snap = await h.exec(script(SNAPSHOT, 'glm-snapshot', [n.logPath, String(lines)]), {
+      maxOutputBytes: 8 << 20,
+    });
+    const mark = snap.stdout.lastIndexOf('\nGLM_SIZE ');
+    if (mark < 0) throw new UserError(`could not read ${n.logPath} on ${n.host}: ${snap.stderr.trim() || 'no output'}`);
+    let shownText = snap.stdout.slice(0, mark);
+    let offset = Number(snap.stdout.slice(mark + 10).trim());
+    if (shownText && !shownText.endsWith('\n')) {
+      const cut = shownText.lastIndexOf('\n') + 1;
+      offset -= Buffer.byteLength(shownText.slice(cut));
+      shownText = shownText.slice(0, cut);
+    }
+    ctx.say(redactText(shownText).trimEnd());
+    const from = { ...n, logOffset: offset };
     await watchNode(
       ctx.engine,
       from,

@@ -4,6 +4,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { UserError } from '../errors.ts';
 import type { Attempt } from '../ledger/attempts.ts';
+import { serverAuth } from '../server/api-key.ts';
 import { type Engine, hostOf } from '../server/engine.ts';
 import { renderBenchChart } from './chart/chart.ts';
 import { runLevel } from './client.ts';
@@ -51,7 +52,9 @@ export async function runBench(engine: Engine, req: BenchRequest, say: (t: strin
   // Every level (and the warm-up) gets its own prompts: a prompt seen before would hit the server's prefix cache and
   // make later levels look faster than they are.
   const seed = (started % 1_000_003) + 1;
+  const auth = await serverAuth(engine, attempt);
   const warm = await runLevel(host, attempt.port, {
+    headers: auth,
     seed,
     concurrency: widest,
     requests: widest,
@@ -68,6 +71,7 @@ export async function runBench(engine: Engine, req: BenchRequest, say: (t: strin
   const levels: LevelMetrics[] = [];
   for (const [i, c] of req.concurrencies.entries()) {
     const run = await runLevel(host, attempt.port, {
+      headers: auth,
       seed: seed + 7919 * (i + 1),
       concurrency: c,
       requests: requestsFor(c, req.requests, i),
