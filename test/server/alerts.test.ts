@@ -68,7 +68,8 @@ describe('crash alerts', () => {
     // glm5-attempt1 runs out of memory in CUDA graph capture; slow enough to take sshd away while it loads.
     const b = chatBot({ STANDIN_TIME_SCALE: '0.02' });
     const pending = b.run(`launch glm5-attempt1 --yes --port ${await freePort()}`);
-    await until(() => b.app.engine.attempts.activeOn('gpu')?.status === 'loading', 20_000);
+    // Killed once the follower reads the log (a first milestone), so sshd goes away from under a live follow.
+    await until(() => Boolean(b.app.engine.attempts.activeOn('gpu')?.lastMilestone), 20_000);
     await sshd.stop();
     // The server runs on; it crashes while nobody can read its log.
     const a = b.app.engine.attempts.activeOn('gpu')!;
