@@ -36,6 +36,7 @@ export default defineCommand({
           r.duration,
           r.outcome,
         ]),
+        ctx.width,
       ),
       data: rows,
     };

@@ -36,7 +36,15 @@ function context(app: App, longLived: boolean): CommandContext {
     diagnoser: app.diagnoser,
     longLived,
     commands: app.dispatch.commands,
+    ...(terminalWidth() !== undefined && { width: terminalWidth() }),
   };
+}
+
+/** The terminal's columns; for a pipe, only what COLUMNS says (as `ls` does), else no limit. */
+function terminalWidth(): number | undefined {
+  if (process.stdout.isTTY && process.stdout.columns) return process.stdout.columns;
+  const cols = Number(process.env.COLUMNS);
+  return Number.isInteger(cols) && cols > 0 ? cols : undefined;
 }
 
 async function main(): Promise<number> {

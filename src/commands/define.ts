@@ -42,6 +42,8 @@ export interface CommandContext {
   longLived: boolean;
   /** Asks the person a yes/no question (interactive terminal); absent where nobody can answer in line. */
   confirm?: (question: string) => Promise<boolean>;
+  /** The terminal's width in columns when output goes to one (tables fit it); absent in chat and for pipes. */
+  width?: number;
   /** Standard input, when the face has one (terminal `glm classify -`). */
   stdin?: AsyncIterable<Buffer | string>;
   /** Every registered command (for help). */

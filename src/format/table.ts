@@ -1,12 +1,36 @@
 // Plain-text tables for the terminal (and code blocks in chat).
-export function table(headers: string[], rows: string[][]): string {
+
+/** Narrowest a column is cut to before the table is shown as one block per row instead. */
+const MIN_COLUMN = 8;
+
+/**
+ * A table with a header rule. With `maxWidth` (the terminal's columns) a table wider than that has its widest columns
+ * cut (cells end in `…`) down to a floor; if it still does not fit, each row is shown as a block of `header: value`
+ * lines, so nothing is lost to wrapping.
+ */
+export function table(headers: string[], rows: string[][], maxWidth?: number): string {
   const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const total = () => widths.reduce((a, w) => a + w, 0) + 2 * (widths.length - 1);
+  if (maxWidth !== undefined) {
+    while (total() > maxWidth) {
+      let widest = 0;
+      for (let i = 1; i < widths.length; i++) if (widths[i]! > widths[widest]!) widest = i;
+      if (widths[widest]! <= MIN_COLUMN) return blocks(headers, rows);
+      widths[widest]!--;
+    }
+  }
+  const cell = (c: string, w: number) => (c.length > w ? `${c.slice(0, w - 1)}…` : c.padEnd(w));
   const line = (cells: string[]) =>
     cells
-      .map((c, i) => (c ?? '').padEnd(widths[i]!))
+      .map((c, i) => cell(c ?? '', widths[i]!))
       .join('  ')
       .trimEnd();
   return [line(headers), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');
+}
+
+function blocks(headers: string[], rows: string[][]): string {
+  const pad = Math.max(...headers.map((h) => h.length));
+  return rows.map((r) => headers.map((h, i) => `${`${h}:`.padEnd(pad + 1)} ${r[i] ?? ''}`).join('\n')).join('\n\n');
 }
 
 export function duration(ms: number | null): string {

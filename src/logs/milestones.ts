@@ -1,4 +1,4 @@
-// SGLang startup milestones, recognised from its real log lines (shared/reference/sglang.md §3). One line at a
+// SGLang startup milestones, recognised from its real log lines (docs/sglang.md §3). One line at a
 // time, pure; the tracker in src/server decides what a milestone means for an attempt.
 
 export type Milestone =

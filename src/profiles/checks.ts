@@ -1,5 +1,5 @@
 // Checks zod cannot express: the extra_args grammar, one name per setting, and SGLang's own cross-field asserts
-// (shared/reference/sglang.md §1 and §8). Only server_args-time asserts are enforced here: a combination that fails
+// (docs/sglang.md §1 and §8). Only server_args-time asserts are enforced here: a combination that fails
 // later, inside a kernel (triton attention with an fp8 DSA KV cache, attempt 3), must stay launchable so the team
 // can reproduce it.
 import type { Issue } from '../errors.ts';

@@ -1,4 +1,4 @@
-// The values SGLang's argparse accepts for each choice-valued flag, from shared/reference/sglang.md §1.
+// The values SGLang's argparse accepts for each choice-valued flag, from docs/sglang.md §1.
 // `f` is main at db34c1cbf (2026-02-19, about v0.5.8-0.5.9, what the team ran); `newer` lists values that only later
 // releases accept ([J], main at 8905cbd42, about v0.5.15, unless noted). Both are accepted so a profile can target
 // either install; `newer` is kept apart so a caller can warn that an older SGLang will reject the value.

@@ -1,4 +1,4 @@
-// Reading `python3 -m sglang.check_env` output (shared/reference/sglang.md §5: `key: value` lines, then the
+// Reading `python3 -m sglang.check_env` output (docs/sglang.md §5: `key: value` lines, then the
 // multi-line `NVIDIA Topology:` block) into the few facts a report's title and the advice rules need. The text itself
 // is what goes into the report; these facts only summarise it.
 

@@ -102,7 +102,7 @@ describe('what an operator may set', () => {
   it("SGLang's and NCCL's own settings are an operator's: launched, and the server gets them", async () => {
     const port = await freePort();
     const out = await slash(
-      `launch small --yes --no-check --port ${port} --set 'env.NCCL_DEBUG=INFO,env.SGLANG_LOG_LEVEL=debug,extra_args=[--max-running-requests=8]'`,
+      `launch small --yes --no-check --port ${port} --set 'env.NCCL_DEBUG=INFO,env.SGLANG_LOG_LEVEL=debug,extra_args=[--max-total-tokens=8192]'`,
       'UOPER',
     );
     expect(out).toMatch(/ready: attempt #\d+/);
@@ -110,7 +110,7 @@ describe('what an operator may set', () => {
     expect(a.actor).toBe('UOPER');
     expect(JSON.parse(a.profileJson)).toMatchObject({
       env: { NCCL_DEBUG: 'INFO', SGLANG_LOG_LEVEL: 'debug' },
-      extra_args: ['--max-running-requests=8'],
+      extra_args: ['--max-total-tokens=8192'],
     });
     expect(await slash(`stop --attempt ${a.id}`, 'UOPER')).toMatch(/stopped/);
   });

@@ -1,5 +1,6 @@
-// The crash classes and phases the bot speaks in (shared/domain.md), and the classifier's output shape. The JSON
-// form of `Classification` is a public contract (`glm classify --json`): exactly these seven fields.
+// The crash classes and phases the bot speaks in (defined in corpus/README.md, listed in the README), and the
+// classifier's output shape. The JSON form of `Classification` is a public contract (`glm classify --json`): these
+// seven fields, to which the command adds `reason` and `known`.
 
 export const CATEGORIES = [
   'nan_in_sampling',
