@@ -54,7 +54,8 @@ const command = defineCommand({
     const emit = (e: Parameters<typeof eventText>[0]) => {
       if (e.kind === 'milestone') ctx.say(`  ${e.text}`);
       // With a notifier the crash arrives as an alert (class, root lines, findings); don't tell it twice.
-      else if (e.kind === 'failed' && ctx.engine.notifier && e.outcome !== 'exited') return;
+      else if (e.kind === 'failed' && ctx.engine.notifier && e.outcome !== 'exited' && e.outcome !== 'request_failed')
+        return;
       else if (!(dryRun && e.kind === 'command')) ctx.say(eventText(e, simulated));
     };
     const r = await launch(
@@ -82,51 +83,65 @@ const command = defineCommand({
       commandLine: r.commandLine,
       attempt: r.attempt?.id,
       diagnosis: r.diagnosis,
+      notes: r.notes ?? [],
       ...(r.script ? { script: r.script } : {}),
     };
-    if (json)
+    const out = verdict();
+    // Checks that could not run are said with every outcome (json carries them in data.notes).
+    const notes = json ? '' : (r.notes ?? []).map((n) => `\n  note: ${n}`).join('');
+    return { ...out, text: out.text + notes };
+
+    function verdict(): { text: string; data: typeof data; exitCode?: number } {
+      if (json)
+        return {
+          text: JSON.stringify(data, null, 2),
+          data,
+          exitCode: r.outcome === 'ready' || r.outcome === 'dry-run' ? 0 : 1,
+        };
+      if (r.outcome === 'dry-run') {
+        const known = (r.warnings ?? []).map(
+          (w) => `\n  known to crash: ${w.text}${w.evidence.length ? ` (${w.evidence.join(', ')})` : ''}`,
+        );
+        const nodes =
+          target.hosts.length > 1 ? ` (node 0 of ${target.hosts.length}; the others with --node-rank 1..)` : '';
+        // A cluster: the batch script exactly as sbatch would get it on stdin, after the submission itself.
+        const job = r.script ? `\n  submitted as: ${r.submit}\n--- batch script ---\n${r.script}--- end ---` : '';
+        return { text: `dry run: would run on ${where}${nodes}:\n  ${r.commandLine}${known.join('')}${job}`, data };
+      }
+      const a = r.attempt!;
+      if (r.outcome === 'ready') {
+        if (ctx.longLived) monitorAttempt(ctx.engine, a, emit, ctx.diagnoser);
+        return {
+          text: `ready: attempt #${a.id} (${a.profile}) on ${where}, serving at ${hostName}:${a.port}, GPUs ${a.gpus} after ${duration((a.readyAt ?? 0) - a.startedAt)}`,
+          data,
+        };
+      }
+      if (r.outcome === 'hang') {
+        return {
+          text: `hung: attempt #${a.id} (${a.profile}) on ${hostName}: ${r.diagnosis?.summary}; the server is left running for inspection: stop it with: stop --attempt ${a.id}`,
+          data,
+          exitCode: 1,
+        };
+      }
+      if (r.outcome === 'request_failed')
+        return {
+          text: `not ready: attempt #${a.id} (${a.profile}) on ${where}: ${r.diagnosis?.summary}; it is left running and keeps its GPUs (a server started with --api-key needs the same key in the profile the bot launched); stop it with: stop --attempt ${a.id}`,
+          data,
+          exitCode: 1,
+        };
+      if (r.outcome === 'timeout')
+        return {
+          text: `not ready after ${ctx.engine.loaded.config.timeouts.ready_s} s (timeouts.ready_s): attempt #${a.id} is left running and keeps its GPUs; look with: logs --attempt ${a.id}; stop it with: stop --attempt ${a.id}`,
+          data,
+          exitCode: 1,
+        };
       return {
-        text: JSON.stringify(data, null, 2),
-        data,
-        exitCode: r.outcome === 'ready' || r.outcome === 'dry-run' ? 0 : 1,
-      };
-    if (r.outcome === 'dry-run') {
-      const known = (r.warnings ?? []).map(
-        (w) => `\n  known to crash: ${w.text}${w.evidence.length ? ` (${w.evidence.join(', ')})` : ''}`,
-      );
-      const nodes =
-        target.hosts.length > 1 ? ` (node 0 of ${target.hosts.length}; the others with --node-rank 1..)` : '';
-      // A cluster: the batch script exactly as sbatch would get it on stdin, after the submission itself.
-      const job = r.script ? `\n  submitted as: ${r.submit}\n--- batch script ---\n${r.script}--- end ---` : '';
-      return { text: `dry run: would run on ${where}${nodes}:\n  ${r.commandLine}${known.join('')}${job}`, data };
-    }
-    const a = r.attempt!;
-    if (r.outcome === 'ready') {
-      if (ctx.longLived) monitorAttempt(ctx.engine, a, emit, ctx.diagnoser);
-      return {
-        text: `ready: attempt #${a.id} (${a.profile}) on ${where}, serving at ${hostName}:${a.port}, GPUs ${a.gpus} after ${duration((a.readyAt ?? 0) - a.startedAt)}`,
-        data,
-      };
-    }
-    if (r.outcome === 'hang') {
-      return {
-        text: `hung: attempt #${a.id} (${a.profile}) on ${hostName}: ${r.diagnosis?.summary}; the server is left running for inspection: stop it with: stop --attempt ${a.id}`,
+        // The crash itself was already told as it happened (and alerted); end with the one-line verdict.
+        text: `${r.outcome}: attempt #${a.id} (${a.profile}) on ${where}${r.diagnosis && r.diagnosis.category !== 'none' ? `: ${r.diagnosis.category} during ${r.diagnosis.phase}: ${r.diagnosis.summary}` : ''}`,
         data,
         exitCode: 1,
       };
     }
-    if (r.outcome === 'timeout')
-      return {
-        text: `not ready after ${ctx.engine.loaded.config.timeouts.ready_s} s (timeouts.ready_s): attempt #${a.id} is left running and keeps its GPUs; look with: logs --attempt ${a.id}; stop it with: stop --attempt ${a.id}`,
-        data,
-        exitCode: 1,
-      };
-    return {
-      // The crash itself was already told as it happened (and alerted); end with the one-line verdict.
-      text: `${r.outcome}: attempt #${a.id} (${a.profile}) on ${where}${r.diagnosis && r.diagnosis.category !== 'none' ? `: ${r.diagnosis.category} during ${r.diagnosis.phase}: ${r.diagnosis.summary}` : ''}`,
-      data,
-      exitCode: 1,
-    };
   },
 });
 

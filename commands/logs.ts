@@ -22,7 +22,7 @@ const command = defineCommand({
   async run(ctx, { host, attempt: id, node: rank, lines, follow }) {
     const { hostOf } = await import('../src/server/engine.ts');
     const { nodeLabel, nodesOf } = await import('../src/server/nodes.ts');
-    const { script, TAIL } = await import('../src/server/scripts.ts');
+    const { SNAPSHOT, script, TAIL } = await import('../src/server/scripts.ts');
     const { watchNode } = await import('../src/server/watch.ts');
     const hostName = id === undefined ? resolveHostName(ctx.engine.loaded, host) : undefined;
     const a =
@@ -44,13 +44,27 @@ const command = defineCommand({
     if (!n.logPath) throw new UserError(`attempt #${a.id} never started on ${n.host}, so it has no log there`);
     const label = nodes.length > 1 ? `, ${nodeLabel(n)}` : '';
     const { host: h } = hostOf(ctx.engine, n.host);
-    const r = await h.exec(script(TAIL, 'glm-tail', [n.logPath, String(lines)]), { maxOutputBytes: 8 << 20 });
-    const text = redactText(r.stdout);
-    if (!follow)
+    if (!follow) {
+      const r = await h.exec(script(TAIL, 'glm-tail', [n.logPath, String(lines)]), { maxOutputBytes: 8 << 20 });
+      const text = redactText(r.stdout);
       return { text: `== ${n.logPath} on ${n.host} (attempt #${a.id}${label}, last ${lines} lines)\n${text}` };
-    ctx.say(text.trimEnd());
-    const size = await h.exec(['sh', '-c', 'wc -c < "$1"', 'glm-size', n.logPath]);
-    const from = { ...n, logOffset: Number(size.stdout.trim()) || 0 };
+    }
+    // The snapshot and the offset to follow from come from one read: lines written in between are neither lost nor
+    // shown twice. A last line still being written is left to the follower, which sees it whole.
+    const snap = await h.exec(script(SNAPSHOT, 'glm-snapshot', [n.logPath, String(lines)]), {
+      maxOutputBytes: 8 << 20,
+    });
+    const mark = snap.stdout.lastIndexOf('\nGLM_SIZE ');
+    if (mark < 0) throw new UserError(`could not read ${n.logPath} on ${n.host}: ${snap.stderr.trim() || 'no output'}`);
+    let shownText = snap.stdout.slice(0, mark);
+    let offset = Number(snap.stdout.slice(mark + 10).trim());
+    if (shownText && !shownText.endsWith('\n')) {
+      const cut = shownText.lastIndexOf('\n') + 1;
+      offset -= Buffer.byteLength(shownText.slice(cut));
+      shownText = shownText.slice(0, cut);
+    }
+    ctx.say(redactText(shownText).trimEnd());
+    const from = { ...n, logOffset: offset };
     await watchNode(
       ctx.engine,
       from,

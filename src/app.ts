@@ -94,6 +94,7 @@ export function createApp(opts: AppOptions = {}): App {
   const stall = loaded.config.timeouts.stall_s;
   const diagnoser =
     opts.diagnoser ?? catalogDiagnoser(catalogNow, engine.clock, stall === undefined ? undefined : stall * 1000);
+  engine.diagnoser = diagnoser;
   const nextSteps = opts.nextSteps ?? nextStepsFrom(catalogNow);
   const knownFor = (d: Diagnosis) => {
     const root = d.evidence[0]?.text;

@@ -14,12 +14,26 @@ export interface AlertSources {
   knownUpstream?: (d: Diagnosis) => Array<{ ref: string; url: string; title: string; state: string }>;
 }
 
-function baseline(attempts: AttemptStore, a: Attempt): { other: Attempt; label: string } | null {
-  const earlier = attempts.list({ host: a.host, limit: 200 }).filter((x) => x.id < a.id);
+/** The model an attempt served (its profile's model_path), or '' when the ledger row does not say. */
+export function modelOf(a: Pick<Attempt, 'profileJson'>): string {
+  try {
+    const p = JSON.parse(a.profileJson) as { model_path?: unknown };
+    return typeof p.model_path === 'string' ? p.model_path : '';
+  } catch {
+    return '';
+  }
+}
+
+/**
+ * What to compare a crash with: the last good attempt of the same model on this host (flags of another model say
+ * nothing about this one). Without one, there is no comparison, and the alert says so.
+ */
+function baseline(attempts: AttemptStore, a: Attempt): { other: Attempt | null; label: string } {
+  const model = modelOf(a);
+  const earlier = attempts.list({ host: a.host, limit: 500 }).filter((x) => x.id < a.id && modelOf(x) === model);
   const good = [...earlier].reverse().find((x) => x.readyAt !== null && x.status !== 'crashed');
   if (good) return { other: good, label: `last good attempt #${good.id} (${good.profile})` };
-  const prev = earlier[earlier.length - 1];
-  return prev ? { other: prev, label: `previous attempt #${prev.id} (${prev.profile})` } : null;
+  return { other: null, label: `no earlier good attempt of ${model || a.profile} on ${a.host} to compare with` };
 }
 
 export async function buildAlert(
@@ -27,13 +41,16 @@ export async function buildAlert(
   a: Attempt,
   d: Diagnosis,
   count: number,
+  /** A repeat: the attempt that first had this crash (its alert is the one updated). */
+  first?: number,
 ): Promise<Extract<View, { type: 'alert' }>> {
   const base = baseline(src.attempts, a);
-  const flagChanges = base
-    ? [...new Set([...Object.keys(a.flags), ...Object.keys(base.other.flags)])]
-        .filter((k) => (a.flags[k] ?? '-') !== (base.other.flags[k] ?? '-'))
+  const other = base.other;
+  const flagChanges = other
+    ? [...new Set([...Object.keys(a.flags), ...Object.keys(other.flags)])]
+        .filter((k) => (a.flags[k] ?? '-') !== (other.flags[k] ?? '-'))
         .sort()
-        .map((k) => ({ flag: k, from: base.other.flags[k] ?? '-', to: a.flags[k] ?? '-' }))
+        .map((k) => ({ flag: k, from: other.flags[k] ?? '-', to: a.flags[k] ?? '-' }))
     : [];
   const alreadyTried = src.attempts
     .list({ limit: 500 })
@@ -53,7 +70,9 @@ export async function buildAlert(
     actor: a.actor,
     diagnosis: d,
     flagChanges,
-    comparedWith: base?.label ?? null,
+    comparedWith: other ? base.label : null,
+    ...(other ? {} : { noComparison: base.label }),
+    ...(first !== undefined && first !== a.id ? { firstAttemptId: first } : {}),
     excerpts,
     alreadyTried,
     count,

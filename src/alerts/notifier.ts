@@ -12,6 +12,7 @@ import type { Clock } from '../clock.ts';
 import { type Attempt, attemptWhere } from '../ledger/attempts.ts';
 import type { Db } from '../ledger/db.ts';
 import type { Outbox } from '../ledger/outbox.ts';
+import type { Diagnosis } from '../server/diagnosis.ts';
 import type { LaunchEvent } from '../server/launch.ts';
 import { type AlertSources, buildAlert } from './build.ts';
 
@@ -28,6 +29,14 @@ export const parentKey = (id: number) => `attempt:${id}:parent`;
 
 /** How long a loading attempt may go without a new step before its message says so. */
 export const QUIET_MS = 60_000;
+/** The key of an attempt's last parent update: once it is in the outbox, the attempt's end has been told. */
+const endKey = (id: number) => `${parentKey(id)}:end`;
+
+/** An attempt's message state for how it ended, from the ledger row. */
+function endState(a: Attempt): string {
+  if (a.status === 'crashed') return 'crashed';
+  return a.status;
+}
 
 export function createNotifier(
   deps: { db: Db; outbox: Outbox; delivery: Delivery; clock: Clock; sources: AlertSources },
@@ -57,6 +66,8 @@ export function createNotifier(
 
   function updateParent(a: Attempt, state: string, detail: string): void {
     if (!opts.parentMessages) return;
+    // A late progress line or state never overwrites how the attempt ended.
+    if (outbox.has(endKey(a.id))) return;
     if (a.groupKey) {
       // A step of a group has no message of its own: its outcome is one reply in the group's thread.
       if (state === 'loading') return;
@@ -92,8 +103,8 @@ export function createNotifier(
       if (outbox.has(pointerKey)) return;
       const count = prior.count + 1;
       db.prepare('UPDATE alerts SET count = ?, last_at = ? WHERE dedup_key = ?').run(count, now, d.dedupKey);
-      const first = deps.sources.attempts.get(prior.attempt_id);
-      const view = await buildAlert(deps.sources, first ?? a, d, count);
+      // The alert now speaks of the newest attempt with this crash (what changed for it), naming where it began.
+      const view = await buildAlert(deps.sources, a, d, count, prior.attempt_id);
       outbox.enqueue({
         key: `${prior.ref_key}:count:${count}`,
         kind: 'update',
@@ -130,6 +141,40 @@ export function createNotifier(
       payload: { text: viewText(view) ?? '', view, broadcast: !a.groupKey } satisfies ChatMessage,
       at: now,
     });
+  }
+
+  /**
+   * Every way an attempt ends comes here (a crash, an exit, a stop by command, button, scheduler or bisection, a
+   * reconcile after a restart): its message shows the end (no Stop/Probe any more) and, when given, its thread says
+   * how. Once per attempt, across restarts: the end key is remembered in the outbox.
+   */
+  function ended(a: Attempt, state: string, detail: string, thread?: ChatMessage): void {
+    if (!opts.parentMessages) return;
+    if (a.groupKey) {
+      // A step of a group (a bisection) has no message of its own: its one reply in the group's thread says it.
+      updateParent(a, state, detail);
+      return;
+    }
+    // Only an attempt this face posted a message for (one launched from another face has none here).
+    if (!outbox.has(parentKey(a.id)) || outbox.has(endKey(a.id))) return;
+    outbox.enqueue({
+      key: endKey(a.id),
+      kind: 'update',
+      channel: opts.channel,
+      refKey: parentKey(a.id),
+      payload: attemptView(a, state, detail),
+      at: clock.now(),
+    });
+    if (thread) {
+      outbox.enqueue({
+        key: `${endKey(a.id)}:thread`,
+        kind: 'post',
+        channel: opts.channel,
+        parentKey: parentKey(a.id),
+        payload: thread,
+        at: clock.now(),
+      });
+    }
   }
 
   // Alerts are built asynchronously (findings lookups); idle() lets a closing bot wait for them to be queued.
@@ -186,6 +231,25 @@ export function createNotifier(
       });
       delivery.poke();
     },
+    /**
+     * After a restart: attempts that ended while this bot was away (closed by another process, or before it could
+     * tell) get their end told now, and their crash alerted (once: alerts are deduplicated by the classifier's key).
+     */
+    async catchUp(): Promise<number> {
+      let told = 0;
+      for (const a of deps.sources.attempts.list({ limit: 200 })) {
+        if (a.active || a.groupKey || !outbox.has(parentKey(a.id)) || outbox.has(endKey(a.id))) continue;
+        told += 1;
+        const d = a.classification as Diagnosis | null;
+        const state = endState(a);
+        ended(a, state, state === 'crashed' ? (d?.category ?? a.outcome ?? '') : (a.outcomeDetail ?? ''));
+        if (state === 'crashed' && d && d.category !== 'none') {
+          await alert(a, { kind: 'failed', attempt: a, outcome: d.category, diagnosis: d, exitCode: a.exitCode });
+        }
+      }
+      delivery.poke();
+      return told;
+    },
     async idle(): Promise<void> {
       while (inflight.size > 0) await Promise.allSettled([...inflight]);
     },
@@ -232,7 +296,7 @@ export function createNotifier(
   async function handle(e: LaunchEvent): Promise<void> {
     const now = clock.now();
     if (e.kind === 'started') loading.set(e.attempt.id, { attempt: e.attempt, detail: '', at: now });
-    else if (e.kind === 'ready' || e.kind === 'failed') loading.delete(e.attempt.id);
+    else if (e.kind === 'ready' || e.kind === 'failed' || e.kind === 'stopped') loading.delete(e.attempt.id);
     if (e.kind === 'started' && opts.parentMessages && e.attempt.groupKey) {
       updateParent(e.attempt, 'starting', e.attempt.profile);
     } else if (e.kind === 'started' && opts.parentMessages) {
@@ -252,11 +316,14 @@ export function createNotifier(
       e.kind === 'failed' &&
       e.diagnosis.category === 'none' &&
       e.outcome !== 'exited' &&
+      e.outcome !== 'lost' &&
       e.outcome !== 'hang'
     ) {
       // An ending the scheduler named (time limit, preempted, node failure, cancelled elsewhere, out of memory): not a
-      // crash of the server, so no crash class; told in the thread and the channel with Slurm's own words.
-      updateParent(e.attempt, e.outcome, e.diagnosis.summary);
+      // crash of the server, so no crash class; told in the thread and the channel with Slurm's own words. Its message
+      // is finalised as every other end is.
+      if (e.attempt.active) updateParent(e.attempt, e.outcome, e.diagnosis.summary);
+      else ended(e.attempt, e.outcome, e.diagnosis.summary);
       outbox.enqueue({
         key: `alert:${e.attempt.id}:ended`,
         kind: 'post',
@@ -269,12 +336,27 @@ export function createNotifier(
         at: now,
       });
     } else if (e.kind === 'failed') {
-      updateParent(
-        e.attempt,
-        e.outcome === 'exited' ? 'exited' : e.outcome === 'hang' ? 'hung' : 'crashed',
-        e.diagnosis.category,
-      );
-      if (e.outcome !== 'exited') await alert(e.attempt, e);
+      if (e.outcome === 'request_failed') {
+        // Up but refusing the bot's request: no crash to alert, the server still runs (and can be stopped).
+        updateParent(e.attempt, 'request failed', e.diagnosis.summary);
+      } else if (e.outcome === 'hang') {
+        // Left running for inspection: not an end.
+        updateParent(e.attempt, 'hung', e.diagnosis.category);
+        await alert(e.attempt, e);
+      } else if (e.attempt.active) {
+        // Told early (the root line read, the server not gone yet): the end comes with the exit.
+        updateParent(e.attempt, 'crashed', e.diagnosis.category);
+        await alert(e.attempt, e);
+      } else {
+        const state = e.outcome === 'exited' || e.outcome === 'lost' ? e.outcome : 'crashed';
+        ended(e.attempt, state, state === 'crashed' ? e.diagnosis.category : (e.attempt.outcomeDetail ?? ''));
+        if (state === 'crashed') await alert(e.attempt, e);
+      }
+    } else if (e.kind === 'stopped') {
+      ended(e.attempt, 'stopped', `by ${e.actor}`, {
+        text: `stopped by ${e.actor}: ${e.text}`,
+        view: { type: 'stopped', attemptId: e.attempt.id, actor: e.actor, text: e.text },
+      });
     }
     delivery.poke();
   }

@@ -269,7 +269,7 @@ async function findWorking(ctl: Ctl, run0: AutopilotRun): Promise<ResolvedProfil
     const name = run.state.nextProfile;
     if (!name) return null;
     const profile = resolveProfileName(engine, name);
-    const warnings = await knownCrashes(engine, { hostName: run.host, profile });
+    const { warnings } = await knownCrashes(engine, { hostName: run.host, profile });
     let crash: { category: string; phase: string; signatureId?: string; attemptId: number } | null = null;
     if (warnings.length > 0 && !run.params.allowKnownCrash) {
       const category = warnings.find((w) => w.outcome)?.outcome ?? 'other';

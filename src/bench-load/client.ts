@@ -14,6 +14,8 @@ export interface LoadParams {
   outputLen: number;
   timeoutMs?: number;
   seed?: number;
+  /** Sent with every request (the server's API key). */
+  headers?: Record<string, string>;
 }
 
 export interface RequestRecord {
@@ -75,6 +77,7 @@ async function one(host: RemoteHost, port: number, p: LoadParams, i: number, t0:
         stream: true,
       },
       timeoutMs: p.timeoutMs ?? 600_000,
+      headers: p.headers,
     },
     (data, at) => {
       let parsed: z.infer<typeof Chunk>;

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { renderBenchChart } from '../charts/bench.ts';
 import { UserError } from '../errors.ts';
 import type { Attempt } from '../ledger/attempts.ts';
+import { serverAuth } from '../server/api-key.ts';
 import { type Engine, hostOf } from '../server/engine.ts';
 import { readServerMetrics, type ServerMetrics } from '../server/sglang-metrics.ts';
 import { runLevel } from './client.ts';
@@ -54,7 +55,9 @@ export async function runBench(engine: Engine, req: BenchRequest, say: (t: strin
   // Every level (and the warm-up) gets its own prompts: a prompt seen before would hit the server's prefix cache and
   // make later levels look faster than they are.
   const seed = (started % 1_000_003) + 1;
+  const auth = await serverAuth(engine, attempt);
   const warm = await runLevel(host, attempt.port, {
+    headers: auth,
     seed,
     concurrency: widest,
     requests: widest,
@@ -71,6 +74,7 @@ export async function runBench(engine: Engine, req: BenchRequest, say: (t: strin
   const levels: LevelMetrics[] = [];
   for (const [i, c] of req.concurrencies.entries()) {
     const run = await runLevel(host, attempt.port, {
+      headers: auth,
       seed: seed + 7919 * (i + 1),
       concurrency: c,
       requests: requestsFor(c, req.requests, i),

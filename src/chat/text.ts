@@ -2,6 +2,16 @@
 import { duration } from '../format/table.ts';
 import type { ChatMessage, View } from './types.ts';
 
+/** `seen 3 times; first in attempt #1` for a repeated crash, else ''. */
+export function seenPhrase(v: Extract<View, { type: 'alert' }>): string {
+  if (v.count <= 1) return '';
+  const first =
+    v.firstAttemptId !== undefined && v.firstAttemptId !== v.attemptId ? `; first in attempt #${v.firstAttemptId}` : '';
+  return `seen ${v.count} times${first}`;
+}
+
+const seenText = (v: Extract<View, { type: 'alert' }>) => (v.count > 1 ? ` (${seenPhrase(v)})` : '');
+
 export function viewText(v: View): string | undefined {
   if (v.type === 'report') {
     const links = v.links.filter((l) => l.text).map((l) => `${l.label}: ${l.text}`);
@@ -26,7 +36,7 @@ export function viewText(v: View): string | undefined {
   if (v.type === 'alert') {
     const d = v.diagnosis;
     const out = [
-      `CRASH ${d.category} during ${d.phase}: attempt #${v.attemptId} ${v.profile} on ${v.host} (launched by ${v.actor})${v.count > 1 ? ` (seen ${v.count} times)` : ''}`,
+      `CRASH ${d.category} during ${d.phase}: attempt #${v.attemptId} ${v.profile} on ${v.host} (launched by ${v.actor})${seenText(v)}`,
       `  ${d.summary}`,
     ];
     if (d.reason) out.push(`  why: ${d.reason}`);
@@ -39,6 +49,7 @@ export function viewText(v: View): string | undefined {
         `  changed from ${v.comparedWith}: ${v.flagChanges.map((c) => `${c.flag} ${c.from} -> ${c.to}`).join(', ')}`,
       );
     }
+    if (v.noComparison) out.push(`  what changed: ${v.noComparison}`);
     if (v.alreadyTried.length) {
       out.push(
         `  already tried for ${d.category}: ${v.alreadyTried.map((t) => `#${t.attemptId} ${t.profile}`).join(', ')}`,
@@ -54,6 +65,7 @@ export function viewText(v: View): string | undefined {
     }
     return out.join('\n');
   }
+  if (v.type === 'stopped') return `stopped by ${v.actor}: ${v.text}`;
   return undefined;
 }
 

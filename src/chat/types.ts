@@ -33,9 +33,13 @@ export type View =
       diagnosis: Diagnosis;
       flagChanges: Array<{ flag: string; from: string; to: string }>;
       comparedWith: string | null;
+      /** Why there is no "what changed": e.g. no earlier good attempt of this model. */
+      noComparison?: string;
       excerpts: Excerpt[];
       alreadyTried: Array<{ attemptId: number; profile: string; outcome: string }>;
       count: number;
+      /** A repeat (count > 1): the attempt where this crash was first seen; `attemptId` is the newest. */
+      firstAttemptId?: number;
       nextSteps: string[];
       /** Public reports of the most similar known crashes (the shipped corpus), best first. */
       known: Array<{ ref: string; url: string; title: string; state: string }>;
@@ -72,6 +76,13 @@ export type View =
       best: string;
       timeLeftS: number;
       detail: string;
+    }
+  | {
+      /** An attempt stopped (by a person, the scheduler or a bisection): told in its thread. */
+      type: 'stopped';
+      attemptId: number;
+      actor: string;
+      text: string;
     }
   | { type: 'text' };
 

@@ -55,6 +55,38 @@ function configuration(flags: Record<string, string>): Record<string, string> {
   return rest;
 }
 
+/**
+ * What could not be checked when the host's GPU architecture is unknown (no nvidia-smi, or it failed): the catalog's
+ * entries for a specific architecture are skipped, so say so, naming those this configuration would match.
+ */
+export function uncheckedArchNote(
+  profile: ResolvedProfile,
+  hostName: string,
+  why: string,
+  catalog: KnownBadEntry[],
+): string {
+  const flags = flagView(profile);
+  const dsa = isDsaModel(profile.model_path);
+  const specific = catalog.filter((k) => k.arch !== 'any');
+  const archs = [...new Set(specific.map((k) => k.arch))].join(', ');
+  const wouldMatch = specific.filter(
+    (k) =>
+      !(k.model === 'dsa' && !dsa) &&
+      Object.entries(k.when).every(([flag, values]) => values.includes(flags[flag] ?? 'auto')),
+  );
+  const base = `the GPU architecture of ${hostName} is unknown (${why}): the hardware catalog's ${archs} checks (${specific.length} known crashes) did not run`;
+  if (wouldMatch.length === 0) return `${base}; the ledger's check of past crashes on this host did`;
+  const named = wouldMatch
+    .map(
+      (k) =>
+        `${Object.keys(k.when)
+          .map((f) => `${f} ${flags[f] ?? 'auto'}`)
+          .join(' with ')} crashes on ${k.arch} (${k.outcome})`,
+    )
+    .join('; ');
+  return `${base}, and this configuration matches: ${named}; check the host's GPUs before trusting this launch`;
+}
+
 export function hardwareWarnings(
   profile: ResolvedProfile,
   arch: string | undefined,

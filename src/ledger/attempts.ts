@@ -1,6 +1,6 @@
 // Attempts: every launch, with what ran, where, by whom, and how it ended. The table the team kept by hand.
 import { UserError } from '../errors.ts';
-import type { Db } from './db.ts';
+import { type Db, ledgerId } from './db.ts';
 
 export type AttemptStatus =
   | 'starting'
@@ -55,6 +55,8 @@ export interface Attempt {
   jobId: string | null;
   /** Where the server listens as the host reaches it (a job's compute node); null: the host's own 127.0.0.1. */
   serverAddr: string | null;
+  /** The name of its run on the host (run directory, live record): `attempt-N-LEDGER`, `attempt-N` before those. */
+  runId: string;
 }
 
 /** A worker node of a multi-node attempt (rank >= 1); node 0 is the attempt row itself. */
@@ -135,6 +137,7 @@ function fromRow(r: Row): Attempt {
     nodeHosts: r.node_hosts ? (r.node_hosts as string).split(',') : [],
     jobId: (r.job_id as string) ?? null,
     serverAddr: (r.server_addr as string) ?? null,
+    runId: (r.run_id as string) ?? `attempt-${r.id}`,
   };
 }
 
@@ -209,6 +212,8 @@ export function createAttemptStore(db: Db) {
     `UPDATE attempts SET status = ?, outcome = ?, outcome_detail = ?, exit_code = ?, ended_at = ?, active = 0
      WHERE id = ? AND active = 1`,
   );
+  const setRunId = db.prepare('UPDATE attempts SET run_id = ? WHERE id = ?');
+  const ledger = ledgerId(db);
   const addEvent = db.prepare('INSERT INTO events (attempt_id, at, kind, data_json) VALUES (?, ?, ?, ?)');
 
   /** Who holds any of these GPUs on this host, each holder once with the GPUs it holds of them. */
@@ -299,12 +304,15 @@ export function createAttemptStore(db: Db) {
       node_hosts: a.nodes?.length ? [a.host, ...a.nodes.map((n) => n.host)].join(',') : null,
     });
     const id = Number(info.lastInsertRowid);
+    setRunId.run(`attempt-${id}-${ledger}`, id);
     for (const l of leases) for (const g of l.gpus) addLease.run(l.host, g, id);
     for (const n of a.nodes ?? []) addNode.run(id, n.rank, n.host, n.gpus.join(','));
     return fromRow(byId.get(id) as Row);
   });
 
   return {
+    /** This ledger's id, part of every run id. */
+    ledgerId: ledger,
     /**
      * Opens an attempt with its GPU leases, or refuses (naming the holder) when one of its GPUs or its port is taken.
      * IMMEDIATE takes the write lock before the check, so the check and the insert are one step across processes:

@@ -1,5 +1,6 @@
 // The ledger's SQLite file: opened once, schema migrated in place. WAL so readers (status in another terminal)
 // never block the bot, and a busy timeout so two bot processes can share it.
+import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
@@ -270,6 +271,10 @@ export const MIGRATIONS: string[] = [
   `CREATE INDEX attempts_failing ON attempts(id) WHERE active = 0 AND (classification_json IS NOT NULL OR status = 'crashed')`,
   `CREATE INDEX attempts_by_profile ON attempts(profile, id)`,
   `CREATE INDEX attempts_by_host ON attempts(host, id)`,
+  // Run ids on a host name the ledger too (issue 17): two bots with their own ledgers may share a host's workdir.
+  // Attempts from before keep `attempt-N` (NULL here), which their hosts' records use.
+  `CREATE TABLE ledger_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)`,
+  `ALTER TABLE attempts ADD COLUMN run_id TEXT`,
 ];
 
 export function openDb(path: string): Db {
@@ -280,7 +285,16 @@ export function openDb(path: string): Db {
   db.pragma('journal_mode = WAL');
   db.pragma('foreign_keys = ON');
   migrate(db);
+  // This ledger's own id, made once: part of every run id it hands out.
+  db.prepare("INSERT OR IGNORE INTO ledger_meta (key, value) VALUES ('ledger_id', ?)").run(
+    randomBytes(4).toString('hex'),
+  );
   return db;
+}
+
+/** The ledger's id (8 hex digits), fixed when it was created. */
+export function ledgerId(db: Db): string {
+  return (db.prepare("SELECT value FROM ledger_meta WHERE key = 'ledger_id'").get() as { value: string }).value;
 }
 
 function migrate(db: Db): void {

@@ -77,7 +77,12 @@ export function createOutbox(db: Db, face = 'terminal') {
           )
           .get(pre(item.refKey)) as Row | undefined;
         if (pending) {
-          db.prepare('UPDATE outbox SET payload_json = ? WHERE id = ?').run(payload, pending.id);
+          // The newest state replaces the one not sent yet, under the newest key: has(key) stays true for it.
+          db.prepare('UPDATE OR IGNORE outbox SET payload_json = ?, key = ? WHERE id = ?').run(
+            payload,
+            pre(item.key),
+            pending.id,
+          );
           return;
         }
       }

@@ -20,6 +20,7 @@ import { redactArgv, redactEnv, redactText, redactValue, SECRET } from '../redac
 import { captureEnvironment } from '../reports/env.ts';
 import type { Plan, ServerBackend, ServerState } from './backend.ts';
 import { type Engine, hostOf } from './engine.ts';
+import { markFollower } from './follower.ts';
 import { readVersions } from './host-info.ts';
 import type { LaunchRequest } from './launch.ts';
 import type { NodeRef } from './nodes.ts';
@@ -184,6 +185,9 @@ async function start(engine: Engine, req: LaunchRequest, p: Plan): Promise<Attem
     opened = tryOpen(engine, req, d.rendered, port, plans, d.distInitAddr);
   }
   const attempt = opened.attempt;
+  // The launching process answers for the attempt from now on: if it dies before it follows the log, another bot can
+  // tell (src/server/follower.ts).
+  markFollower(engine, attempt.id);
   // Once per host and SGLang version (cached in the ledger), for upstream reports; before the server starts, so
   // check_env's CUDA contexts never compete with the server's memory sizing. It never throws.
   await captureEnvironment(engine, req.hostName, { attemptId: attempt.id });
@@ -223,7 +227,7 @@ async function start(engine: Engine, req: LaunchRequest, p: Plan): Promise<Attem
 
 async function state(engine: Engine, attempt: Attempt): Promise<ServerState> {
   const { host, cfg } = hostOf(engine, attempt.host);
-  const st = await readRemoteState(host, cfg, runIdFor(attempt.id));
+  const st = await readRemoteState(host, cfg, runIdFor(attempt));
   if (st.state === 'none') return { state: 'none', exitCode: null, text: 'no record on the host' };
   return {
     state: st.state === 'dead' ? 'ended' : 'running',
@@ -318,7 +322,7 @@ async function startNode(engine: Engine, attempt: Attempt, p: NodePlan) {
   const out = await host.exec(
     script(LAUNCH, 'glm-launch', [
       cfg.workdir,
-      runIdFor(attempt.id, p.rank),
+      runIdFor(attempt, p.rank),
       cfg.env_file ?? '',
       cfg.bin_dirs.join(':'),
       p.gpus.gpus.join(','),
@@ -338,7 +342,9 @@ async function startNode(engine: Engine, attempt: Attempt, p: NodePlan) {
         ? `the host has no value for the secret${missing.length > 1 ? 's' : ''} ${missing.join(', ')} this profile needs (the ledger and variant files keep only a marker)`
         : tag === 'GLM_BUSY'
           ? 'another launch or stop holds the host lock'
-          : `launcher failed (exit ${out.code}): ${out.stderr.trim().split('\n').slice(-3).join(' | ')}`;
+          : tag.startsWith('GLM_RUN_EXISTS')
+            ? `its run directory ${tag.slice(15)} already exists: another bot using a copy of this ledger (same ledger id ${engine.attempts.ledgerId}) shares the workdir ${cfg.workdir}`
+            : `launcher failed (exit ${out.code}): ${out.stderr.trim().split('\n').slice(-3).join(' | ')}`;
     throw new LaunchRefused(`launch on ${p.hostName} refused: ${detail}`, {
       host: p.hostName,
       exitCode: out.code,
@@ -347,7 +353,9 @@ async function startNode(engine: Engine, attempt: Attempt, p: NodePlan) {
         ? `stop it where it was started, or on the host: kill -TERM -${pgid}; or launch on other GPUs (--gpus)`
         : missing.length
           ? `give it again with --set (e.g. --set env.${missing[0]!.startsWith('GLM_ARG_') ? 'NAME' : missing[0]}=...), or put it in the host's env_file`
-          : undefined,
+          : tag.startsWith('GLM_RUN_EXISTS')
+            ? `give each bot its own ledger (data_dir) or its own hosts.${p.hostName}.workdir; nothing was started or removed`
+            : undefined,
     });
   }
   const [, pg, st, runDir] = tag.split(' ');

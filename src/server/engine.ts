@@ -13,6 +13,7 @@ import type { Db } from '../ledger/db.ts';
 import type { Outbox } from '../ledger/outbox.ts';
 import type { Logger } from '../logger.ts';
 import type { ProfileSet } from '../profiles/index.ts';
+import type { DiagnoserFactory } from './diagnosis.ts';
 import type { LaunchEvent } from './launch.ts';
 
 export interface Engine {
@@ -29,12 +30,15 @@ export interface Engine {
   log: Logger;
   /** Prometheus metrics of a long-lived face (src/metrics/bot.ts); absent in one-shot commands. */
   metrics?: { commandDone(command: string, result: string, ms: number): void };
+  /** The crash classifier, for logs read after the fact (an attempt that ended while no bot watched). */
+  diagnoser?: DiagnoserFactory;
   /** The team's knowledge bases, quoted in crash alerts and searched by `findings`. */
   findings?: FindingsIndex;
   /** Where attempt events go besides the command that caused them: chat messages and alerts (src/alerts). */
   notifier?: {
     onEvent(e: LaunchEvent): Promise<void>;
     idle(): Promise<void>;
+    catchUp(): Promise<number>;
     openGroup(key: string, text: string): void;
     /** Re-renders a group's own message (an autopilot run's progress). */
     updateGroup(key: string, view: View): void;

@@ -9,16 +9,20 @@ import {
   hardwareWarnings,
   type KnownBadEntry,
   loadHardwareCatalog,
+  uncheckedArchNote,
 } from '../fleet/hardware.ts';
 import type { Attempt } from '../ledger/attempts.ts';
 import { exitedClassification, type Phase } from '../logs/classify/index.ts';
 import { parseMilestone } from '../logs/milestones.ts';
 import type { ResolvedProfile } from '../profiles/index.ts';
+import { rememberApiKey, serverAuth, statusText } from './api-key.ts';
 import type { Ending, Plan } from './backend.ts';
 import { backendFor } from './backends.ts';
 import type { DiagnoserFactory, Diagnosis } from './diagnosis.ts';
 import { type Engine, hostOf, publish } from './engine.ts';
-import { readComputeCap } from './host-info.ts';
+import { markFollower } from './follower.ts';
+import { readComputeCap, readVersions } from './host-info.ts';
+import { logStart, stampOf } from './log-read.ts';
 import { failNodes, watchNodes } from './node-watch.ts';
 import { advance, initialProgress, type Progress } from './progress.ts';
 import { watchAttempt } from './watch.ts';
@@ -60,12 +64,20 @@ export type LaunchEvent =
   | { kind: 'started'; attempt: Attempt }
   | { kind: 'milestone'; text: string; progress: Progress }
   | { kind: 'ready'; attempt: Attempt; seconds: number }
-  | { kind: 'failed'; attempt: Attempt; outcome: string; diagnosis: Diagnosis; exitCode: number | null };
+  | { kind: 'failed'; attempt: Attempt; outcome: string; diagnosis: Diagnosis; exitCode: number | null }
+  /** Someone (or the scheduler, or a bisection) stopped it; `text` says how it went. */
+  | { kind: 'stopped'; attempt: Attempt; actor: string; text: string };
 
 export interface LaunchResult {
-  outcome: 'dry-run' | 'ready' | 'crashed' | 'exited' | 'timeout' | 'hang' | 'ended';
+  /**
+   * ended: the backend (a scheduler) ended it before it ran; request_failed: the server is up but its first real
+   * request got an error status (e.g. 401); it keeps running.
+   */
+  outcome: 'dry-run' | 'ready' | 'crashed' | 'exited' | 'timeout' | 'hang' | 'ended' | 'request_failed';
   /** Known crashes of this configuration on this hardware (shown by a dry run). */
   warnings?: HardwareWarning[];
+  /** Checks that could not run (e.g. the GPU architecture is unknown), for the person to know. */
+  notes?: string[];
   commandLine: string;
   attempt?: Attempt;
   diagnosis?: Diagnosis;
@@ -87,38 +99,92 @@ export async function launch(
   const backend = backendFor(engine, req.hostName);
   const plan = await backend.plan(engine, req);
   emit({ kind: 'command', commandLine: plan.commandLine, dialectNote: plan.dialectNote });
-  const warnings = await knownCrashes(engine, req);
+  const { warnings, notes } = await knownCrashes(engine, req);
   if (req.dryRun) {
-    return { outcome: 'dry-run', commandLine: plan.commandLine, script: plan.script, submit: plan.submit, warnings };
+    return {
+      outcome: 'dry-run',
+      commandLine: plan.commandLine,
+      script: plan.script,
+      submit: plan.submit,
+      warnings,
+      notes,
+    };
   }
   if (warnings.length > 0 && !req.confirmed) {
-    const known = `${req.profile.name} on ${req.hostName} is known to crash:\n${warnings.map((w) => `  - ${w.text}${w.evidence.length ? ` (${w.evidence.join(', ')})` : ''}`).join('\n')}`;
+    const known = knownCrashText(req, warnings, notes);
     const yes = req.confirm ? await req.confirm(`${known}\nlaunch it anyway? [y/N]`) : false;
-    if (!yes) {
-      throw new UserError(
-        req.confirm ? `not launched: ${known}` : known,
-        'launch it anyway with --yes (e.g. to reproduce the crash for a bug report), or pick another configuration (next)',
-      );
-    }
+    if (!yes) throw knownCrashRefusal(req.confirm ? `not launched: ${known}` : known);
   }
   const attempt = await backend.start(engine, req, plan);
+  rememberApiKey(engine, attempt.id, req.profile);
   publish(engine, emit, { kind: 'started', attempt });
-  const result = await follow(engine, attempt, req.firstRequest ?? true, emit, diagnoser);
+  const followed = await follow(engine, attempt, req.firstRequest ?? true, emit, diagnoser);
+  const result = notes.length > 0 ? { ...followed, notes } : followed;
   return plan.movedPort ? { ...result, movedPort: plan.movedPort } : result;
+}
+
+function knownCrashText(req: LaunchRequest, warnings: HardwareWarning[], notes: string[]): string {
+  return `${req.profile.name} on ${req.hostName} is known to crash:\n${warnings.map((w) => `  - ${w.text}${w.evidence.length ? ` (${w.evidence.join(', ')})` : ''}`).join('\n')}${notes.map((n) => `\n  note: ${n}`).join('')}`;
+}
+
+const knownCrashRefusal = (text: string) =>
+  new UserError(
+    text,
+    'launch it anyway with --yes (e.g. to reproduce the crash for a bug report), or pick another configuration (next)',
+  );
+
+/**
+ * Every check that can refuse this launch, run without starting or stopping anything: the asker's role may launch
+ * it, its backend accepts the request as given, the host answers and runs SGLang, the configuration is not known to
+ * crash here (unless confirmed), and no attempt other than `replacing` holds its port or named GPUs. "Stop #N and
+ * launch" runs it before the stop, so a refusal leaves #N running. Throws the refusal the launch itself would give.
+ */
+export async function checkLaunch(engine: Engine, req: LaunchRequest, replacing?: number): Promise<void> {
+  assertMayLaunch(engine, req.profile, req.role);
+  const hosts = req.nodes && req.nodes.length > 1 ? req.nodes : [req.hostName];
+  const profile: ResolvedProfile = req.gpus ? { ...req.profile, gpus: req.gpus } : req.profile;
+  // A dry run's plan takes nothing (no leases, no ports) and refuses what the backend would (e.g. --gpus on Slurm).
+  const backend = backendFor(engine, req.hostName);
+  await backend.plan(engine, { ...req, dryRun: true });
+  if (backend.kind === 'direct') {
+    // The host the server would start on answers and runs SGLang (a cluster's login node need not have it).
+    const { host, cfg } = hostOf(engine, req.hostName);
+    await readVersions(host, cfg);
+  }
+  const { warnings, notes } = await knownCrashes(engine, req);
+  if (warnings.length > 0 && !req.confirmed) throw knownCrashRefusal(knownCrashText(req, warnings, notes));
+  const port = req.port ?? profile.port;
+  for (const h of hosts) {
+    const c = engine.attempts.conflict(h, port, profile.gpus ?? [], req.groupKey);
+    if (c && (!c.holder || c.holder.id !== replacing)) throw c.error;
+  }
 }
 
 let hardwareCatalog: KnownBadEntry[] | undefined;
 
-/** What the hardware catalog and this host's past attempts say about this configuration. */
+/**
+ * What the hardware catalog and this host's past attempts say about this configuration, and which of those checks
+ * could not run (an unknown architecture skips the catalog's per-architecture entries: said, never silent).
+ */
 export async function knownCrashes(
   engine: Engine,
   req: Pick<LaunchRequest, 'hostName' | 'profile'>,
-): Promise<HardwareWarning[]> {
+): Promise<{ warnings: HardwareWarning[]; notes: string[] }> {
   const { host, cfg } = hostOf(engine, req.hostName);
-  const cap = await readComputeCap(host, cfg).catch(() => null);
+  let why = '';
+  const cap = await readComputeCap(host, cfg).catch((e: Error) => {
+    why = `nvidia-smi could not be read: ${e.message}`;
+    return null;
+  });
   hardwareCatalog ??= loadHardwareCatalog();
   const past = engine.attempts.list({ host: req.hostName, limit: 500 });
-  return hardwareWarnings(req.profile, archOf(cap ?? undefined), hardwareCatalog, past);
+  const arch = archOf(cap ?? undefined);
+  const notes: string[] = [];
+  if (!arch) {
+    why ||= cap === null ? 'no nvidia-smi on the host' : `unrecognised compute capability '${cap}'`;
+    notes.push(uncheckedArchNote(req.profile, req.hostName, why, hardwareCatalog));
+  }
+  return { warnings: hardwareWarnings(req.profile, arch, hardwareCatalog, past), notes };
 }
 
 /** Follows a loading attempt to its outcome. Also used to re-attach after a restart. */
@@ -134,6 +200,7 @@ export async function follow(
   if ('ended' in admitted) return recordEnding(engine, attempt, admitted.ended, emit);
   attempt = admitted.attempt;
   const { host } = hostOf(engine, attempt.host);
+  markFollower(engine, attempt.id);
   let progress = initialProgress();
   const told = new Set<string>();
   let outcome: LaunchResult['outcome'] | undefined;
@@ -156,6 +223,8 @@ export async function follow(
     }
   }, 250);
   let checking: Promise<void> | undefined;
+  let refused: string | undefined;
+  let readyStamp: number | undefined;
 
   await watchAttempt(
     engine,
@@ -178,11 +247,21 @@ export async function follow(
           engine.notifier?.progress(attempt, step.text, progress.stage);
         }
         if (m.kind === 'ready' && !checking) {
+          readyStamp = stampOf(line.text);
           checking = confirmReady(engine, host, attempt, firstRequest).then(
-            (ok) => {
-              if (ok && !diag.crashed()) {
+            async (r) => {
+              if (r === true && !diag.crashed()) {
                 outcome = 'ready';
                 abort.abort();
+              } else if (typeof r === 'string') {
+                // An answer with an error status: a crash it caused shows in the log within moments (and wins);
+                // otherwise it is the verdict now, not after timeouts.ready_s.
+                await engine.clock.sleep(1000);
+                if (!diag.crashed() && !outcome) {
+                  refused = r;
+                  outcome = 'request_failed';
+                  abort.abort();
+                }
               }
             },
             () => {},
@@ -204,10 +283,17 @@ export async function follow(
 
   if (outcome === 'ready' && !diag.crashed()) {
     const now = engine.clock.now();
-    engine.attempts.update(attempt.id, { status: 'ready', readyAt: now, lastMilestone: 'ready' });
+    // When the server got ready, by its own log (a follower that re-attached late notices it later than that).
+    const start =
+      readyStamp === undefined || !attempt.logPath ? undefined : await logStart(engine, attempt.host, attempt.logPath);
+    const readyAt =
+      start !== undefined && readyStamp !== undefined
+        ? Math.min(now, attempt.startedAt + Math.max(0, readyStamp - start))
+        : now;
+    engine.attempts.update(attempt.id, { status: 'ready', readyAt, lastMilestone: 'ready' });
     engine.attempts.event(attempt.id, now, 'ready', {});
     const a = engine.attempts.get(attempt.id)!;
-    publish(engine, emit, { kind: 'ready', attempt: a, seconds: (now - attempt.startedAt) / 1000 });
+    publish(engine, emit, { kind: 'ready', attempt: a, seconds: (readyAt - attempt.startedAt) / 1000 });
     return { outcome: 'ready', commandLine: attempt.commandLine, attempt: a };
   }
   if (outcome === 'hang' && hang) {
@@ -218,6 +304,22 @@ export async function follow(
     const a = engine.attempts.get(attempt.id)!;
     publish(engine, emit, { kind: 'failed', attempt: a, outcome: 'hang', diagnosis: d, exitCode: null });
     return { outcome: 'hang', commandLine: attempt.commandLine, attempt: a, diagnosis: d };
+  }
+  if (outcome === 'request_failed' && refused) {
+    // The server is up and keeps its GPUs (a wrong key is fixed by stopping it and launching again): live, reported.
+    const d: Diagnosis = {
+      category: 'first_request_failed',
+      phase: 'first_request',
+      summary: `the server is up, but its first request (POST /generate) was answered ${refused}`,
+      evidence: [],
+      rank: null,
+      dedupKey: `first_request/${refused.split(':')[0]}`,
+      confidence: 1,
+    };
+    engine.attempts.update(attempt.id, { classification: d, lastMilestone: `first request: ${refused}` });
+    const a = engine.attempts.get(attempt.id)!;
+    publish(engine, emit, { kind: 'failed', attempt: a, outcome: 'request_failed', diagnosis: d, exitCode: null });
+    return { outcome: 'request_failed', commandLine: attempt.commandLine, attempt: a, diagnosis: d };
   }
   if (outcome === 'timeout') {
     // Like a hang, the server still runs and still holds its GPUs: the attempt stays live (its lease with it) until
@@ -238,12 +340,13 @@ export async function follow(
   return recordExit(engine, attempt, diag.result(), emit);
 }
 
+/** true: ready; false: not (yet) answering; a string: the first request's error status and body's first line. */
 async function confirmReady(
   engine: Engine,
   host: ReturnType<typeof hostOf>['host'],
   attempt: Attempt,
   firstRequest: boolean,
-): Promise<boolean> {
+): Promise<boolean | string> {
   // A job's server listens on its compute node: the tunnel from the login node goes there.
   const address = attempt.serverAddr ?? undefined;
   for (let i = 0; i < 20; i++) {
@@ -262,7 +365,7 @@ async function confirmReady(
       method: 'POST',
       address,
       path: '/generate',
-      headers: { 'content-type': 'application/json' },
+      headers: { 'content-type': 'application/json', ...(await serverAuth(engine, attempt)) },
       body: JSON.stringify({
         text: 'The capital city of France is',
         sampling_params: { max_new_tokens: 8, temperature: 0 },
@@ -270,7 +373,7 @@ async function confirmReady(
       timeoutMs: 60_000,
     });
     engine.attempts.event(attempt.id, engine.clock.now(), 'first_request', { status: r.status });
-    return r.status === 200;
+    return r.status === 200 ? true : statusText(r.status, r.body);
   } catch (e) {
     engine.attempts.event(attempt.id, engine.clock.now(), 'first_request', { error: (e as Error).message });
     return false;

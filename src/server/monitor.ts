@@ -3,6 +3,7 @@
 import type { Attempt } from '../ledger/attempts.ts';
 import type { DiagnoserFactory } from './diagnosis.ts';
 import type { Engine } from './engine.ts';
+import { markFollower } from './follower.ts';
 import { type LaunchEvent, recordExit } from './launch.ts';
 import { failNodes, watchNodes } from './node-watch.ts';
 import { watchAttempt } from './watch.ts';
@@ -19,6 +20,7 @@ export function monitorAttempt(
   const watching = watchingOf(engine);
   if (watching.has(attempt.id)) return;
   const abort = new AbortController();
+  markFollower(engine, attempt.id);
   // Every node of a multi-node server: it dies with any of them.
   const nodes = watchNodes(engine, attempt, diagnoser, abort);
   const { diag, early } = nodes;

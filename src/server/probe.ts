@@ -2,10 +2,12 @@
 // GPU memory. Every part is best-effort: one failing check does not hide the others.
 import { z } from 'zod';
 import type { Attempt } from '../ledger/attempts.ts';
+import { serverAuth, statusText } from './api-key.ts';
 import { backendFor } from './backends.ts';
 import { type Engine, hostOf } from './engine.ts';
 import { type GpuReport, readGpus } from './host-info.ts';
 import { nodesOf } from './nodes.ts';
+import { reconcile } from './reconcile.ts';
 import { type RemoteState, readRemoteState, runIdFor } from './remote-state.ts';
 import { readServerMetrics, type ServerMetrics } from './sglang-metrics.ts';
 import { singleFlight } from './single-flight.ts';
@@ -55,16 +57,23 @@ export interface ProbeReport {
 
 /** Probes the attempt named, else the newest live attempt on the host (a multi-node one is probed on its head). */
 export async function probe(engine: Engine, hostGiven: string, attemptId?: number): Promise<ProbeReport> {
+  // The attempt's state as its host has it now, before reporting it.
+  await reconcile(engine, attemptId !== undefined ? undefined : [hostGiven], {
+    attemptIds: attemptId !== undefined ? [attemptId] : undefined,
+    skipStarting: true,
+  }).catch(() => []);
   const attempt =
     (attemptId !== undefined ? engine.attempts.get(attemptId) : engine.attempts.activeOn(hostGiven)) ?? null;
   const hostName = attempt?.host ?? hostGiven;
   const { host, cfg } = hostOf(engine, hostName);
   const port = attempt?.port ?? 30000;
-  const runId = attempt ? runIdFor(attempt.id) : undefined;
+  const runId = attempt ? runIdFor(attempt) : undefined;
   const noRun = async (): Promise<RemoteState> => ({ state: 'none' });
   const cluster = attempt !== null && backendFor(engine, hostName).kind === 'slurm';
   // A job's server listens on its compute node, reached through the login node.
   const address = attempt?.serverAddr ?? undefined;
+  // /health is open on a server started with --api-key; the rest needs the profile's key.
+  const auth = await serverAuth(engine, attempt);
   // The parts are independent: ask them all at once.
   const [proc, health, serverInfo, models, gpu, workers, metrics] = await Promise.all([
     (runId && !cluster ? sharedState(`${hostName}/${runId}`, () => readRemoteState(host, cfg, runId)) : noRun()).catch(
@@ -77,10 +86,13 @@ export async function probe(engine: Engine, hostGiven: string, attemptId?: numbe
       .http(port, { method: 'GET', path: '/health', timeoutMs: 25_000, address })
       .then((r) => ({ status: r.status as number | null, error: undefined as string | undefined }))
       .catch((e: Error) => ({ status: null, error: e.message })),
-    readServerInfo(engine, hostName, port, address),
+    readServerInfo(engine, hostName, port, auth, address),
     host
-      .http(port, { method: 'GET', path: '/v1/models', timeoutMs: 5000, address })
-      .then((r) => Models.parse(JSON.parse(r.body)).data.map((m) => m.id))
+      .http(port, { method: 'GET', path: '/v1/models', headers: auth, timeoutMs: 5000, address })
+      .then((r) => {
+        if (r.status !== 200) throw new Error(`/v1/models answered ${statusText(r.status, r.body)}`);
+        return Models.parse(JSON.parse(r.body)).data.map((m) => m.id);
+      })
       .catch((e: Error) => ({ error: e.message })),
     cluster
       ? Promise.resolve({ error: "on the job's compute node (Slurm holds its GPUs)" })
@@ -95,7 +107,7 @@ export async function probe(engine: Engine, hostGiven: string, attemptId?: numbe
           .then((st) => ({ id: attempt.jobId ?? '-', state: st.state, text: st.text }))
           .catch((e: Error) => ({ id: attempt.jobId ?? '-', state: 'unreachable', text: e.message }))
       : null;
-  const ours = 'runId' in proc && attempt && proc.runId === runIdFor(attempt.id);
+  const ours = 'runId' in proc && attempt && proc.runId === runIdFor(attempt);
   return {
     host: hostName,
     attempt,
@@ -133,15 +145,16 @@ async function readServerInfo(
   engine: Engine,
   hostName: string,
   port: number,
+  headers: Record<string, string>,
   address?: string,
 ): Promise<ProbeReport['serverInfo']> {
   const { host } = hostOf(engine, hostName);
   // /server_info is the current name; releases before it only have /get_server_info.
   for (const path of ['/server_info', '/get_server_info']) {
     try {
-      const r = await host.http(port, { method: 'GET', path, timeoutMs: 5000, address });
+      const r = await host.http(port, { method: 'GET', path, headers, timeoutMs: 5000, address });
       if (r.status === 404) continue;
-      if (r.status !== 200) return { error: `${path} answered ${r.status}` };
+      if (r.status !== 200) return { error: `${path} answered ${statusText(r.status, r.body)}` };
       const info = ServerInfo.parse(JSON.parse(r.body));
       return {
         version: info.version,

@@ -27,6 +27,8 @@ export function eventText(e: LaunchEvent, simulated: boolean): string {
       return `  ${e.text}`;
     case 'ready':
       return `attempt #${e.attempt.id}: READY in ${duration(e.seconds * 1000)} on ${e.attempt.host}:${e.attempt.port}${sim}`;
+    case 'stopped':
+      return e.text;
     case 'failed':
       return [
         `attempt #${e.attempt.id}: ${e.outcome === 'exited' ? 'EXITED' : e.outcome === 'hang' ? 'HUNG (still running)' : 'CRASHED'} (${e.outcome}${e.exitCode !== null ? `, exit ${e.exitCode}` : ''}) on ${attemptWhere(e.attempt)}${sim}`,

@@ -1,5 +1,6 @@
 // A long-lived bot (interactive terminal, Slack) picks up where its previous run stopped: live attempts are checked
-// against their hosts, and the ones still running are followed again from the last byte handled.
+// against their hosts (ended ones classified from their logs, told and alerted once), and the ones still running are
+// followed again from the last byte handled.
 import type { DiagnoserFactory } from './diagnosis.ts';
 import type { Engine } from './engine.ts';
 import { follow, type LaunchEvent } from './launch.ts';
@@ -12,6 +13,8 @@ export async function resumeWatches(
   diagnoser: DiagnoserFactory,
 ): Promise<number> {
   const checked = await reconcile(engine);
+  // Attempts that ended while this bot was away (closed just now, or by another process): their messages and alerts.
+  await engine.notifier?.catchUp().catch((e: Error) => engine.log.error({ err: e.message }, 'catch-up failed'));
   let resumed = 0;
   for (const c of checked) {
     // A job still in its scheduler's queue is followed too: follow waits for it to run.

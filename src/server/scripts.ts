@@ -53,6 +53,8 @@ for f in "$W/current" "$W"/live/*; do
   fi
 done
 R=$W/runs/$RUN
+# Run ids carry the ledger's id: a directory already there is another bot's run (a copied ledger?), never reused.
+if [ -e "$R" ]; then echo "GLM_RUN_EXISTS $R"; exit 4; fi
 mkdir "$R"
 : > "$R/out.log"
 # Read with shell builtins only (read, printf): no value is ever an argument of a program.
@@ -113,6 +115,13 @@ mv -f "$W/live/$RUN.tmp" "$W/live/$RUN"
 echo "GLM_STARTED $pg $st $R"
 `;
 
+/** secret-value WORKDIR NAME: one value of the host's secrets file (for the bot's own requests to its server). */
+export const SECRET_VALUE = `
+W=$1; case $W in "~") W=$HOME ;; "~/"*) W=$HOME/\${W#"~/"} ;; esac
+[ -r "$W/secrets.env" ] || exit 1
+( set -a; . "$W/secrets.env"; printenv "$2" ) | tr -d '\\n'
+`;
+
 /** status WORKDIR RUN_ID: the state of one run, from the host's own record of it. */
 export const STATUS = `${PRELUDE}
 W=$(home_path "$1"); RUN=$2; R=$W/runs/$RUN
@@ -120,9 +129,10 @@ W=$(home_path "$1"); RUN=$2; R=$W/runs/$RUN
 read -r pg st < "$R/pgid" || { echo "GLM_NONE"; exit 0; }
 ex=$(cat "$R/exit" 2>/dev/null || echo -)
 up=$(ps -o etimes= -p "$pg" 2>/dev/null | tr -d ' ' || true)
-if alive "$pg" "$st"; then echo "GLM_ALIVE $pg $st $RUN $ex \${up:--}"
-elif group_alive "$pg" && ! [ -r "/proc/$pg/stat" ]; then echo "GLM_ORPHANS $pg $st $RUN $ex -"
-else echo "GLM_DEAD $pg $st $RUN $ex -"; fi
+# The run directory comes last (a path may hold spaces): a bot that lost track of a launch adopts it from here.
+if alive "$pg" "$st"; then echo "GLM_ALIVE $pg $st $RUN $ex \${up:--} $R"
+elif group_alive "$pg" && ! [ -r "/proc/$pg/stat" ]; then echo "GLM_ORPHANS $pg $st $RUN $ex - $R"
+else echo "GLM_DEAD $pg $st $RUN $ex - $R"; fi
 `;
 
 /** stop WORKDIR GRACE_DECISECONDS RUN_ID: TERM the run's group, wait, KILL what remains. Nothing else is signalled. */
@@ -183,6 +193,18 @@ exit 0
 export const READ_FROM = `
 LOG=$1; case $LOG in "~/"*) LOG=$HOME/\${LOG#"~/"} ;; esac
 tail -c "+$(($2 + 1))" -- "$LOG" 2>/dev/null || true
+`;
+
+/**
+ * snapshot LOG N: the last N lines of the log's first SIZE bytes, then a newline and `GLM_SIZE SIZE` (last, so an
+ * output cut to its tail keeps it). One read, so a follower starting at SIZE sees every line written after the
+ * snapshot and none of it again.
+ */
+export const SNAPSHOT = `
+LOG=$1; case $LOG in "~/"*) LOG=$HOME/\${LOG#"~/"} ;; esac
+size=$(wc -c < "$LOG") || exit 1
+head -c "$size" -- "$LOG" | tail -n "$2"
+printf '\\nGLM_SIZE %s\\n' "$size"
 `;
 
 /** tail LOG N */

@@ -5,9 +5,10 @@ import { RemoteError, UserError } from '../errors.ts';
 import { GPU_IN_USE_MIB } from '../fleet/leases.ts';
 import { type Attempt, parseGpus } from '../ledger/attempts.ts';
 import { backendFor } from './backends.ts';
-import { type Engine, hostOf } from './engine.ts';
+import { type Engine, hostOf, publish } from './engine.ts';
 import { type GpuReport, readGpus } from './host-info.ts';
 import { type NodeRef, nodeLabel, nodesOf } from './nodes.ts';
+import { reconcile } from './reconcile.ts';
 import { STOP, script } from './scripts.ts';
 
 export interface StopResult {
@@ -111,7 +112,25 @@ export async function stop(
   actor: string,
   attemptId?: number,
 ): Promise<StopResult> {
-  const attempt = targetAttempt(engine, hostName, attemptId);
+  let attempt = targetAttempt(engine, hostName, attemptId);
+  if (attempt.pgid === null && backendFor(engine, attempt.host).kind === 'direct') {
+    // Its launcher never recorded where it runs (it died mid-launch): the host's record says, before anything is
+    // signalled or closed. Never closed as gone while the host may still start it. (A cluster's job is found by its
+    // job id, which the scheduler keeps.)
+    await reconcile(engine, undefined, { attemptIds: [attempt.id] });
+    attempt = engine.attempts.get(attempt.id)!;
+    if (attempt.active && attempt.pgid === null) {
+      throw new UserError(
+        `attempt #${attempt.id} is still starting: its host has no record of it yet`,
+        `try again in a moment; see: status`,
+      );
+    }
+    if (!attempt.active)
+      throw new UserError(
+        `attempt #${attempt.id} is not running: it ended ${attempt.outcome ?? attempt.status}`,
+        'see: status',
+      );
+  }
   // Told before the signals: a node watcher that sees a node go down now knows it was asked to (see failNodes).
   engine.attempts.event(attempt.id, engine.clock.now(), 'stop_requested', { actor });
   const backend = backendFor(engine, attempt.host);
@@ -155,5 +174,38 @@ export async function stop(
     } catch {
       gpu = null;
     }
-  return { attempt: engine.attempts.get(attempt.id)!, how, exitCode: head.exitCode, gpu, gpuReleased, gpusStillInUse };
+  const result = {
+    attempt: engine.attempts.get(attempt.id)!,
+    how,
+    exitCode: head.exitCode,
+    gpu,
+    gpuReleased,
+    gpusStillInUse,
+  };
+  // However the stop came (a command in any face, a button, the scheduler, a bisection), its message and thread say so.
+  publish(engine, () => {}, { kind: 'stopped', attempt: result.attempt, actor, text: stopSummary(engine, result) });
+  return result;
+}
+
+/** How a stop went, for people: `stopped attempt #3 (small) on gpu: it exited on SIGTERM` and the GPU memory. */
+export function stopSummary(engine: Engine, r: StopResult): string {
+  const mine = parseGpus(r.attempt.gpus);
+  const gpu =
+    r.gpuReleased === null
+      ? 'GPU memory: unknown (no nvidia-smi on the host)'
+      : r.gpuReleased
+        ? `GPU memory released (GPUs ${mine.join(',')}: ${r.gpu?.gpus
+            .filter((g) => mine.includes(g.index))
+            .map((g) => `${g.memUsedMiB} MiB`)
+            .join(', ')} in use)`
+        : `GPU memory NOT released: ${r.gpusStillInUse.map((g) => `GPU ${g.index} still holds ${g.memUsedMiB} MiB`).join(', ')}`;
+  const how =
+    r.how === 'already-gone'
+      ? 'it had already exited'
+      : r.how === 'KILL'
+        ? 'it ignored SIGTERM and was killed with SIGKILL'
+        : 'it exited on SIGTERM';
+  const workers = engine.attempts.nodes(r.attempt.id).map((n) => n.host);
+  const where = [r.attempt.host, ...workers].join('+');
+  return `stopped attempt #${r.attempt.id} (${r.attempt.profile}) on ${where}: ${how}${workers.length ? ` (all ${workers.length + 1} nodes)` : ''}\n${gpu}`;
 }

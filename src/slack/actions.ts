@@ -11,17 +11,8 @@ import type {
 import { autopilotStore } from '../autopilot/store.ts';
 import type { Identity } from '../commands/define.ts';
 import type { Attempt } from '../ledger/attempts.ts';
-import { launchClash, runCommand } from './commands.ts';
-import {
-  auditClick,
-  commandDef,
-  type FaceDeps,
-  markStopped,
-  reply,
-  slackContext,
-  threadPost,
-  threadUpload,
-} from './face-deps.ts';
+import { launchClash, launchRefusal, runCommand } from './commands.ts';
+import { auditClick, commandDef, type FaceDeps, reply, slackContext, threadPost, threadUpload } from './face-deps.ts';
 import { code, esc, who } from './mrkdwn.ts';
 import { replaceBlocks, stopModal } from './views.ts';
 
@@ -119,11 +110,7 @@ async function stopAttempt(deps: FaceDeps, identity: Identity, id: number, respo
     reply(deps, identity, responseUrl, { text: out.text });
     return false;
   }
-  markStopped(deps, a);
-  threadPost(deps, a.id, {
-    text: `stopped by ${identity.user}: ${out.text}`,
-    mrkdwn: `:black_square_for_stop: stopped by ${who(identity.user)}\n${code(out.text)}`,
-  });
+  // The message and its thread say so through the notifier, as for every other way an attempt ends.
   return true;
 }
 
@@ -256,11 +243,30 @@ export function onReplaceClick(deps: FaceDeps) {
           );
           return;
         }
-        if (
-          running &&
-          !(await stopAttempt(deps, { ...identity, channel: p.identity.channel }, running.id, body.response_url))
-        )
-          return;
+        if (running) {
+          // Everything that could refuse the launch is asked first: a refusal leaves the running server alone.
+          const refusal = await launchRefusal(deps, identity, p.text, running.id);
+          if (refusal) {
+            auditClick(
+              deps,
+              identity,
+              'launch',
+              { confirm: 'replace' },
+              'allow',
+              `not replaced: ${refusal.split('\n')[0]}`,
+            );
+            reply(
+              deps,
+              identity,
+              body.response_url,
+              { text: `not replaced: ${refusal.replace(/^error: /, '')}\nattempt #${running.id} keeps running` },
+              true,
+            );
+            return;
+          }
+          if (!(await stopAttempt(deps, { ...identity, channel: p.identity.channel }, running.id, body.response_url)))
+            return;
+        }
         reply(
           deps,
           identity,

@@ -2,7 +2,7 @@
 // under 3000 characters and a message under 50 blocks and a total size, and whatever does not fit goes into a file
 // uploaded next to the message, so nothing is ever cut short.
 import type { types } from '@slack/bolt';
-import { renderText } from '../chat/text.ts';
+import { renderText, seenPhrase } from '../chat/text.ts';
 import type { ChatMessage, View } from '../chat/types.ts';
 import { duration } from '../format/table.ts';
 import { chunkLines, code, esc, who } from './mrkdwn.ts';
@@ -50,13 +50,14 @@ function button(text: string, actionId: string, value: string, style?: 'danger' 
 }
 
 // A hung server is left running for inspection: it can still be stopped and probed.
-const ACTIVE = new Set(['starting', 'loading', 'ready', 'hung']);
+const ACTIVE = new Set(['starting', 'loading', 'ready', 'hung', 'request failed']);
 const EMOJI: Record<string, string> = {
   starting: ':hourglass_flowing_sand:',
   loading: ':hourglass_flowing_sand:',
   ready: ':white_check_mark:',
   crashed: ':x:',
   hung: ':zzz:',
+  'request failed': ':no_entry:',
   exited: ':black_square_for_stop:',
   stopped: ':black_square_for_stop:',
 };
@@ -109,7 +110,7 @@ function alertBlocks(v: Extract<View, { type: 'alert' }>): Block[] {
   const d = v.diagnosis;
   const blocks: Block[] = [
     section(
-      `:rotating_light: *crash: ${esc(d.category)}* during ${esc(d.phase)}: attempt #${v.attemptId} \`${esc(v.profile)}\` on \`${esc(v.host)}\`, launched by ${who(v.actor)}${v.count > 1 ? ` (*seen ${v.count} times*)` : ''}`,
+      `:rotating_light: *crash: ${esc(d.category)}* during ${esc(d.phase)}: attempt #${v.attemptId} \`${esc(v.profile)}\` on \`${esc(v.host)}\`, launched by ${who(v.actor)}${v.count > 1 ? ` (*${esc(seenPhrase(v))}*)` : ''}`,
     ),
   ];
   if (d.summary) blocks.push(section(esc(d.summary)));
@@ -125,6 +126,7 @@ function alertBlocks(v: Extract<View, { type: 'alert' }>): Block[] {
     const head = `*changed from ${esc(v.comparedWith ?? 'the previous attempt')}*`;
     for (const c of chunkLines([head, ...lines], LIMITS.sectionChars, (ls) => ls.join('\n'))) blocks.push(section(c));
   }
+  if (v.noComparison) blocks.push(section(`*what changed:* ${esc(v.noComparison)}`));
   if (v.alreadyTried.length) {
     const tried = v.alreadyTried.map((t) => `#${t.attemptId} \`${esc(t.profile)}\` (${esc(t.outcome)})`);
     const head = `*already tried for ${esc(d.category)}*`;
@@ -191,7 +193,7 @@ const size = (b: Block): number => JSON.stringify(b).length;
 function alertFile(v: Extract<View, { type: 'alert' }>): string {
   const d = v.diagnosis;
   const out = [
-    `crash: ${d.category} during ${d.phase}: attempt #${v.attemptId} ${v.profile} on ${v.host}, launched by ${v.actor}${v.count > 1 ? ` (seen ${v.count} times)` : ''}`,
+    `crash: ${d.category} during ${d.phase}: attempt #${v.attemptId} ${v.profile} on ${v.host}, launched by ${v.actor}${v.count > 1 ? ` (${seenPhrase(v)})` : ''}`,
     d.summary,
     ...(d.reason ? [`why: ${d.reason}`] : []),
     '',
@@ -202,6 +204,7 @@ function alertFile(v: Extract<View, { type: 'alert' }>): string {
     out.push('', `changed from ${v.comparedWith ?? 'the previous attempt'}:`);
     for (const c of v.flagChanges) out.push(`  ${c.flag}: ${c.from} -> ${c.to}`);
   }
+  if (v.noComparison) out.push('', `what changed: ${v.noComparison}`);
   if (v.alreadyTried.length) {
     out.push('', `already tried for ${d.category}:`);
     for (const t of v.alreadyTried) out.push(`  #${t.attemptId} ${t.profile} (${t.outcome})`);
@@ -256,7 +259,9 @@ export function renderMessage(msg: ChatMessage, opts: { filename?: string } = {}
           ? reportBlocks(view)
           : view?.type === 'autopilot'
             ? autopilotBlocks(view)
-            : textBlocks(full);
+            : view?.type === 'stopped'
+              ? [section(`:black_square_for_stop: stopped by ${who(view.actor)}\n${code(view.text)}`)]
+              : textBlocks(full);
   // Keep the blocks that fit, in order; when some do not, the complete text goes as a file beside them.
   const kept: Block[] = [];
   let total = 0;

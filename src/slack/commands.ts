@@ -5,9 +5,11 @@ import { resolveLaunchProfile } from '../advice/profiles.ts';
 import type { Identity } from '../commands/define.ts';
 import { parseArgs, tokenize, validateArgs } from '../commands/parse.ts';
 import { authorize } from '../commands/registry.ts';
+import { describeError } from '../errors-render.ts';
 import { clashingAttempt } from '../fleet/leases.ts';
 import { resolveLaunchHosts } from '../hosts/from-config.ts';
 import type { Attempt } from '../ledger/attempts.ts';
+import { checkLaunch } from '../server/launch.ts';
 import { auditClick, commandDef, type FaceDeps, reply, slackContext } from './face-deps.ts';
 import { esc, normalizeCommandText } from './mrkdwn.ts';
 import { replaceBlocks } from './views.ts';
@@ -93,6 +95,49 @@ export async function launchClash(
     return { host, args, running };
   } catch {
     return null; // the registry explains the mistake
+  }
+}
+
+/**
+ * Why `/glm launch ...` would be refused if `replacing` were not running (a configuration known to crash here, an
+ * unreachable host, a bad argument, a clash with another server), or null when it would go: asked before that
+ * server is stopped.
+ */
+export async function launchRefusal(
+  deps: FaceDeps,
+  identity: Identity,
+  text: string,
+  replacing: number,
+): Promise<string | null> {
+  const def = commandDef(deps, 'launch');
+  const engine = deps.glm.engine;
+  // The asker's role decides which changes the profile may carry, as it does for the launch itself.
+  const decision = await authorize(def, slackContext(deps, identity));
+  if (!decision.allow) return `${decision.reason}${decision.hint ? ` (${decision.hint})` : ''}`;
+  const role = decision.role ?? 'viewer';
+  try {
+    const args = validateArgs(def, parseArgs(def, tokenize(text).slice(1)));
+    const profile = resolveLaunchProfile(engine, String(args.profile), args.set as string | undefined, role);
+    // As `launch` picks them: --host, else the profile's own host or group, else the default host.
+    const hosts = resolveLaunchHosts(engine.loaded, (args.host as string | undefined) ?? profile.host).hosts;
+    await checkLaunch(
+      engine,
+      {
+        profile,
+        hostName: hosts[0]!,
+        nodes: hosts,
+        actor: 'check',
+        origin: 'slack',
+        role,
+        port: args.port as number | undefined,
+        gpus: args.gpus ? String(args.gpus).split(',').map(Number) : undefined,
+        confirmed: Boolean(args.yes),
+      },
+      replacing,
+    );
+    return null;
+  } catch (e) {
+    return describeError(e, deps.log);
   }
 }
 

@@ -4,11 +4,8 @@ import { randomUUID } from 'node:crypto';
 import type { types, webApi } from '@slack/bolt';
 import type { AccessPolicy } from '../access/policy.ts';
 import type { App } from '../app.ts';
-import { viewText } from '../chat/text.ts';
-import type { View } from '../chat/types.ts';
 import type { CommandContext, CommandDef, Identity } from '../commands/define.ts';
 import { placeOf } from '../commands/registry.ts';
-import type { Attempt } from '../ledger/attempts.ts';
 import type { Logger } from '../logger.ts';
 import type { SlackPayload } from './adapter.ts';
 import type { PendingStore } from './pending.ts';
@@ -98,31 +95,6 @@ export function threadUpload(
     parentKey: parentKey(attemptId),
     payload: { text: file.title, ...file },
     at: deps.glm.engine.clock.now(),
-  });
-}
-
-/** The attempt's message shows it stopped (the notifier only tells launches, crashes and readiness). */
-export function markStopped(deps: FaceDeps, a: Attempt): void {
-  if (!deps.glm.outbox.ref(parentKey(a.id))) return;
-  const now = deps.glm.engine.clock.now();
-  const view: View = {
-    type: 'attempt',
-    attemptId: a.id,
-    profile: a.profile,
-    host: a.host,
-    actor: a.actor,
-    state: 'stopped',
-    detail: '',
-    elapsedS: Math.round((now - a.startedAt) / 1000),
-    simulated: (deps.glm.engine.loaded.config.hosts[a.host]?.python ?? '').includes('standin'),
-  };
-  enqueue(deps, {
-    key: `${parentKey(a.id)}:u:${now}:stopped`,
-    kind: 'update',
-    channel: deps.channel,
-    refKey: parentKey(a.id),
-    payload: { text: viewText(view) ?? 'stopped', view },
-    at: now,
   });
 }
 

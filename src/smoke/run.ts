@@ -8,9 +8,11 @@ import { gpusPerNode, launchBlocker } from '../fleet/leases.ts';
 import type { RemoteHost } from '../hosts/types.ts';
 import type { Attempt } from '../ledger/attempts.ts';
 import type { ResolvedProfile } from '../profiles/index.ts';
+import { serverAuth } from '../server/api-key.ts';
 import type { DiagnoserFactory, Diagnosis } from '../server/diagnosis.ts';
 import { type Engine, hostOf } from '../server/engine.ts';
 import { type LaunchEvent, launch, recordExit } from '../server/launch.ts';
+import { reconcile } from '../server/reconcile.ts';
 import { readServerMetrics, type ServerMetrics } from '../server/sglang-metrics.ts';
 import { stop } from '../server/stop.ts';
 import { type Answer, ask } from './ask.ts';
@@ -136,6 +138,8 @@ export async function runSmoke(engine: Engine, req: SmokeRequest, hooks: Hooks):
   const started = engine.clock.now();
   const wallStart = Date.now();
   const notes: string[] = [];
+  // What runs there, as the host says now (an orphaned launch that got ready, a server that died unwatched).
+  await reconcile(engine, [req.hostName], { skipStarting: true });
   let active = serverToSmoke(engine, req);
   let mode: 'running' | 'launch';
   if (req.launch) {
@@ -354,7 +358,10 @@ async function smokeAttempt(
         continue;
       }
       const text = endpoint === 'generate' ? (p.generate_prompt ?? p.prompt) : p.prompt;
-      const a = await ask(host, attempt.port, endpoint, text, p.max_tokens, { timeoutMs: Math.min(left, 120_000) });
+      const a = await ask(host, attempt.port, endpoint, text, p.max_tokens, {
+        timeoutMs: Math.min(left, 120_000),
+        headers: await serverAuth(engine, attempt),
+      });
       const j = a.error ? { ok: false, problems: [`request failed: ${a.error}`] } : judge(a.text, p.expect);
       prompts.push({
         name: p.name,

@@ -1,6 +1,6 @@
 // Crash diagnosis end to end over a real sshd: the stand-in crashes, the follower classifies the crash, and one alert
 // with the team's findings reaches the chat abstraction through the persistent outbox.
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshDirs, makeChatBot, postGenerate, testConfig, until } from '../helpers/app.ts';
@@ -68,14 +68,16 @@ describe('crash alerts', () => {
     // glm5-attempt1 runs out of memory in CUDA graph capture; slow enough to take sshd away while it loads.
     const b = chatBot({ STANDIN_TIME_SCALE: '0.02' });
     const pending = b.run(`launch glm5-attempt1 --yes --port ${await freePort()}`);
-    await until(() => b.app.engine.attempts.activeOn('gpu')?.status === 'loading', 20_000);
+    // Killed once the follower reads the log (a first milestone), so sshd goes away from under a live follow.
+    await until(() => Boolean(b.app.engine.attempts.activeOn('gpu')?.lastMilestone), 20_000);
     await sshd.stop();
     // The server runs on; it crashes while nobody can read its log.
     const a = b.app.engine.attempts.activeOn('gpu')!;
+    // Gone or a zombie (kill -0 succeeds on a zombie nobody reaps, as in a container whose init does not).
     await until(() => {
       try {
-        process.kill(a.pgid!, 0);
-        return false;
+        const stat = readFileSync(`/proc/${a.pgid}/stat`, 'utf8');
+        return /^[ZX]/.test(stat.slice(stat.lastIndexOf(')') + 2));
       } catch {
         return true;
       }
@@ -105,6 +107,26 @@ describe('crash alerts', () => {
     expect(alerts.filter((x) => !/seen \d+ times/.test(x))).toHaveLength(1);
     expect(alerts.some((x) => /seen 2 times/.test(x))).toBe(true);
     expect(b.printed.some((p) => /same crash as attempt #1 \(backend_assertion/.test(p))).toBe(true);
+  });
+
+  it('a repeat names the new attempt and the first; what changed is against a good run of the same model only', async () => {
+    const b = chatBot({});
+    // A good run of another model: nothing to compare GLM-5 with.
+    expect((await b.run(`launch small --no-check --port ${await freePort()}`)).exitCode ?? 0).toBe(0);
+    await b.run('stop');
+    for (let i = 0; i < 2; i++)
+      expect((await b.run(`launch glm5-attempt3 --yes --port ${await freePort()}`)).exitCode).toBe(1);
+    await b.app.engine.notifier!.idle();
+    await b.app.delivery!.flush(5000);
+    const alerts = alertsIn(b.printed);
+    const first = alerts.find((x) => !/seen \d+ times/.test(x))!;
+    expect(first).toMatch(/CRASH backend_assertion during .*: attempt #2 glm5-attempt3/);
+    expect(first).toMatch(/what changed: no earlier good attempt of lukealonso\/GLM-5-NVFP4 on gpu to compare with/);
+    expect(alerts.join('\n')).not.toMatch(/changed from last good attempt #1 \(small\)/);
+    const repeat = alerts.find((x) => /seen 2 times/.test(x))!;
+    expect(repeat).toMatch(
+      /attempt #3 glm5-attempt3 on gpu \(launched by U-tester\) \(seen 2 times; first in attempt #2\)/,
+    );
   });
 
   it('a stall in CUDA graph capture is reported as a hang and the server is left running', async () => {

@@ -156,7 +156,7 @@ async function start(engine: Engine, req: LaunchRequest, p: Plan): Promise<Attem
     // there, so each worker is a node of this host in the ledger.
     nodes: Array.from({ length: d.nodes - 1 }, (_, i) => ({ rank: i + 1, host: req.hostName, gpus: [] })),
   });
-  const runId = runIdFor(attempt.id);
+  const runId = runIdFor(attempt);
   let out: Awaited<ReturnType<RemoteHost['exec']>>;
   try {
     out = await host.exec(
