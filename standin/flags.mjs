@@ -3,7 +3,7 @@
 //       alias comes first (`--tensor-parallel-size`, `--tp-size`), `--nsa-*` backend names.
 //   'j' (STANDIN_SGLANG_FLAVOR=new): main at 8905cbd42 (2026-07-20, ~v0.5.15), dataclass-derived flags: `--tp-size`
 //       first with `--tensor-parallel-size` as alias, `--dsa-*` backend names with `--nsa-*` as deprecated aliases.
-// Choice lists are copied from shared/reference/sglang.md §1 (server_args.py of each commit). Flags SGLang has
+// Choice lists are copied from docs/sglang.md §1 (server_args.py of each commit). Flags SGLang has
 // that are not listed here are rejected as "unrecognized arguments"; the table covers the reference table, the
 // flags the bot uses, and the common ones around them so prefix abbreviations resolve as they do upstream.
 

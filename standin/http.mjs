@@ -1,4 +1,4 @@
-// The HTTP face of the stand-in (entrypoints/http_server.py [F], shared/reference/sglang.md §2), on node:http.
+// The HTTP face of the stand-in (entrypoints/http_server.py [F], docs/sglang.md §2), on node:http.
 // uvicorn-style access lines are logged when a response starts, as uvicorn does.
 
 import { randomUUID } from 'node:crypto';

@@ -1,4 +1,4 @@
-// Writes lines the way SGLang's processes do (shared/reference/sglang.md §3):
+// Writes lines the way SGLang's processes do (docs/sglang.md §3):
 //   SGLang loggers:   `[%Y-%m-%d %H:%M:%S{ rank prefix}] message` (no level name), `.mmm` after the seconds when
 //                     SGLANG_LOG_MS=1; prefix ` TP{n}` (and ` EP{n}`) for scheduler ranks when tp > 1.
 //   uvicorn:          `[%Y-%m-%d %H:%M:%S] INFO:     message` (levelname + ':' padded to 9, then a space).

@@ -235,7 +235,7 @@ function modelToAttentionFrames(mode) {
 
 function withCapture(pre, innerFrames, errLine, flavor) {
   // RuntimeErrors inside capture are re-raised as `Exception: Capture cuda graph failed: ...` with SGLang's list of
-  // possible solutions (cuda_graph_runner.py:373 and :935-942 in [F]; wording per shared/reference/sglang.md §4,
+  // possible solutions (cuda_graph_runner.py:373 and :935-942 in [F]; wording per docs/sglang.md §4,
   // traceback shape of https://github.com/sgl-project/sglang/issues/5285 and #4205).
   const first = `${traceback([...captureInnerFrames(), ...innerFrames])}${errLine}\n`;
   const msg = errLine.replace(/^[\w.]+: /, '');

@@ -1,5 +1,5 @@
 // `python -m sglang.launch_server ...`: the whole life of a simulated SGLang server. Phases, log lines and their
-// order follow shared/reference/sglang.md §3; crashes follow messages.mjs; HTTP lives in http.mjs.
+// order follow docs/sglang.md §3; crashes follow messages.mjs; HTTP lives in http.mjs.
 
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';

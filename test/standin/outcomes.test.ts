@@ -2,6 +2,7 @@
 
 import { describe, expect, it } from 'vitest';
 import { parseMilestone } from '../../src/logs/milestones.ts';
+import { until } from '../helpers/app.ts';
 import { alive, GLM5, groupPids, http, type Proc, QWEN, start } from './helpers.ts';
 
 const kinds = (p: Proc) =>
@@ -48,6 +49,8 @@ describe.concurrent('flag-derived outcomes', () => {
     expect(p.out).not.toContain('Uvicorn running');
     expect(kinds(p)).toContain('graph_begin');
     expect(kinds(p)).not.toContain('graph_end');
+    // The group was SIGKILLed when the leader exited; its other members are gone a moment later, not at once.
+    await until(() => pids.filter(alive).length === 0, 5000).catch(() => {});
     expect(pids.filter(alive)).toEqual([]);
   });
 
@@ -214,6 +217,8 @@ describe.concurrent('flag-derived outcomes', () => {
     const ready = p.out.indexOf('fired up');
     expect(ready).toBeLessThan(p.out.lastIndexOf('Prefill batch'));
     expect(p.out.lastIndexOf('Prefill batch')).toBeLessThan(p.out.indexOf('Scheduler hit an exception'));
+    // The group was SIGKILLed when the leader exited; its other members are gone a moment later, not at once.
+    await until(() => pids.filter(alive).length === 0, 5000).catch(() => {});
     expect(pids.filter(alive)).toEqual([]);
   });
 
