@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { variantsDir } from '../../src/advice/profiles.ts';
 import type { CommandContext } from '../../src/commands/define.ts';
+import { startScheduler } from '../../src/schedule/scheduler.ts';
 import { freshDirs, terminalContext, testConfig } from '../helpers/app.ts';
 import { freePort, type Sshd, startSshd } from '../helpers/sshd.ts';
 import { type FakeSlack, startFakeSlack } from './fake-slack.ts';
@@ -53,7 +54,18 @@ beforeAll(async () => {
     workdir,
     dataDir,
     env: { HF_HUB_TOKEN: C.host },
-    extra: { slack: { channel: OPS, port: 0 }, access: ACCESS },
+    extra: {
+      slack: { channel: OPS, port: 0 },
+      access: ACCESS,
+      // The scheduler face: the same commands as a job would run them, reports posted to the channel.
+      schedule: {
+        jobs: [
+          { name: 'canary-status', cron: '0 3 * * *', run: 'status', channel: OPS },
+          { name: 'canary-attempts', cron: '0 4 * * *', run: 'attempts', channel: OPS },
+          { name: 'canary-draft', cron: '0 5 * * *', run: 'draft-issue', channel: OPS },
+        ],
+      },
+    },
   });
   face = await startFace(fake, loaded);
   term = terminalContext(face.glm, { say: (t) => said.push(t) });
@@ -197,6 +209,20 @@ describe('canaries', () => {
     await slash('profile small');
     await slash(`logs --attempt 1 --lines 200`);
     await terminal('status');
+  });
+
+  it('the scheduler face runs status, attempts and draft-issue as jobs, reports posted to the channel', async () => {
+    const sched = startScheduler(face.glm);
+    await sched.ready;
+    const before = fake.calls.length;
+    for (const job of ['canary-status', 'canary-attempts', 'canary-draft']) await sched.fire(job, Date.now());
+    await sched.stop();
+    await face.glm.delivery!.flush(10_000);
+    expect(fake.calls.length).toBeGreaterThan(before);
+    const audit = face.glm.engine.db.prepare("SELECT command FROM audit WHERE actor = 'scheduler'").all() as {
+      command: string;
+    }[];
+    expect(audit.map((r) => r.command)).toEqual(expect.arrayContaining(['status', 'attempts', 'draft-issue']));
   });
 
   it('no canary anywhere: outputs, logs, ledger, variant files, Slack calls, the servers argv', async () => {
