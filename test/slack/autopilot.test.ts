@@ -71,7 +71,9 @@ describe('autopilot in Slack', () => {
       ]),
     );
     // The message says it ended, without a Stop button any more.
-    await waitFor('the final message', () => /cancelled/.test(blockText(parent()!.versions.at(-1)!.blocks)), 15_000);
+    // Under load the outbox may still be working through the run's earlier updates (one update per message per
+    // interval): a bound, not a timing.
+    await waitFor('the final message', () => /cancelled/.test(blockText(parent()!.versions.at(-1)!.blocks)), 45_000);
     expect(blockText(parent()!.versions.at(-1)!.blocks)).not.toContain('glm_autopilot_stop');
   }, 120_000);
 });
