@@ -74,7 +74,14 @@ export function createDelivery(opts: {
       if (!ref) throw new Error(`no message to update for ${item.refKey} (its post failed)`);
       const last = lastUpdate.get(item.refKey!) ?? 0;
       if (clock.now() - last < updateInterval) return 'wait';
-      await adapter.update(ref, msg);
+      // Under way: a newer state queued meanwhile gets a row of its own instead of being folded into this one.
+      outbox.trying(item.id);
+      try {
+        await adapter.update(ref, msg);
+      } catch (e) {
+        outbox.untried(item.id, false);
+        throw e;
+      }
       lastUpdate.set(item.refKey!, clock.now());
       return 'sent';
     }

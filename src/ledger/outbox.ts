@@ -73,11 +73,13 @@ export function createOutbox(db: Db, face = 'terminal') {
       if (item.kind === 'update') {
         const pending = db
           .prepare(
-            "SELECT id FROM outbox WHERE kind = 'update' AND ref_key = ? AND status = 'pending' ORDER BY id DESC LIMIT 1",
+            "SELECT id FROM outbox WHERE kind = 'update' AND ref_key = ? AND status = 'pending' AND uncertain = 0 ORDER BY id DESC LIMIT 1",
           )
           .get(pre(item.refKey)) as Row | undefined;
         if (pending) {
-          // The newest state replaces the one not sent yet, under the newest key: has(key) stays true for it.
+          // The newest state replaces the one not sent yet, under the newest key: has(key) stays true for it. A row
+          // whose send is under way (uncertain) is not touched: its call already carries the older state, and the
+          // newest would be lost when it is marked sent.
           db.prepare('UPDATE OR IGNORE outbox SET payload_json = ?, key = ? WHERE id = ?').run(
             payload,
             pre(item.key),
