@@ -11,8 +11,7 @@ import { bisectUnits } from '../fleet/bisect.ts';
 import { duration, table } from '../format/table.ts';
 import { variantText } from '../profiles/variant.ts';
 import { draftIssue } from '../reports/issue.ts';
-import { launch } from '../server/launch.ts';
-import { type AutopilotOutcome, type Ctl, launchesOf, stopGroup, updateView } from './run.ts';
+import { type AutopilotOutcome, type Ctl, launchesOf, launchTrial, stopGroup, updateView } from './run.ts';
 import { sloText } from './slo.ts';
 import type { AutopilotRun, Trial } from './store.ts';
 
@@ -40,23 +39,11 @@ export async function finishRun(
       .find((a) => a.groupKey === run.groupKey && a.profile === winner.profile);
     if (live) kept = live.id;
     else if (launchesOf(engine, run).length < run.params.attempts && engine.clock.now() < run.deadlineAt) {
-      await stopGroup(ctl, run, null);
-      const r = await launch(
-        engine,
-        {
-          profile: resolveProfileName(engine, winner.profile),
-          hostName: run.host,
-          actor: run.actor,
-          origin: run.origin,
-          role: run.params.role,
-          port: run.params.port,
-          groupKey: run.groupKey,
-          gpus: run.gpus,
-          confirmed: true,
-        },
-        () => {},
-        ctl.hooks.diagnoser,
-      ).catch((e: Error) => ({ outcome: 'failed' as const, attempt: undefined, error: e.message }));
+      const r = await launchTrial(ctl, run, resolveProfileName(engine, winner.profile)).catch((e: Error) => ({
+        outcome: 'failed' as const,
+        attempt: undefined,
+        error: e.message,
+      }));
       if (r.outcome === 'ready' && r.attempt) kept = r.attempt.id;
       else notes.push(`the winner could not be relaunched to keep it running (${r.outcome})`);
     } else notes.push('the winner was not left running: no launch left in the budget to start it again');

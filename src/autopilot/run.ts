@@ -221,7 +221,8 @@ export async function stopGroup(
   }
 }
 
-async function launchTrial(ctl: Ctl, run: AutopilotRun, profile: ResolvedProfile): Promise<LaunchResult> {
+/** Launches one configuration of the run on its held GPUs and port, after stopping what the group still runs. */
+export async function launchTrial(ctl: Ctl, run: AutopilotRun, profile: ResolvedProfile): Promise<LaunchResult> {
   await stopGroup(ctl, run, null); // the next trial needs the same GPUs
   return launch(
     ctl.engine,
