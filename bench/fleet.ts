@@ -78,7 +78,7 @@ export async function benchFleet(sshd: Sshd): Promise<Row[]> {
   // 2 and 3 on a two-host group (network namespaces when root, else two sshds on loopback).
   const group = await startHostGroup(2);
   if (group.kind !== 'netns') {
-    // On one machine every node would bind the same port (see test/server/multinode.test.ts).
+    // On one machine every node would bind the same port (see test/lifecycle/multinode.test.ts).
     rows.push({
       metric: 'two-node figures: not measured (needs network namespaces: root and iproute2)',
       value: '-',

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { defineCommand } from '../src/commands/define.ts';
 import { table } from '../src/format/table.ts';
+import { defineCommand } from '../src/runtime/define.ts';
 
 const command = defineCommand({
   name: 'attempts',
@@ -17,7 +17,7 @@ const command = defineCommand({
   }),
   effect: 'read',
   async run(ctx, { profile, host, limit, json }) {
-    const { attemptRows, differingFlags } = await import('../src/server/attempts-table.ts');
+    const { attemptRows, differingFlags } = await import('../src/lifecycle/attempts-table.ts');
     const list = ctx.engine.attempts.list({ profile, host, limit });
     const rows = attemptRows(list, ctx.engine.clock.now());
     if (json) return { text: JSON.stringify(rows, null, 2), data: rows };

@@ -3,9 +3,9 @@ import { z } from 'zod';
 // bench, the ledger store, the report) is imported when the command runs.
 import { KNOB_NAMES } from '../src/autopilot/search.ts';
 import { SloSchema, sloText } from '../src/autopilot/slo.ts';
-import { defineCommand } from '../src/commands/define.ts';
 import { UserError } from '../src/errors.ts';
 import { resolveHostName } from '../src/hosts/from-config.ts';
+import { defineCommand } from '../src/runtime/define.ts';
 
 const knobList = z
   .string()

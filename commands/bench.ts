@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { defineCommand } from '../src/commands/define.ts';
 import { UserError } from '../src/errors.ts';
 import { resolveHostName } from '../src/hosts/from-config.ts';
+import { defineCommand } from '../src/runtime/define.ts';
 
 const list = z
   .string()
@@ -39,7 +39,7 @@ const command = defineCommand({
   }),
   effect: 'write',
   async run(ctx, { host, concurrency, inputLen, outputLen, requests, history, json }) {
-    const { shareFile } = await import('../src/commands/files.ts');
+    const { shareFile } = await import('../src/runtime/files.ts');
     const { benchHistoryText, benchText } = await import('../src/bench-load/report.ts');
     const { runBench } = await import('../src/bench-load/run.ts');
     const { createBenchStore } = await import('../src/bench-load/store.ts');
@@ -66,7 +66,7 @@ const command = defineCommand({
       },
       (t) => ctx.say(t),
     );
-    const { serverMetricsText } = await import('../src/server/sglang-metrics.ts');
+    const { serverMetricsText } = await import('../src/lifecycle/sglang-metrics.ts');
     const text = `${benchText(r.row, r.chartPath)}\n  server /metrics: ${serverMetricsText(r.serverMetrics)}`;
     const file = shareFile(
       ctx,

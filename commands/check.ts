@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { defineCommand } from '../src/commands/define.ts';
 import { resolveLaunchHosts } from '../src/hosts/from-config.ts';
+import { defineCommand } from '../src/runtime/define.ts';
 
 const command = defineCommand({
   name: 'check',
@@ -13,8 +13,8 @@ const command = defineCommand({
   effect: 'read',
   async run(ctx, { host, json }) {
     const { describeError } = await import('../src/errors-render.ts');
-    const { hostOf } = await import('../src/server/engine.ts');
-    const { readGpus, readVersions } = await import('../src/server/host-info.ts');
+    const { hostOf } = await import('../src/lifecycle/engine.ts');
+    const { readGpus, readVersions } = await import('../src/lifecycle/host-info.ts');
     const group = host ? resolveLaunchHosts(ctx.engine.loaded, host) : undefined;
     const names = group ? group.hosts : Object.keys(ctx.engine.loaded.config.hosts);
     const results = await Promise.all(

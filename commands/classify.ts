@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { defineCommand } from '../src/commands/define.ts';
 import { UserError } from '../src/errors.ts';
 import { pathString } from '../src/paths.ts';
+import { defineCommand } from '../src/runtime/define.ts';
 
 const command = defineCommand({
   name: 'classify',
@@ -15,7 +15,7 @@ const command = defineCommand({
   async run(ctx, { file, json }) {
     const { knownUpstream } = await import('../src/corpus/similar.ts');
     const { diagnoseFile, diagnoseStream, renderDiagnosis } = await import('../src/logs/classify/index.ts');
-    const { catalogFromConfig } = await import('../src/server/classifier.ts');
+    const { catalogFromConfig } = await import('../src/lifecycle/classifier.ts');
     // It reads files of the machine the bot runs on: fine for the person at the terminal, not for a chat.
     if (ctx.origin !== 'terminal')
       throw new UserError(

@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { defineCommand } from '../src/commands/define.ts';
+import { defineCommand } from '../src/runtime/define.ts';
 
 /**
- * ATTEMPT... may be empty. The registry treats only a bare array schema as variadic (src/commands/parse.ts), and a
+ * ATTEMPT... may be empty. The registry treats only a bare array schema as variadic (src/runtime/parse.ts), and a
  * bare array is required, so this one is marked optional the way zod's own .optional() marks a field (an absent key
  * is allowed) while staying an array. If the parser learns to unwrap .optional(), use that instead.
  */

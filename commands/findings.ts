@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { defineCommand } from '../src/commands/define.ts';
 import { UserError } from '../src/errors.ts';
+import { defineCommand } from '../src/runtime/define.ts';
 
 const command = defineCommand({
   name: 'findings',

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { defineCommand, helpHint } from '../src/commands/define.ts';
 import { suggest } from '../src/config/suggest.ts';
 import { UserError } from '../src/errors.ts';
+import { defineCommand, helpHint } from '../src/runtime/define.ts';
 
 /**
  * `glm slack` is not a chat command (src/cli/main.ts starts the Slack face instead of the terminal), but a person at

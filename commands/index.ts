@@ -3,7 +3,7 @@
 // runs (a one-shot `glm help` loads none of it). Each declares `const command = defineCommand(...)` and then exports
 // it: TypeScript 5.9 does not rewrite the `.ts` of a dynamic import inside `export default <call>`, and dist/ would
 // import files that do not exist there (test/cli/startup.test.ts checks dist/).
-import type { CommandDef } from '../src/commands/define.ts';
+import type { CommandDef } from '../src/runtime/define.ts';
 import attempts from './attempts.ts';
 import audit from './audit.ts';
 import autopilot from './autopilot.ts';

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { defineCommand } from '../src/commands/define.ts';
 import { duration } from '../src/format/table.ts';
 import { resolveLaunchHosts } from '../src/hosts/from-config.ts';
+import { defineCommand } from '../src/runtime/define.ts';
 
 const command = defineCommand({
   name: 'launch',
@@ -40,9 +40,9 @@ const command = defineCommand({
   effect: 'write',
   async run(ctx, { profile, set, host, gpus, port, yes, dryRun, noCheck, json }) {
     const { resolveLaunchProfile } = await import('../src/advice/profiles.ts');
-    const { launch } = await import('../src/server/launch.ts');
-    const { monitorAttempt } = await import('../src/server/monitor.ts');
-    const { eventText } = await import('../src/server/render-events.ts');
+    const { launch } = await import('../src/lifecycle/launch.ts');
+    const { monitorAttempt } = await import('../src/lifecycle/monitor.ts');
+    const { eventText } = await import('../src/lifecycle/render-events.ts');
     // A profile, a suggestion of `next` (next:N), or either with --set: validated exactly like profile files.
     const role = ctx.role ?? 'viewer';
     const p = resolveLaunchProfile(ctx.engine, profile, set, role);

@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { defineCommand } from '../src/commands/define.ts';
 import { UserError } from '../src/errors.ts';
 import { resolveHostName } from '../src/hosts/from-config.ts';
 import { redactText } from '../src/redact.ts';
+import { defineCommand } from '../src/runtime/define.ts';
 
 const command = defineCommand({
   name: 'logs',
@@ -20,10 +20,10 @@ const command = defineCommand({
   }),
   effect: 'read',
   async run(ctx, { host, attempt: id, node: rank, lines, follow }) {
-    const { hostOf } = await import('../src/server/engine.ts');
-    const { nodeLabel, nodesOf } = await import('../src/server/nodes.ts');
-    const { SNAPSHOT, script, TAIL } = await import('../src/server/scripts.ts');
-    const { watchNode } = await import('../src/server/watch.ts');
+    const { hostOf } = await import('../src/lifecycle/engine.ts');
+    const { nodeLabel, nodesOf } = await import('../src/lifecycle/nodes.ts');
+    const { SNAPSHOT, script, TAIL } = await import('../src/lifecycle/scripts.ts');
+    const { watchNode } = await import('../src/lifecycle/watch.ts');
     const hostName = id === undefined ? resolveHostName(ctx.engine.loaded, host) : undefined;
     const a =
       id !== undefined

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineCommand } from '../src/commands/define.ts';
+import { defineCommand } from '../src/runtime/define.ts';
 
 const command = defineCommand({
   name: 'next',

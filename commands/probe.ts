@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { defineCommand } from '../src/commands/define.ts';
 import { duration } from '../src/format/table.ts';
 import { resolveHostName } from '../src/hosts/from-config.ts';
+import { defineCommand } from '../src/runtime/define.ts';
 
 const command = defineCommand({
   name: 'probe',
@@ -17,8 +17,8 @@ const command = defineCommand({
   }),
   effect: 'read',
   async run(ctx, { host, attempt, json }) {
-    const { probe } = await import('../src/server/probe.ts');
-    const { serverMetricsText } = await import('../src/server/sglang-metrics.ts');
+    const { probe } = await import('../src/lifecycle/probe.ts');
+    const { serverMetricsText } = await import('../src/lifecycle/sglang-metrics.ts');
     const hostName = resolveHostName(ctx.engine.loaded, host);
     const r = await probe(ctx.engine, hostName, attempt);
     if (json) return { text: JSON.stringify(r, null, 2), data: r };

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { defineCommand } from '../src/commands/define.ts';
 import { table } from '../src/format/table.ts';
+import { defineCommand } from '../src/runtime/define.ts';
 
 const command = defineCommand({
   name: 'profiles',

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { defineCommand } from '../src/commands/define.ts';
-import type { OutputFile } from '../src/commands/files.ts';
 import { resolveHostName } from '../src/hosts/from-config.ts';
+import { defineCommand } from '../src/runtime/define.ts';
+import type { OutputFile } from '../src/runtime/files.ts';
 
 /** Runs drawn in the history chart. */
 const CHART_RUNS = 30;
@@ -39,8 +39,8 @@ const command = defineCommand({
   }),
   effect: 'write',
   async run(ctx, { host, profile, launch, port, budget, history, limit, json }) {
-    const { chartPath, shareFile } = await import('../src/commands/files.ts');
-    const { eventText } = await import('../src/server/render-events.ts');
+    const { chartPath, shareFile } = await import('../src/runtime/files.ts');
+    const { eventText } = await import('../src/lifecycle/render-events.ts');
     const { historyText, smokeText } = await import('../src/smoke/report.ts');
     const { runSmoke } = await import('../src/smoke/run.ts');
     const { createSmokeStore } = await import('../src/smoke/store.ts');

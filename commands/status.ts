@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { defineCommand } from '../src/commands/define.ts';
 import { duration, table } from '../src/format/table.ts';
-import type { QueueView } from '../src/server/backend.ts';
+import type { QueueView } from '../src/lifecycle/backend.ts';
+import { defineCommand } from '../src/runtime/define.ts';
 
 const command = defineCommand({
   name: 'status',
@@ -16,8 +16,8 @@ const command = defineCommand({
   }),
   effect: 'read',
   async run(ctx, { json, gpus }) {
-    const { backendFor } = await import('../src/server/backends.ts');
-    const { reconcile } = await import('../src/server/reconcile.ts');
+    const { backendFor } = await import('../src/lifecycle/backends.ts');
+    const { reconcile } = await import('../src/lifecycle/reconcile.ts');
     const checked = await reconcile(ctx.engine);
     const now = ctx.engine.clock.now();
     // One row per server on each host (a host may run several on separate GPUs; a multi-node server shows on each of

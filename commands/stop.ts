@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { defineCommand } from '../src/commands/define.ts';
 import { resolveHostName } from '../src/hosts/from-config.ts';
+import { defineCommand } from '../src/runtime/define.ts';
 
 const command = defineCommand({
   name: 'stop',
@@ -17,7 +17,7 @@ const command = defineCommand({
   }),
   effect: 'write',
   async run(ctx, { host, attempt, json }) {
-    const { stop, stopSummary } = await import('../src/server/stop.ts');
+    const { stop, stopSummary } = await import('../src/lifecycle/stop.ts');
     const hostName = attempt !== undefined && host === undefined ? undefined : resolveHostName(ctx.engine.loaded, host);
     const r = await stop(ctx.engine, hostName, ctx.actor, attempt);
     const data = { attempt: r.attempt.id, how: r.how, exitCode: r.exitCode, gpuReleased: r.gpuReleased };

@@ -6,7 +6,6 @@ import { stopAutopilots } from './autopilot/loops.ts';
 import { createDelivery, type Delivery } from './chat/delivery.ts';
 import type { ChatAdapter, Excerpt } from './chat/types.ts';
 import { type Clock, systemClock } from './clock.ts';
-import { createDispatch, type Dispatch } from './commands/registry.ts';
 import { type LoadedConfig, loadConfig } from './config/load.ts';
 import { knownUpstream } from './corpus/similar.ts';
 import { createFindingsIndex, sourcesFromConfig } from './findings/index.ts';
@@ -15,13 +14,14 @@ import { createAttemptStore } from './ledger/attempts.ts';
 import { createAuditLog } from './ledger/audit.ts';
 import { openDb } from './ledger/db.ts';
 import { createOutbox, type Outbox } from './ledger/outbox.ts';
+import { catalogDiagnoser, catalogFromConfig, nextStepsFrom } from './lifecycle/classifier.ts';
+import type { DiagnoserFactory, Diagnosis } from './lifecycle/diagnosis.ts';
+import type { Engine } from './lifecycle/engine.ts';
+import { stopMonitors } from './lifecycle/watching.ts';
 import { createLogger, type Logger } from './logger.ts';
 import type { Catalog } from './logs/classify/index.ts';
 import { loadProfiles, type ProfileSet } from './profiles/index.ts';
-import { catalogDiagnoser, catalogFromConfig, nextStepsFrom } from './server/classifier.ts';
-import type { DiagnoserFactory, Diagnosis } from './server/diagnosis.ts';
-import type { Engine } from './server/engine.ts';
-import { stopMonitors } from './server/watching.ts';
+import { createDispatch, type Dispatch } from './runtime/registry.ts';
 
 export interface App {
   engine: Engine;

@@ -1,5 +1,5 @@
 #!/bin/sh
-{{! The batch script of a launch on a Slurm cluster: src/server/slurm/script.ts fills it, `launch --dry-run` prints }}
+{{! The batch script of a launch on a Slurm cluster: src/lifecycle/slurm/script.ts fills it, `launch --dry-run` prints }}
 {{! it exactly as it is submitted. Every value is quoted (or checked for plain characters) by the renderer. }}
 #SBATCH --nodes={{nodes}}
 #SBATCH --ntasks-per-node=1

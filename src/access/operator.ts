@@ -3,11 +3,12 @@
 // step) is not: beyond its profile file, an operator may set only the allow-listed environment variables and SGLang
 // flags (access.operator_may_set), and never change which model or code runs. Anything else needs an admin. The
 // terminal's local user and the scheduler's jobs (from the config) act as admin.
-import type { Role } from '../commands/define.ts';
+
 import { NotAllowedError } from '../errors.ts';
 import { matchesPatternList } from '../glob.ts';
+import type { Engine } from '../lifecycle/engine.ts';
 import type { ResolvedProfile } from '../profiles/index.ts';
-import type { Engine } from '../server/engine.ts';
+import type { Role } from '../runtime/define.ts';
 
 /**
  * The default: SGLang's, NCCL's, CUDA's, PyTorch's and Hugging Face's own tuning variables, minus those of them that

@@ -1,8 +1,9 @@
 // Who may do what from Slack: roles granted to user IDs and user groups, channels allow-listed, default deny.
 // Decided on signed IDs only (never display names), and again on every click: the clicker is not the launcher.
-import type { CommandDef, Decision, Identity, Role } from '../commands/define.ts';
-import { requiredRole } from '../commands/define.ts';
+
 import type { AccessConfig } from '../config/schema.ts';
+import type { CommandDef, Decision, Identity, Role } from '../runtime/define.ts';
+import { requiredRole } from '../runtime/define.ts';
 import type { GroupDirectory } from './groups.ts';
 
 const RANK: Record<Role, number> = { viewer: 1, operator: 2, admin: 3 };

@@ -5,8 +5,8 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { assertMayLaunch } from '../access/operator.ts';
-import type { Role } from '../commands/define.ts';
 import { UserError } from '../errors.ts';
+import type { Engine } from '../lifecycle/engine.ts';
 import { buildProfiles, type ProfileSource, type ResolvedProfile } from '../profiles/index.ts';
 import {
   buildVariant,
@@ -16,7 +16,7 @@ import {
   variantName,
   variantText,
 } from '../profiles/variant.ts';
-import type { Engine } from '../server/engine.ts';
+import type { Role } from '../runtime/define.ts';
 import { suggestionStore } from './store.ts';
 
 export function variantsDir(engine: Engine): string {

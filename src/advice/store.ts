@@ -1,5 +1,5 @@
 // Each `next` run's numbered suggestions, kept in the ledger so `launch next:N` means what that person just read.
-import type { Engine } from '../server/engine.ts';
+import type { Engine } from '../lifecycle/engine.ts';
 
 export interface StoredSuggestion {
   batch: number;

@@ -1,6 +1,6 @@
 // The autopilot runs going in this process, apart from the run code itself so that closing the app does not load
 // launch, smoke and bench into a one-shot command that never started a run.
-import type { Engine } from '../server/engine.ts';
+import type { Engine } from '../lifecycle/engine.ts';
 
 /** Runs in this process, per engine: `autopilot --cancel`, the Stop button and a closing bot reach them here. */
 const loops = new WeakMap<Engine, Map<number, { abort: AbortController; done: Promise<unknown> }>>();

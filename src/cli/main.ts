@@ -6,11 +6,11 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { type App, createApp } from '../app.ts';
 import { createConsoleAdapter } from '../chat/console.ts';
-import type { CommandContext } from '../commands/define.ts';
 import { loadConfig } from '../config/load.ts';
 import { describeError } from '../errors-render.ts';
 import { ACTIVE_STATUSES } from '../ledger/attempts.ts';
 import { createLogger } from '../logger.ts';
+import type { CommandContext } from '../runtime/define.ts';
 
 /**
  * Where output goes. In the interactive session it is the prompt's line: output clears the prompt, prints, and
@@ -94,8 +94,8 @@ async function repl(app: App): Promise<number> {
   // Loaded here, not at start-up: a one-shot command never needs the scheduler, cron, the log follower or autopilot.
   const [{ startScheduler }, { eventText }, { resumeWatches }, { resumeAutopilots }] = await Promise.all([
     import('../schedule/scheduler.ts'),
-    import('../server/render-events.ts'),
-    import('../server/resume.ts'),
+    import('../lifecycle/render-events.ts'),
+    import('../lifecycle/resume.ts'),
     import('../autopilot/run.ts'),
   ]);
 

@@ -4,14 +4,14 @@
 // stopped before the next. Assumes one setting is to blame; when the last one alone does not crash, it says so.
 
 import { previewVariant } from '../advice/profiles.ts';
-import type { Role } from '../commands/define.ts';
 import { UserError } from '../errors.ts';
+import type { DiagnoserFactory } from '../lifecycle/diagnosis.ts';
+import type { Engine } from '../lifecycle/engine.ts';
+import { launch } from '../lifecycle/launch.ts';
+import { stop } from '../lifecycle/stop.ts';
 import { diffProfiles, type ResolvedProfile } from '../profiles/index.ts';
 import type { Overrides } from '../profiles/variant.ts';
-import type { DiagnoserFactory } from '../server/diagnosis.ts';
-import type { Engine } from '../server/engine.ts';
-import { launch } from '../server/launch.ts';
-import { stop } from '../server/stop.ts';
+import type { Role } from '../runtime/define.ts';
 import { planGpus } from './leases.ts';
 
 export interface BisectStep {

@@ -1,5 +1,5 @@
 // SGLang startup milestones, recognised from its real log lines (docs/sglang.md §3). One line at a
-// time, pure; the tracker in src/server decides what a milestone means for an attempt.
+// time, pure; the tracker in src/lifecycle decides what a milestone means for an attempt.
 
 export type Milestone =
   | { kind: 'server_args' }

@@ -3,7 +3,7 @@
 // survive restarts and agree with `attempts`; event figures (command durations, Slack Web API calls) count from start.
 import client from 'prom-client';
 import type { SshHost } from '../hosts/ssh.ts';
-import type { Engine } from '../server/engine.ts';
+import type { Engine } from '../lifecycle/engine.ts';
 
 export interface BotMetrics {
   registry: client.Registry;

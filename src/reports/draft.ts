@@ -3,10 +3,10 @@
 // user-editable templates in the shape of SGLang's bug-report form. Everything that leaves the team is scrubbed.
 import { UserError } from '../errors.ts';
 import type { Attempt } from '../ledger/attempts.ts';
+import { attemptRows } from '../lifecycle/attempts-table.ts';
 import type { Catalog } from '../logs/classify/index.ts';
 import { commandLine } from '../profiles/index.ts';
 import { REDACTED, SECRET } from '../redact.ts';
-import { attemptRows } from '../server/attempts-table.ts';
 import type { EnvReport } from './env.ts';
 import { hardwareOf } from './env-parse.ts';
 import { renderTemplate } from './template.ts';

@@ -3,11 +3,11 @@
 // SGLang version, and the result is kept in the ledger. When check_env cannot run, a constant script collects the
 // same facts (Python, CUDA, driver, GPUs and compute capability, `nvidia-smi topo -m`, key package versions).
 import type { HostConfig } from '../config/schema.ts';
+import { type Engine, hostOf } from '../lifecycle/engine.ts';
+import { readVersions } from '../lifecycle/host-info.ts';
+import { script } from '../lifecycle/scripts.ts';
+import { singleFlight } from '../lifecycle/single-flight.ts';
 import { redactText } from '../redact.ts';
-import { type Engine, hostOf } from '../server/engine.ts';
-import { readVersions } from '../server/host-info.ts';
-import { script } from '../server/scripts.ts';
-import { singleFlight } from '../server/single-flight.ts';
 import { type EnvFacts, parseCheckEnv } from './env-parse.ts';
 import { environmentStore } from './ledger.ts';
 

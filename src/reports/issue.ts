@@ -4,8 +4,8 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Attempt } from '../ledger/attempts.ts';
-import { catalogFromConfig } from '../server/classifier.ts';
-import type { Engine } from '../server/engine.ts';
+import { catalogFromConfig } from '../lifecycle/classifier.ts';
+import type { Engine } from '../lifecycle/engine.ts';
 import { choosePrimary, type Draft, draftData, isFailing, newIssueUrl, renderDraft, selectAttempts } from './draft.ts';
 import { captureEnvironment, type EnvReport } from './env.ts';
 import { GITHUB_DEFAULTS, type IssueSearch, searchFromConfig } from './github.ts';

@@ -9,8 +9,8 @@ import type {
   ViewSubmitAction,
 } from '@slack/bolt';
 import { autopilotStore } from '../autopilot/store.ts';
-import type { Identity } from '../commands/define.ts';
 import type { Attempt } from '../ledger/attempts.ts';
+import type { Identity } from '../runtime/define.ts';
 import { launchClash, launchRefusal, runCommand } from './commands.ts';
 import { auditClick, commandDef, type FaceDeps, reply, slackContext, threadPost, threadUpload } from './face-deps.ts';
 import { code, esc, who } from './mrkdwn.ts';

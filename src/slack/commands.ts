@@ -2,14 +2,14 @@
 // "working on it" line; authorisation, SSH and everything slow happen after it, and the answer replaces that line.
 import type { SlackCommandMiddlewareArgs } from '@slack/bolt';
 import { resolveLaunchProfile } from '../advice/profiles.ts';
-import type { Identity } from '../commands/define.ts';
-import { parseArgs, tokenize, validateArgs } from '../commands/parse.ts';
-import { authorize } from '../commands/registry.ts';
 import { describeError } from '../errors-render.ts';
 import { clashingAttempt } from '../fleet/leases.ts';
 import { resolveLaunchHosts } from '../hosts/from-config.ts';
 import type { Attempt } from '../ledger/attempts.ts';
-import { checkLaunch } from '../server/launch.ts';
+import { checkLaunch } from '../lifecycle/launch.ts';
+import type { Identity } from '../runtime/define.ts';
+import { parseArgs, tokenize, validateArgs } from '../runtime/parse.ts';
+import { authorize } from '../runtime/registry.ts';
 import { auditClick, commandDef, type FaceDeps, reply, slackContext } from './face-deps.ts';
 import { esc, normalizeCommandText } from './mrkdwn.ts';
 import { replaceBlocks } from './views.ts';

@@ -4,9 +4,9 @@ import { randomUUID } from 'node:crypto';
 import type { types, webApi } from '@slack/bolt';
 import type { AccessPolicy } from '../access/policy.ts';
 import type { App } from '../app.ts';
-import type { CommandContext, CommandDef, Identity } from '../commands/define.ts';
-import { placeOf } from '../commands/registry.ts';
 import type { Logger } from '../logger.ts';
+import type { CommandContext, CommandDef, Identity } from '../runtime/define.ts';
+import { placeOf } from '../runtime/registry.ts';
 import type { SlackPayload } from './adapter.ts';
 import type { PendingStore } from './pending.ts';
 

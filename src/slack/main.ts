@@ -4,9 +4,9 @@ import { mkdirSync } from 'node:fs';
 import { resumeAutopilots } from '../autopilot/run.ts';
 import { loadConfig } from '../config/load.ts';
 import { describeError } from '../errors-render.ts';
+import { resumeWatches } from '../lifecycle/resume.ts';
 import { createLogger } from '../logger.ts';
 import { startScheduler } from '../schedule/scheduler.ts';
-import { resumeWatches } from '../server/resume.ts';
 import { readSlackEnv } from './env.ts';
 import { startSlackFace } from './face.ts';
 

@@ -1,7 +1,7 @@
 // Confirmations waiting for a click ("replace the running server?"). A button carries only the opaque id; what it
 // confirms stays here, for as long as the command's response_url lives (30 minutes), and can be used once.
 import { randomBytes } from 'node:crypto';
-import type { Identity } from '../commands/define.ts';
+import type { Identity } from '../runtime/define.ts';
 
 export interface Pending {
   text: string;

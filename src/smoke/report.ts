@@ -1,7 +1,7 @@
 // A smoke result as text: verdict first, the comparison with the last passing run, then one line per answer and
 // what the log said. The same text goes to the terminal, a Slack reply, or the scheduled job's channel.
 import { table } from '../format/table.ts';
-import { serverMetricsText } from '../server/sglang-metrics.ts';
+import { serverMetricsText } from '../lifecycle/sglang-metrics.ts';
 import type { SmokeResult } from './run.ts';
 import type { SmokeRow } from './store.ts';
 

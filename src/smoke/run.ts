@@ -2,19 +2,20 @@
 // against the server running on a host, or against a fresh launch of a profile that is stopped afterwards (to test
 // a nightly SGLang build or a profile change). Launch and stop are the engine's own; nothing here starts a server
 // another way.
-import type { Role } from '../commands/define.ts';
+
 import { UserError } from '../errors.ts';
 import { gpusPerNode, launchBlocker } from '../fleet/leases.ts';
 import type { RemoteHost } from '../hosts/types.ts';
 import type { Attempt } from '../ledger/attempts.ts';
+import { serverAuth } from '../lifecycle/api-key.ts';
+import type { DiagnoserFactory, Diagnosis } from '../lifecycle/diagnosis.ts';
+import { type Engine, hostOf } from '../lifecycle/engine.ts';
+import { type LaunchEvent, launch, recordExit } from '../lifecycle/launch.ts';
+import { reconcile } from '../lifecycle/reconcile.ts';
+import { readServerMetrics, type ServerMetrics } from '../lifecycle/sglang-metrics.ts';
+import { stop } from '../lifecycle/stop.ts';
 import type { ResolvedProfile } from '../profiles/index.ts';
-import { serverAuth } from '../server/api-key.ts';
-import type { DiagnoserFactory, Diagnosis } from '../server/diagnosis.ts';
-import { type Engine, hostOf } from '../server/engine.ts';
-import { type LaunchEvent, launch, recordExit } from '../server/launch.ts';
-import { reconcile } from '../server/reconcile.ts';
-import { readServerMetrics, type ServerMetrics } from '../server/sglang-metrics.ts';
-import { stop } from '../server/stop.ts';
+import type { Role } from '../runtime/define.ts';
 import { type Answer, ask } from './ask.ts';
 import { judge } from './checks.ts';
 import { classifyDelta, type LogMark, type LogVerdict, markLog, readSince } from './logdelta.ts';

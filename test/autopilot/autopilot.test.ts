@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { type AutopilotOutcome, resumeAutopilots } from '../../src/autopilot/run.ts';
 import { autopilotStore } from '../../src/autopilot/store.ts';
-import { readGpus } from '../../src/server/host-info.ts';
+import { readGpus } from '../../src/lifecycle/host-info.ts';
 import { freshDirs, makeBot, type TestBot, testConfig, until } from '../helpers/app.ts';
 import { decodePng } from '../helpers/png.ts';
 import { freePort, type Sshd, startSshd } from '../helpers/sshd.ts';

@@ -4,9 +4,9 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { tokenize } from '../../src/commands/parse.ts';
 import { PACKAGE_ROOT } from '../../src/config/load.ts';
 import { suggest } from '../../src/config/suggest.ts';
+import { tokenize } from '../../src/runtime/parse.ts';
 import { readSlackEnv } from '../../src/slack/env.ts';
 
 function glm(...args: string[]): Promise<{ code: number | null; out: string }> {

@@ -39,8 +39,8 @@ const heavy = [
   '/node_modules/@slack/',
   '/node_modules/prom-client/',
   '/node_modules/@resvg/',
-  '/src/server/launch.',
-  '/src/server/watch.',
+  '/src/lifecycle/launch.',
+  '/src/lifecycle/watch.',
   '/src/smoke/run.',
   '/src/bench-load/',
   '/src/reports/',
@@ -49,7 +49,7 @@ const heavy = [
   '/src/autopilot/run.',
   '/src/autopilot/report.',
   '/src/autopilot/store.',
-  '/src/server/slurm/',
+  '/src/lifecycle/slurm/',
 ];
 
 /** What `status` may not load either: it reconciles hosts (so the server backends load), but never runs autopilot. */
@@ -77,7 +77,7 @@ describe('glm CLI start-up', () => {
     expect(r.code, r.out).toBe(0);
     expect(JSON.parse(r.out).hosts[0]).toMatchObject({ host: 'standin', state: 'idle' });
     for (const h of heavyForStatus) expect(r.loaded.filter((u) => u.includes(h))).toEqual([]);
-    expect(r.loaded.some((u) => u.includes('/dist/src/server/reconcile.js'))).toBe(true);
+    expect(r.loaded.some((u) => u.includes('/dist/src/lifecycle/reconcile.js'))).toBe(true);
   });
 
   it('dist/ imports no .ts file (every relative import, static or dynamic, was rewritten to .js)', () => {

@@ -8,7 +8,7 @@ import {
   sourcesFromConfig,
 } from '../../src/findings/index.ts';
 import { createLocalHost } from '../../src/hosts/local.ts';
-import type { Diagnosis } from '../../src/server/diagnosis.ts';
+import type { Diagnosis } from '../../src/lifecycle/diagnosis.ts';
 
 describe('embedded default and config entries', () => {
   it('the default is the shipped example, and it parses into findings', async () => {

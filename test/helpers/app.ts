@@ -6,8 +6,8 @@ import { Writable } from 'node:stream';
 import pino from 'pino';
 import { type App, createApp } from '../../src/app.ts';
 import { createConsoleAdapter } from '../../src/chat/console.ts';
-import type { CommandContext } from '../../src/commands/define.ts';
 import { type LoadedConfig, PACKAGE_ROOT, validate } from '../../src/config/load.ts';
+import type { CommandContext } from '../../src/runtime/define.ts';
 import type { Sshd } from './sshd.ts';
 import { userDir } from './sshd.ts';
 

@@ -1,5 +1,5 @@
 // The example Grafana dashboard and scrape config (monitoring/) query only metrics that exist: the bot's (served by
-// src/metrics/bot.ts) and SGLang's (read by src/server/sglang-metrics.ts, served by the stand-in).
+// src/metrics/bot.ts) and SGLang's (read by src/lifecycle/sglang-metrics.ts, served by the stand-in).
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -13,7 +13,7 @@ describe('monitoring examples', () => {
     const d = JSON.parse(read('monitoring/grafana-dashboard.json')) as {
       panels: Array<{ title: string; targets: Array<{ expr: string }> }>;
     };
-    const served = `${read('src/metrics/bot.ts')}\n${read('src/server/sglang-metrics.ts')}\n${read('standin/http.mjs')}`;
+    const served = `${read('src/metrics/bot.ts')}\n${read('src/lifecycle/sglang-metrics.ts')}\n${read('standin/http.mjs')}`;
     const names = d.panels.flatMap((p) =>
       p.targets.flatMap((t) => t.expr.match(/\b(?:glm|sglang:)[a-z_:]+(?=\{)/g) ?? []),
     );

@@ -7,11 +7,11 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Advice, advise, sameConfiguration } from '../../src/advice/advise.ts';
 import { resolveLaunchProfile } from '../../src/advice/profiles.ts';
+import { launch } from '../../src/lifecycle/launch.ts';
 import { flagView } from '../../src/profiles/index.ts';
 import { captureEnvironment } from '../../src/reports/env.ts';
 import type { IssueDraft } from '../../src/reports/issue.ts';
 import { BODY_FILE, PACKAGE_TEMPLATES, TITLE_FILE } from '../../src/reports/templates.ts';
-import { launch } from '../../src/server/launch.ts';
 import { freshDirs, makeBot, STANDIN, type TestBot, testConfig } from '../helpers/app.ts';
 import { freePort, type Sshd, startSshd } from '../helpers/sshd.ts';
 

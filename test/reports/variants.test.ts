@@ -10,9 +10,9 @@ import { resolveLaunchProfile, variantsDir } from '../../src/advice/profiles.ts'
 import { type App, createApp } from '../../src/app.ts';
 import { type LoadedConfig, PACKAGE_ROOT, validate } from '../../src/config/load.ts';
 import { ConfigError, UserError } from '../../src/errors.ts';
+import type { Engine } from '../../src/lifecycle/engine.ts';
 import { flagView } from '../../src/profiles/index.ts';
 import { parseSetPairs, variantName } from '../../src/profiles/variant.ts';
-import type { Engine } from '../../src/server/engine.ts';
 
 const apps: App[] = [];
 afterAll(async () => {

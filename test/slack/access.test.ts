@@ -2,8 +2,8 @@
 import { describe, expect, it } from 'vitest';
 import { createGroupDirectory } from '../../src/access/groups.ts';
 import { createAccessPolicy } from '../../src/access/policy.ts';
-import type { CommandDef } from '../../src/commands/define.ts';
 import { AccessSchema } from '../../src/config/schema.ts';
+import type { CommandDef } from '../../src/runtime/define.ts';
 
 const cmd = (name: string, effect: 'read' | 'write', role?: 'admin'): Pick<CommandDef, 'name' | 'effect' | 'role'> => ({
   name,

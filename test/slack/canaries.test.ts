@@ -8,7 +8,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { variantsDir } from '../../src/advice/profiles.ts';
-import type { CommandContext } from '../../src/commands/define.ts';
+import type { CommandContext } from '../../src/runtime/define.ts';
 import { startScheduler } from '../../src/schedule/scheduler.ts';
 import { freshDirs, terminalContext, testConfig } from '../helpers/app.ts';
 import { freePort, type Sshd, startSshd } from '../helpers/sshd.ts';

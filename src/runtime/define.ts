@@ -1,9 +1,9 @@
 // A command is data: name, summary, usage, examples, an argument schema and a side-effect level, plus a handler
 // that gets a context. Help text, parsing and authorisation are derived from these definitions.
 import type { z } from 'zod';
+import type { DiagnoserFactory } from '../lifecycle/diagnosis.ts';
+import type { Engine } from '../lifecycle/engine.ts';
 import type { Logger } from '../logger.ts';
-import type { DiagnoserFactory } from '../server/diagnosis.ts';
-import type { Engine } from '../server/engine.ts';
 
 /** read: looks only. write: changes a server or shared state (launch, stop), so it needs an operator. */
 export type Effect = 'read' | 'write';

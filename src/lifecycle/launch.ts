@@ -1,7 +1,6 @@
 // Launch: profile + host -> an attempt in the ledger -> the server started detached on the host -> its log
 // followed until it is ready (ready line, /health 200, and a first real request answered) or it fails.
 import { assertMayLaunch } from '../access/operator.ts';
-import type { Role } from '../commands/define.ts';
 import { UserError } from '../errors.ts';
 import {
   archOf,
@@ -15,6 +14,7 @@ import type { Attempt } from '../ledger/attempts.ts';
 import { exitedClassification, type Phase } from '../logs/classify/index.ts';
 import { parseMilestone } from '../logs/milestones.ts';
 import type { ResolvedProfile } from '../profiles/index.ts';
+import type { Role } from '../runtime/define.ts';
 import { rememberApiKey, serverAuth, statusText } from './api-key.ts';
 import type { Ending, Plan } from './backend.ts';
 import { backendFor } from './backends.ts';

@@ -1,7 +1,7 @@
 // The log follower over a real sshd: lines appended, a truncation in the middle, a resume from the saved offset.
 import { appendFileSync, truncateSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { watchAttempt } from '../../src/server/watch.ts';
+import { watchAttempt } from '../../src/lifecycle/watch.ts';
 import { freshDirs, makeBot, type TestBot, testConfig } from '../helpers/app.ts';
 import { freePort, type Sshd, startSshd } from '../helpers/sshd.ts';
 

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LoadedConfig, PACKAGE_ROOT } from '../../src/config/load.ts';
-import { resumeWatches } from '../../src/server/resume.ts';
+import { resumeWatches } from '../../src/lifecycle/resume.ts';
 import { makeChatBot, until } from '../helpers/app.ts';
 import { groupConfig } from '../helpers/group-config.ts';
 import { type HostGroup, startHostGroup } from '../helpers/netns.ts';

@@ -1,5 +1,5 @@
 // The lifecycle's view of a crash: the shape of the classifier's result. The catalog-driven classifier
-// (src/logs/classify, adapted in src/server/classifier.ts) implements it.
+// (src/logs/classify, adapted in src/lifecycle/classifier.ts) implements it.
 export interface Diagnosis {
   category: string;
   phase: string;

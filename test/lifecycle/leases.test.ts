@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UserError } from '../../src/errors.ts';
 import { createAttemptStore, type NewAttempt } from '../../src/ledger/attempts.ts';
 import { openDb } from '../../src/ledger/db.ts';
-import { readGpus } from '../../src/server/host-info.ts';
+import { readGpus } from '../../src/lifecycle/host-info.ts';
 import { freshDirs, makeBot, postGenerate, STANDIN, type TestBot, testConfig, until } from '../helpers/app.ts';
 import { freePort, type Sshd, startSshd, userDir } from '../helpers/sshd.ts';
 

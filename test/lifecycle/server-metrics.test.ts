@@ -1,6 +1,6 @@
 // probe reads the server's own Prometheus /metrics (SGLang's --enable-metrics names), here from the stand-in over sshd.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parsePrometheusText, type ServerMetrics, serverMetrics } from '../../src/server/sglang-metrics.ts';
+import { parsePrometheusText, type ServerMetrics, serverMetrics } from '../../src/lifecycle/sglang-metrics.ts';
 import { freshDirs, makeBot, postGenerate, type TestBot, testConfig } from '../helpers/app.ts';
 import { freePort, type Sshd, startSshd } from '../helpers/sshd.ts';
 

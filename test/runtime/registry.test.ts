@@ -2,9 +2,9 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { COMMANDS } from '../../commands/index.ts';
-import { parseArgs, tokenize, validateArgs } from '../../src/commands/parse.ts';
 import { PACKAGE_ROOT } from '../../src/config/load.ts';
 import { UserError } from '../../src/errors.ts';
+import { parseArgs, tokenize, validateArgs } from '../../src/runtime/parse.ts';
 
 describe('command registry', () => {
   it('has exactly one command per file in commands/', () => {

@@ -6,9 +6,9 @@ import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { PACKAGE_ROOT, validate } from '../../src/config/load.ts';
 import { ConfigError } from '../../src/errors.ts';
+import { parseScontrolJob } from '../../src/lifecycle/slurm/cli.ts';
+import { renderJob } from '../../src/lifecycle/slurm/script.ts';
 import type { ResolvedProfile } from '../../src/profiles/index.ts';
-import { parseScontrolJob } from '../../src/server/slurm/cli.ts';
-import { renderJob } from '../../src/server/slurm/script.ts';
 
 const readmeCluster = () => {
   const md = readFileSync(join(PACKAGE_ROOT, 'README.md'), 'utf8');

@@ -1,4 +1,4 @@
-// The attempts a long-lived bot keeps watching (src/server/monitor.ts), apart from the watching code itself so that
+// The attempts a long-lived bot keeps watching (src/lifecycle/monitor.ts), apart from the watching code itself so that
 // closing the app does not load the log follower into a one-shot command that never used it.
 import type { Engine } from './engine.ts';
 

@@ -186,7 +186,7 @@ async function start(engine: Engine, req: LaunchRequest, p: Plan): Promise<Attem
   }
   const attempt = opened.attempt;
   // The launching process answers for the attempt from now on: if it dies before it follows the log, another bot can
-  // tell (src/server/follower.ts).
+  // tell (src/lifecycle/follower.ts).
   markFollower(engine, attempt.id);
   // Once per host and SGLang version (cached in the ledger), for upstream reports; before the server starts, so
   // check_env's CUDA contexts never compete with the server's memory sizing. It never throws.

@@ -4,7 +4,7 @@ import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { PACKAGE_ROOT, validate } from '../../src/config/load.ts';
-import { resumeWatches } from '../../src/server/resume.ts';
+import { resumeWatches } from '../../src/lifecycle/resume.ts';
 import { freshDirs, makeBot, makeChatBot, STANDIN, sshBlock, until } from '../helpers/app.ts';
 import { slurmAvailable, startCluster, type TestCluster } from '../helpers/slurm.ts';
 import { freePort, type Sshd, startSshd } from '../helpers/sshd.ts';

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAttemptStore } from '../../src/ledger/attempts.ts';
 import { openDb } from '../../src/ledger/db.ts';
-import { stampOf } from '../../src/server/log-read.ts';
+import { stampOf } from '../../src/lifecycle/log-read.ts';
 import { freshDirs, makeBot, type TestBot, testConfig, until } from '../helpers/app.ts';
 import { configFile, spawnBot } from '../helpers/child-bot.ts';
 import { freePort, type Sshd, startSshd, testUser } from '../helpers/sshd.ts';
