@@ -32,6 +32,56 @@ function convert(type, raw) {
   return { ok: true, value: raw };
 }
 
+/** HelpFormatter's width: shutil.get_terminal_size() (`$COLUMNS`, else 80 when not a terminal) minus 2. */
+function helpWidth() {
+  const columns = Number.parseInt(process.env.COLUMNS ?? '', 10);
+  return (Number.isFinite(columns) && columns > 0 ? columns : 80) - 2;
+}
+
+// textwrap.TextWrapper.wordsep_re (CPython 3.12 Lib/textwrap.py): words, whitespace, and breaks after the hyphen of
+// a hyphenated word (`auto-` / `detection`), as HelpFormatter._split_lines calls textwrap.wrap(text, width).
+const WS = '[\\t\\n\\x0b\\x0c\\r ]';
+const NWS = '[^\\t\\n\\x0b\\x0c\\r ]';
+const LT = '[^\\d\\W]';
+const WP = '[\\w!"\'&.,?]';
+const WORDSEP = new RegExp(
+  `(${WS}+|(?<=${WP})-{2,}(?=\\w)|${NWS}+?(?:-(?:(?<=${LT}{2}-)|(?<=${LT}-${LT}-))(?=${LT}-?${LT})|(?=${WS}|$)|(?<=${WP})(?=-{2,}\\w)))`,
+  'g',
+);
+
+/** textwrap.wrap(text, width) with its defaults (break_long_words, break_on_hyphens, drop_whitespace). */
+export function wrapText(text, width) {
+  const chunks = text.split(WORDSEP).filter((c) => c !== '' && c !== undefined);
+  chunks.reverse();
+  const lines = [];
+  while (chunks.length > 0) {
+    const line = [];
+    let len = 0;
+    if (lines.length > 0 && chunks[chunks.length - 1].trim() === '') chunks.pop();
+    while (chunks.length > 0 && len + chunks[chunks.length - 1].length <= width) {
+      const c = chunks.pop();
+      line.push(c);
+      len += c.length;
+    }
+    if (chunks.length > 0 && chunks[chunks.length - 1].length > width) {
+      // _handle_long_word: as much of the word as fits, cut after its last hyphen when there is one.
+      const space = Math.max(width - len, 1);
+      const chunk = chunks[chunks.length - 1];
+      let end = space;
+      if (chunk.length > space) {
+        const hyphen = chunk.lastIndexOf('-', space - 1);
+        if (hyphen > 0 && /[^-]/.test(chunk.slice(0, hyphen))) end = hyphen + 1;
+      }
+      line.push(chunk.slice(0, end));
+      chunks[chunks.length - 1] = chunk.slice(end);
+      len = line.reduce((n, c) => n + c.length, 0);
+    }
+    if (line.length > 0 && line[line.length - 1].trim() === '') line.pop();
+    if (line.length > 0) lines.push(line.join(''));
+  }
+  return lines;
+}
+
 export class ArgumentParser {
   /** @param {{prog: string, allowAbbrev?: boolean}} opts */
   constructor({ prog, allowAbbrev = true }) {
@@ -247,9 +297,7 @@ export class ArgumentParser {
 
   /** argparse's format_usage(), including its line wrapping. */
   formatUsage() {
-    const columns = Number.parseInt(process.env.COLUMNS ?? '', 10);
-    const width = (Number.isFinite(columns) && columns > 0 ? columns : 80) - 2;
-    const textWidth = width; // current_indent is 0
+    const textWidth = helpWidth(); // current_indent is 0
     const prefix = 'usage: ';
     const prog = this.prog;
     const optUsage = this.actions
@@ -295,17 +343,44 @@ export class ArgumentParser {
     return `${this.formatUsage()}${this.prog}: error: ${message}\n`;
   }
 
+  /**
+   * argparse's format_help() for a parser without description, epilog or groups (SGLang's launch_server parser):
+   * the usage, a blank line, `options:`, then each action as HelpFormatter._format_action lays it out. The invocation
+   * (`--tp-size TP_SIZE, --tensor-parallel-size TP_SIZE`) is never wrapped; help starts beside it when it fits in
+   * the action column (help position min(longest invocation + 4, 24)), else on the next line, and is wrapped by
+   * textwrap to the rest of the width.
+   */
   formatHelp() {
-    const lines = [this.formatUsage(), '', 'options:'];
+    const width = helpWidth();
+    const invocation = (a) =>
+      a.nargs === 0
+        ? a.optionStrings.join(', ')
+        : a.optionStrings.map((s) => this.actionUsage({ ...a, optionStrings: [s] })).join(', ');
+    const indent = 2;
+    const longest = Math.max(...this.actions.map((a) => invocation(a).length + indent));
+    const helpPosition = Math.min(longest + 2, Math.min(24, Math.max(width - 20, indent * 2)));
+    const helpWidth_ = Math.max(width - helpPosition, 11);
+    const actionWidth = helpPosition - indent - 2;
+    const out = [this.formatUsage(), '\n', 'options:\n'];
     for (const a of this.actions) {
-      const head =
-        a.nargs === 0
-          ? a.optionStrings.join(', ')
-          : a.optionStrings.map((s) => this.actionUsage({ ...a, optionStrings: [s] })).join(', ');
-      lines.push(`  ${head}`);
-      if (a.kind === 'help') lines.push('                        show this help message and exit');
-      else if (a.help) lines.push(`                        ${a.help}`);
+      const header = invocation(a);
+      const help = a.kind === 'help' ? 'show this help message and exit' : a.help;
+      if (!help) {
+        out.push(`${' '.repeat(indent)}${header}\n`);
+        continue;
+      }
+      let first;
+      if (header.length <= actionWidth) {
+        out.push(`${' '.repeat(indent)}${header.padEnd(actionWidth)}  `);
+        first = 0;
+      } else {
+        out.push(`${' '.repeat(indent)}${header}\n`);
+        first = helpPosition;
+      }
+      const lines = wrapText(help.replace(/\s+/g, ' ').trim(), helpWidth_);
+      out.push(`${' '.repeat(first)}${lines[0] ?? ''}\n`);
+      for (const l of lines.slice(1)) out.push(`${' '.repeat(helpPosition)}${l}\n`);
     }
-    return `${lines.join('\n')}\n`;
+    return out.join('');
   }
 }

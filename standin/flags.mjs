@@ -229,6 +229,159 @@ const LOAD_FORMAT = [
   'private',
 ];
 
+// The help text SGLang gives each flag (`help=` in server_args.py, docs/sglang.md §11 for the sources), so `--help`
+// reads as upstream's does. Keyed by any of the flag's option strings; a flag missing here prints without help, as
+// argparse prints an action whose help is None.
+const pyList = (xs) => `[${xs.map((x) => `'${x}'`).join(', ')}]`;
+const HELP = {
+  '--model-path': 'The path of the model weights. This can be a local folder or a Hugging Face repo ID.',
+  '--tokenizer-path': 'The path of the tokenizer.',
+  '--tokenizer-worker-num': 'The worker num of the tokenizer manager.',
+  '--tokenizer-mode':
+    "Tokenizer mode. 'auto' will use the fast tokenizer if available, and 'slow' will always use the slow tokenizer.",
+  '--skip-tokenizer-init': 'If set, skip init tokenizer and pass input_ids in generate request.',
+  '--load-format':
+    'The format of the model weights to load. "auto" will try to load the weights in the safetensors format and fall ' +
+    'back to the pytorch bin format if safetensors format is not available. "pt" will load the weights in the pytorch ' +
+    'bin format. "safetensors" will load the weights in the safetensors format. "npcache" will load the weights in ' +
+    'pytorch format and store a numpy cache to speed up the loading. "dummy" will initialize the weights with random ' +
+    'values, which is mainly for profiling."gguf" will load the weights in the gguf format. "bitsandbytes" will load ' +
+    'the weights using bitsandbytes quantization."layered" loads weights layer by layer so that one can quantize a ' +
+    'layer before loading another to make the peak memory envelope smaller.',
+  '--model-loader-extra-config':
+    'Extra config for model loader. This will be passed to the model loader corresponding to the chosen load_format.',
+  '--trust-remote-code': 'Whether or not to allow for custom models defined on the Hub in their own modeling files.',
+  '--context-length':
+    "The model's maximum context length. Defaults to None (will use the value from the model's config.json instead).",
+  '--is-embedding': 'Whether to use a CausalLM as an embedding model.',
+  '--enable-multimodal':
+    'Enable the multimodal functionality for the served model. If the model being served is not multimodal, nothing will happen',
+  '--revision':
+    'The specific model version to use. It can be a branch name, a tag name, or a commit id. If unspecified, will use the default version.',
+  '--host': 'The host of the HTTP server.',
+  '--port': 'The port of the HTTP server.',
+  '--skip-server-warmup': 'If set, skip warmup.',
+  '--nccl-port': 'The port for NCCL distributed environment setup. Defaults to a random port.',
+  '--dtype':
+    'Data type for model weights and activations.\n\n* "auto" will use FP16 precision for FP32 and FP16 models, and ' +
+    'BF16 precision for BF16 models.\n* "half" for FP16. Recommended for AWQ quantization.\n* "float16" is the same ' +
+    'as "half".\n* "bfloat16" for a balance between precision and range.\n* "float" is shorthand for FP32 precision.\n' +
+    '* "float32" for FP32 precision.',
+  '--quantization': 'The quantization method.',
+  '--quantization-param-path':
+    'Path to the JSON file containing the KV cache scaling factors. This should generally be supplied, when KV cache ' +
+    'dtype is FP8. Otherwise, KV cache scaling factors default to 1.0, which may cause accuracy issues. ',
+  '--enable-fp32-lm-head': 'If set, the LM head outputs (logits) are in FP32.',
+  '--mem-fraction-static':
+    'The fraction of the memory used for static allocation (model weights and KV cache memory pool). Use a smaller value if you see out-of-memory errors.',
+  '--max-running-requests': 'The maximum number of running requests.',
+  '--max-queued-requests':
+    'The maximum number of queued requests. This option is ignored when using disaggregation-mode.',
+  '--max-total-tokens':
+    'The maximum number of tokens in the memory pool. If not specified, it will be automatically calculated based on ' +
+    'the memory usage fraction. This option is typically used for development and debugging purposes.',
+  '--chunked-prefill-size':
+    'The maximum number of tokens in a chunk for the chunked prefill. Setting this to -1 means disabling chunked prefill.',
+  '--max-prefill-tokens':
+    "The maximum number of tokens in a prefill batch. The real bound will be the maximum of this value and the model's maximum context length.",
+  '--schedule-policy': 'The scheduling policy of the requests.',
+  '--schedule-conservativeness':
+    'How conservative the schedule policy is. A larger value means more conservative scheduling. Use a larger value if you see requests being retracted frequently.',
+  '--page-size': 'The number of tokens in a page.',
+  '--disable-hybrid-swa-memory': 'Disable the hybrid SWA memory.',
+  '--device': "The device to use ('cuda', 'xpu', 'hpu', 'npu', 'cpu'). Defaults to auto-detection if not specified.",
+  '--tp-size': 'The tensor parallelism size.',
+  '--pp-size': 'The pipeline parallelism size.',
+  '--dp-size': 'The data parallelism size.',
+  '--ep-size': 'The expert parallelism size.',
+  '--stream-interval':
+    'The interval (or buffer size) for streaming in terms of the token length. A smaller value makes streaming smoother, while a larger value makes the throughput higher',
+  '--stream-output': 'Whether to output as a sequence of disjoint segments.',
+  '--random-seed': 'The random seed.',
+  '--watchdog-timeout':
+    'Set watchdog timeout in seconds. If a forward batch takes longer than this, the server will crash to prevent hanging.',
+  '--dist-timeout': 'Set timeout for torch.distributed initialization.',
+  '--download-dir': 'Model download directory for huggingface.',
+  '--base-gpu-id':
+    'The base GPU ID to start allocating GPUs from. Useful when running multiple instances on the same machine.',
+  '--gpu-id-step':
+    'The delta between consecutive GPU IDs that are used. For example, setting it to 2 will use GPU 0,2,4,...',
+  '--sleep-on-idle': 'Reduce CPU usage when sglang is idle.',
+  '--log-level': 'The logging level of all loggers.',
+  '--log-level-http': 'The logging level of HTTP server. If not set, reuse --log-level by default.',
+  '--log-requests': 'Log metadata, inputs, outputs of all requests. The verbosity is decided by --log-requests-level',
+  '--log-requests-level':
+    '0: Log metadata (no sampling parameters). 1: Log metadata and sampling parameters. 2: Log metadata, sampling ' +
+    'parameters and partial input/output. 3: Log every input/output.',
+  '--crash-dump-folder':
+    'Folder path to dump requests from the last 5 min before a crash (if any). If not specified, crash dumping is disabled.',
+  '--show-time-cost': 'Show time cost of custom marks.',
+  '--enable-metrics': 'Enable log prometheus metrics.',
+  '--decode-log-interval': 'The log interval of decode batch.',
+  '--enable-request-time-stats-logging': 'Enable per request time stats logging',
+  '--api-key': 'Set API key of the server. It is also used in the OpenAI API compatible server.',
+  '--served-model-name': 'Override the model name returned by the v1/models endpoint in OpenAI API server.',
+  '--weight-version': "Version identifier for the model weights. Defaults to 'default' if not specified.",
+  '--chat-template':
+    'The buliltin chat template name or the path of the chat template file. This is only used for OpenAI-compatible API server.',
+  '--file-storage-path': 'The path of the file storage in backend.',
+  '--enable-cache-report': 'Return number of cached tokens in usage.prompt_tokens_details for each openai request.',
+  '--load-balance-method': 'The load balancing strategy for data parallelism.',
+  '--dist-init-addr': 'The host address for initializing distributed backend (e.g., `192.168.0.2:25000`).',
+  '--nnodes': 'The number of nodes.',
+  '--node-rank': 'The node rank.',
+  '--json-model-override-args': 'A dictionary in JSON string format used to override default model configurations.',
+  '--attention-backend': 'Choose the kernels for attention layers.',
+  '--prefill-attention-backend':
+    'Choose the kernels for prefill attention layers (have priority over --attention-backend).',
+  '--decode-attention-backend':
+    'Choose the kernels for decode attention layers (have priority over --attention-backend).',
+  '--sampling-backend': 'Choose the kernels for sampling layers.',
+  '--grammar-backend': 'Choose the backend for grammar-guided decoding.',
+  '--nsa-prefill-backend': 'NSA prefill backend. If not specified, auto-detects based on hardware and kv_cache_dtype.',
+  '--nsa-decode-backend': 'NSA decode backend. If not specified, auto-detects based on hardware and kv_cache_dtype.',
+  '--dsa-prefill-backend':
+    'DSA (DeepSeek Sparse Attention) prefill backend. If not specified, auto-detects based on hardware and kv_cache_dtype.',
+  '--dsa-decode-backend':
+    'DSA (DeepSeek Sparse Attention) decode backend. If not specified, auto-detects based on hardware and kv_cache_dtype.',
+  '--moe-runner-backend': 'Choose the runner backend for MoE.',
+  '--disable-radix-cache': 'Disable RadixAttention for prefix caching.',
+  '--cuda-graph-max-bs':
+    'Set the maximum batch size for cuda graph. It will extend the cuda graph capture batch size to this value.',
+  '--cuda-graph-bs': 'Set the list of batch sizes for cuda graph.',
+  '--disable-cuda-graph': 'Disable cuda graph.',
+  '--disable-overlap-schedule':
+    'Disable the overlap scheduler, which overlaps the CPU scheduler with GPU model worker.',
+  '--enable-dp-attention':
+    'Enabling data parallelism for attention and tensor parallelism for FFN. The dp size should be equal to the tp size. Currently DeepSeek-V2 and Qwen 2/3 MoE models are supported.',
+  '--enable-p2p-check': 'Enable P2P check for GPU access, otherwise the p2p access is allowed by default.',
+  '--disable-shared-experts-fusion': 'Disable shared experts fusion optimization for deepseek v3/r1.',
+  '--disable-chunked-prefix-cache':
+    'Disable chunked prefix cache feature for deepseek, which should save overhead for short sequences.',
+};
+
+/** The help text of a row: the table's own, else HELP under any of its option strings. */
+function helpOf(opts, spec, flavor) {
+  if (spec.help) return spec.help;
+  // Both the parser lists and their help sentence come from the same registry upstream (an f-string).
+  if (opts[0] === '--reasoning-parser')
+    return `Specify the parser for reasoning models, supported parsers are: ${pyList(spec.choices)}.`;
+  if (opts[0] === '--tool-call-parser')
+    return `Specify the parser for handling tool-call interactions. Options include: ${pyList(spec.choices)}.`;
+  if (opts[0] === '--kv-cache-dtype') {
+    return flavor === 'j'
+      ? 'Data type for kv cache storage. "auto" will use model data type. "bf16" or "bfloat16" for BF16 KV cache. ' +
+          '"fp8_e5m2" and "fp8_e4m3" are supported for CUDA 11.8+. "mxfp8" is supported by the FA4 backend. "nvfp4" ' +
+          'selects the NVFP4 FP4 E2M1 KV cache recipe; "fp4_mx_block16" selects the MX-style block-size-16 FP4 E2M1 KV ' +
+          'cache recipe. Both require CUDA 12.8+ and PyTorch 2.8.0+'
+      : 'Data type for kv cache storage. "auto" will use model data type. "bf16" or "bfloat16" for BF16 KV cache. ' +
+          '"fp8_e5m2" and "fp8_e4m3" are supported for CUDA 11.8+. "fp4_e2m1" (only mxfp4) is supported for CUDA ' +
+          '12.8+ and PyTorch 2.8.0+';
+  }
+  for (const o of opts) if (HELP[o]) return HELP[o];
+  return '';
+}
+
 /**
  * One row: [optionStrings, spec]. spec.field is the ServerArgs field the value lands in (defaults to dest);
  * spec.float marks float fields for the ServerArgs repr.
@@ -244,7 +397,7 @@ function table(flavor) {
       : [[long, short, ...extra], { field, type: 'int', default: 1 }];
   const rows = [
     // Model and tokenizer
-    [['--model-path', '--model'], { dest: 'model_path', required: true, help: 'The path of the model weights.' }],
+    [['--model-path', '--model'], { dest: 'model_path', required: true }],
     [['--tokenizer-path'], {}],
     [['--tokenizer-worker-num'], { type: 'int', default: 1 }],
     [['--tokenizer-mode'], { default: 'auto', choices: ['auto', 'slow'] }],
@@ -454,7 +607,7 @@ export function buildParser(flavor, warn) {
   const parser = new ArgumentParser({ prog: 'launch_server.py' });
   const fields = [];
   const addRow = ([opts, spec]) => {
-    const a = parser.add(opts, spec);
+    const a = parser.add(opts, { ...spec, help: helpOf(opts, spec, flavor) });
     if (!spec.noField) fields.push({ field: spec.field ?? a.dest, dest: a.dest, float: !!spec.float });
     return a;
   };
@@ -470,6 +623,7 @@ export function buildParser(flavor, warn) {
         {
           dest: 'cuda_graph_max_bs_decode',
           type: 'int',
+          help: 'Deprecated. Use --cuda-graph-max-bs-decode instead.',
           onUse: (o) => warn(deprecationText(o, '--cuda-graph-max-bs-decode')),
         },
       ]);
@@ -481,6 +635,7 @@ export function buildParser(flavor, warn) {
         opts,
         {
           action: 'store_true',
+          help: 'Deprecated. Use --cuda-graph-backend-{decode,prefill}=disabled instead.',
           onUse: (o) => warn(deprecationText(o, '--cuda-graph-backend-decode=disabled')),
         },
       ]);
@@ -496,6 +651,7 @@ export function buildParser(flavor, warn) {
         {
           dest: `dsa_${phase}_backend`,
           choices: DSA_J,
+          help: `Deprecated. Use --dsa-${phase}-backend instead.`,
           onUse: (o) => warn(deprecationText(o, `--dsa-${phase}-backend`)),
         },
       ]);
