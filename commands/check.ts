@@ -2,27 +2,69 @@ import { z } from 'zod';
 import { resolveLaunchHosts } from '../src/hosts/from-config.ts';
 import { defineCommand } from '../src/runtime/define.ts';
 
+interface ProfileFlags {
+  profile: string;
+  problems: Array<{ path: string; message: string; fix?: string }>;
+}
+
+/** `profiles: N checked, flags ok`, else each profile with problems and what they are. */
+function profileLines(profiles: ProfileFlags[]): string[] {
+  if (profiles.length === 0) return [];
+  const bad = profiles.filter((p) => p.problems.length > 0);
+  const head = `  profiles:      ${profiles.length} checked, ${bad.length === 0 ? 'flags ok' : `${bad.length} with flags the host's SGLang refuses`}`;
+  const lines = bad.flatMap((p) =>
+    p.problems.map((i) => `    ${i.path}: ${i.message}${i.fix ? `\n      fix: ${i.fix}` : ''}`),
+  );
+  return [head, ...lines];
+}
+
 const command = defineCommand({
   name: 'check',
-  summary: 'for each host: reachable, authenticated, Python and SGLang versions, GPUs',
-  usage: 'check [--host H|GROUP] [--json]',
-  examples: ['check', 'check --host gpu1', 'check --host pair'],
+  summary:
+    "for each host: reachable, authenticated, Python and SGLang versions, GPUs, and its profiles' flags against the host's SGLang",
+  usage: 'check [--host H|GROUP] [--profile P] [--json]',
+  examples: ['check', 'check --host gpu1', 'check --host pair', 'check --host gpu1 --profile glm5-nvfp4'],
   positionals: [],
   switches: ['json'],
-  args: z.object({ host: z.string().optional(), json: z.boolean().optional() }),
+  args: z.object({
+    host: z.string().optional(),
+    profile: z
+      .string()
+      .optional()
+      .describe("check this profile's flags (default: the profiles that launch on the host without --host)"),
+    json: z.boolean().optional(),
+  }),
   effect: 'read',
-  async run(ctx, { host, json }) {
+  async run(ctx, { host, profile, json }) {
     const { describeError } = await import('../src/errors-render.ts');
     const { hostOf } = await import('../src/lifecycle/engine.ts');
     const { readGpus, readVersions } = await import('../src/lifecycle/host-info.ts');
-    const group = host ? resolveLaunchHosts(ctx.engine.loaded, host) : undefined;
-    const names = group ? group.hosts : Object.keys(ctx.engine.loaded.config.hosts);
+    const { flagsContext, flagsSource, hostFlags, profileFlagIssues } = await import('../src/lifecycle/host-flags.ts');
+    const loaded = ctx.engine.loaded;
+    const group = host ? resolveLaunchHosts(loaded, host) : undefined;
+    const names = group ? group.hosts : Object.keys(loaded.config.hosts);
+    const chosen = profile ? ctx.engine.profiles.get(profile) : undefined;
+    // The profiles a plain `launch PROFILE` starts on this host: its own host (or group head), else the default.
+    const launchesOn = (name: string) =>
+      ctx.engine.profiles
+        .names()
+        .map((n) => ctx.engine.profiles.get(n))
+        .filter((p) => {
+          try {
+            return resolveLaunchHosts(loaded, p.host).hosts[0] === name;
+          } catch {
+            return false;
+          }
+        });
     const results = await Promise.all(
       names.map(async (name) => {
         const { host: h, cfg } = hostOf(ctx.engine, name);
         try {
           const v = await readVersions(h, cfg, true);
           const g = await readGpus(h, cfg);
+          const f = await hostFlags(flagsContext(ctx.engine, name), v.sglang, v.problem);
+          const checked = chosen ? [chosen] : launchesOn(name);
+          const profiles = checked.map((p) => ({ profile: p.name, problems: profileFlagIssues(f, name, cfg, p) }));
           return {
             host: name,
             reachable: true,
@@ -31,6 +73,8 @@ const command = defineCommand({
             sglang: v.sglang ?? null,
             problem: v.problem ?? null,
             gpus: g.available ? g.gpus : null,
+            flags: { source: f.source, sglang: f.sglang ?? null, reason: f.reason ?? null, text: flagsSource(f, name) },
+            profiles,
           };
         } catch (e) {
           const kind = (e as { details?: { kind?: string } }).details?.kind;
@@ -42,15 +86,21 @@ const command = defineCommand({
             sglang: null,
             problem: describeError(e, ctx.log),
             gpus: null,
+            flags: null,
+            profiles: [] as Array<{
+              profile: string;
+              problems: Array<{ path: string; message: string; fix?: string }>;
+            }>,
           };
         }
       }),
     );
+    const flagsOk = (r: (typeof results)[number]) => r.profiles.every((p) => p.problems.length === 0);
     if (json)
       return {
         text: JSON.stringify(results, null, 2),
         data: results,
-        exitCode: results.every((r) => r.sglang) ? 0 : 1,
+        exitCode: results.every((r) => r.sglang && flagsOk(r)) ? 0 : 1,
       };
     const text = results
       .map((r) => {
@@ -69,6 +119,8 @@ const command = defineCommand({
           `  python:        ${r.python ?? '-'}`,
           `  sglang:        ${r.sglang ?? '-'}`,
           `  GPUs:          ${gpus}`,
+          ...(r.flags ? [`  flags from:    ${r.flags.text}`] : []),
+          ...profileLines(r.profiles),
           ...(r.problem ? [`  problem:       ${r.problem.split('\n').join('\n                 ')}`] : []),
         ].join('\n');
       })
@@ -88,7 +140,7 @@ const command = defineCommand({
     return {
       text: [text, ...notes].join('\n'),
       data: results,
-      exitCode: results.every((r) => r.sglang) && notes.length === 0 ? 0 : 1,
+      exitCode: results.every((r) => r.sglang && flagsOk(r)) && notes.length === 0 ? 0 : 1,
     };
   },
 });

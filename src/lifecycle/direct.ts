@@ -21,6 +21,7 @@ import { captureEnvironment } from '../reports/env.ts';
 import type { Plan, ServerBackend, ServerState } from './backend.ts';
 import { type Engine, hostOf } from './engine.ts';
 import { markFollower } from './follower.ts';
+import { assertLaunchFlags, flagsContext, flagsSource, hostFlags } from './host-flags.ts';
 import { readVersions } from './host-info.ts';
 import type { LaunchRequest } from './launch.ts';
 import type { NodeRef } from './nodes.ts';
@@ -34,10 +35,11 @@ async function renderFor(engine: Engine, req: LaunchRequest, profile: ResolvedPr
   let dialect = cfg.flag_dialect === 'auto' ? undefined : cfg.flag_dialect;
   let dialectNote: string | undefined;
   let sglangVersion: string | undefined;
+  let versions: Awaited<ReturnType<typeof readVersions>> | undefined;
   try {
-    const v = await readVersions(host, cfg);
-    sglangVersion = v.sglang;
-    if (!dialect) dialect = dialectForVersion(v.sglang);
+    versions = await readVersions(host, cfg);
+    sglangVersion = versions.sglang;
+    if (!dialect) dialect = dialectForVersion(versions.sglang);
   } catch (e) {
     if (!req.dryRun) throw e;
     dialectNote = `host unreachable (${(e as Error).message}); assumed the --nsa-* flag names`;
@@ -48,6 +50,15 @@ async function renderFor(engine: Engine, req: LaunchRequest, profile: ResolvedPr
   const marked = { ...profile, env: split.env, extra_args: split.extraArgs };
   const rendered = renderLaunch(marked, { python: cfg.python, dialect: dialect ?? 'nsa', portOverride: req.port });
   const extraStart = rendered.argv.length - split.extraArgs.length;
+  if (versions) {
+    // The flags and values the host's own SGLang takes (its --help): refused here, before anything is started.
+    const flags = await hostFlags(flagsContext(engine, req.hostName), versions.sglang, versions.problem);
+    assertLaunchFlags(flags, req.hostName, profile.name, rendered.argv, extraStart);
+    if (flags.source === 'shipped') {
+      const note = `flags checked against ${flagsSource(flags, req.hostName)}`;
+      dialectNote = dialectNote ? `${dialectNote}; ${note}` : note;
+    }
+  }
   // Host env first, so a profile can override it for one configuration.
   const env = { ...cfg.env, ...rendered.env };
   return {

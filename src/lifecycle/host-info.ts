@@ -50,13 +50,19 @@ export async function readVersions(host: RemoteHost, cfg: HostConfig, fresh = fa
   return v;
 }
 
-export async function readGpus(host: RemoteHost, cfg: HostConfig): Promise<GpuReport> {
-  // The host's configured environment applies, as for a launch (a library path nvidia-smi needs, say).
-  // On stdin, one NAME=value a line: a value (a token, perhaps) never sits on a command line.
-  const env = Object.entries(cfg.env)
+/**
+ * The host's configured environment, as for a launch (a library path nvidia-smi or Python needs, say), for a script
+ * that exports it: on stdin, one NAME=value a line, so a value (a token, perhaps) never sits on a command line.
+ */
+export function hostEnvStdin(cfg: HostConfig): string {
+  return Object.entries(cfg.env)
     .filter(([, v]) => !/[\n\r]/.test(v))
-    .map(([k, v]) => `${k}=${v}\n`);
-  const r = await host.exec(script(GPUS, 'glm-gpus', [cfg.bin_dirs.join(':')]), { stdin: env.join('') });
+    .map(([k, v]) => `${k}=${v}\n`)
+    .join('');
+}
+
+export async function readGpus(host: RemoteHost, cfg: HostConfig): Promise<GpuReport> {
+  const r = await host.exec(script(GPUS, 'glm-gpus', [cfg.bin_dirs.join(':')]), { stdin: hostEnvStdin(cfg) });
   if (r.stdout.startsWith('NO_NVIDIA_SMI')) return { available: false, gpus: [], apps: [] };
   const [gpuPart = '', appPart = ''] = r.stdout.split('APPS\n');
   const gpus = gpuPart

@@ -232,6 +232,17 @@ printf 'python %s\\n' "$("$PY" --version 2>&1 | head -n 1)"
 printf 'sglang %s\\n' "$("$PY" -c 'import sglang; print(sglang.__version__)' 2>&1 | tail -n 1)"
 `;
 
+/**
+ * sglang-help PYTHON PATH_PREPEND (stdin: NAME=VALUE lines, the host's env): SGLang's own list of launch flags,
+ * `python -m sglang.launch_server --help` (argparse prints it and exits 0 before any server starts).
+ */
+export const SGLANG_HELP = `
+if [ -n "$2" ]; then PATH=$2:$PATH; export PATH; fi
+while IFS= read -r kv; do case $kv in [A-Za-z_]*=*) export "$kv" ;; esac; done
+PY=$1; case $PY in "~/"*) PY=$HOME/\${PY#"~/"} ;; esac
+exec "$PY" -m sglang.launch_server --help
+`;
+
 export function script(body: string, name: string, args: readonly string[]): string[] {
   return ['sh', '-c', body, name, ...args];
 }
