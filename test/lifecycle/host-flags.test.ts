@@ -1,0 +1,153 @@
+// Flag choices from the host's own SGLang, on real parts: a loopback sshd whose host runs the stand-in as its
+// Python, behind a wrapper that counts the `--help` runs it sees (so a cache hit is observed on the host, not
+// inferred), a data directory that outlives the bot, and hosts whose Python or SGLang fails.
+import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freshDirs, makeBot, STANDIN, type TestBot, testConfig } from '../helpers/app.ts';
+import { freePort, type Sshd, startSshd } from '../helpers/sshd.ts';
+
+let sshd: Sshd;
+const bots: TestBot[] = [];
+afterAll(async () => {
+  for (const b of bots) await b.app.close();
+  await sshd.stop();
+});
+beforeAll(async () => {
+  sshd = await startSshd();
+});
+
+/** A python on the host that records each --help it is asked, then is the stand-in (or fails `--help`). */
+function countingPython(
+  workdir: string,
+  opts: { failHelp?: boolean; failAll?: boolean; newer?: boolean } = {},
+): string {
+  const path = join(workdir, 'python');
+  // The SGLang the host has: every use of its python sees the same one (version, --help and launches alike).
+  const flavor = opts.newer ? 'STANDIN_SGLANG_FLAVOR=new; export STANDIN_SGLANG_FLAVOR\n' : '';
+  const body = opts.failAll
+    ? 'echo "python3: error while loading shared libraries: libpython3.12.so.1.0: cannot open shared object file" >&2\nexit 127\n'
+    : `for a in "$@"; do if [ "$a" = --help ]; then echo help >> "${workdir}/help-runs"; ${
+        opts.failHelp
+          ? `printf 'Traceback (most recent call last):\\n  File "<frozen runpy>", line 198, in _run_module_as_main\\nModuleNotFoundError: No module named %s\\n' "'torch'" >&2; exit 1;`
+          : ''
+      } fi; done\nexec "${join(STANDIN, 'python')}" "$@"\n`;
+  writeFileSync(path, `#!/bin/sh\n${flavor}${body}`);
+  chmodSync(path, 0o755);
+  return path;
+}
+
+const helpRuns = (workdir: string) => {
+  try {
+    return readFileSync(join(workdir, 'help-runs'), 'utf8').split('\n').filter(Boolean).length;
+  } catch {
+    return 0;
+  }
+};
+
+/** Profiles of the test: one whose values only newer SGLang releases take, one with a misspelt extra flag. */
+function profilesDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'glm-profiles-'));
+  const small = 'model_path: Qwen/Qwen2.5-0.5B-Instruct\ntp: 1\n';
+  writeFileSync(join(dir, 'tiny.yaml'), `description: fits the stand-in\n${small}`);
+  writeFileSync(join(dir, 'tiny-nvfp4-kv.yaml'), `description: an NVFP4 KV cache\n${small}kv_cache_dtype: nvfp4\n`);
+  writeFileSync(join(dir, 'tiny-typo.yaml'), `description: a typo\n${small}extra_args: [--enable-metrcs]\n`);
+  return dir;
+}
+
+function bot(
+  opts: { failHelp?: boolean; failAll?: boolean; newer?: boolean; dirs?: ReturnType<typeof freshDirs> } = {},
+) {
+  const dirs = opts.dirs ?? freshDirs();
+  const loaded = testConfig(sshd, dirs);
+  loaded.config.hosts.gpu = { ...loaded.config.hosts.gpu!, python: countingPython(dirs.workdir, opts) };
+  loaded.profilesDir = profilesDir();
+  const b = makeBot(loaded, dirs);
+  bots.push(b);
+  return { b, dirs };
+}
+
+describe("the host's --help decides", () => {
+  it('check names a value only newer SGLang takes and a misspelt flag, with the choices and the closest one', async () => {
+    const { b } = bot();
+    const r = await b.run('check');
+    expect(r.exitCode).toBe(1);
+    expect(r.text).toContain('flags from:    SGLang 0.5.8+standin on gpu (its --help)');
+    expect(r.text).toContain("profiles:      3 checked, 2 with flags the host's SGLang refuses");
+    expect(r.text).toContain(
+      "tiny-nvfp4-kv: kv_cache_dtype: --kv-cache-dtype 'nvfp4' is not a choice of SGLang 0.5.8+standin on gpu, which takes: auto, fp8_e5m2, fp8_e4m3, bf16, bfloat16, fp4_e2m1",
+    );
+    expect(r.text).toMatch(
+      /tiny-typo: extra_args --enable-metrcs: SGLang 0\.5\.8\+standin on gpu has no flag --enable-metrcs\n\s+fix: did you mean '--enable-metrics'\?/,
+    );
+  });
+
+  it('launch refuses it before anything starts (exit 2), and the same value launches where SGLang takes it', async () => {
+    const { b } = bot();
+    const r = await b.run(`launch tiny-nvfp4-kv --no-check --port ${await freePort()}`);
+    expect(r.exitCode, r.text).toBe(2);
+    expect(r.text).toMatch(
+      /^config error in profile tiny-nvfp4-kv against SGLang 0\.5\.8\+standin on gpu \(its --help\)/,
+    );
+    expect(r.text).toContain("kv_cache_dtype: --kv-cache-dtype 'nvfp4' is not a choice of SGLang 0.5.8+standin on gpu");
+    expect(b.app.engine.attempts.list({ host: 'gpu', limit: 10 })).toEqual([]);
+    // July 2026's SGLang takes nvfp4 and drops qoq: the host's own list, not the shipped one, decides both ways.
+    const { b: newer } = bot({ newer: true });
+    const dry = await newer.run('launch tiny-nvfp4-kv --dry-run');
+    expect(dry.exitCode, dry.text).toBe(0);
+    const qoq = await newer.run("launch tiny --dry-run --set 'quantization=qoq'");
+    expect(qoq.exitCode).toBe(2);
+    expect(qoq.text).toContain(
+      "tiny.quantization-qoq: quantization: --quantization 'qoq' is not a choice of SGLang 0.5.15+standin on gpu",
+    );
+  });
+
+  it('asks the host once: a second check, a restarted bot and a launch use the cached answer', async () => {
+    const { b, dirs } = bot();
+    await b.run('check');
+    expect(helpRuns(dirs.workdir)).toBe(1);
+    await b.run('check');
+    await b.run('launch tiny --dry-run');
+    expect(helpRuns(dirs.workdir)).toBe(1);
+    // A new bot process on the same data directory: the answer is read from sglang-help/, the host is not asked.
+    const { b: again } = bot({ dirs });
+    const r = await again.run('check --profile tiny');
+    expect(r.text).toMatch(/flags from: {4}SGLang 0\.5\.8\+standin on gpu \(its --help, cached \d{4}-\d\d-\d\dT/);
+    expect(r.text).toContain('profiles:      1 checked, flags ok');
+    expect(helpRuns(dirs.workdir)).toBe(1);
+    // Another SGLang version is another question.
+    const { b: upgraded } = bot({ dirs, newer: true });
+    await upgraded.run('check');
+    expect(helpRuns(dirs.workdir)).toBe(2);
+  });
+});
+
+describe('a host that cannot be asked falls back to the shipped table, and says why', () => {
+  it('--help fails (SGLang cannot import torch)', async () => {
+    const { b } = bot({ failHelp: true });
+    const r = await b.run('check --profile tiny-typo');
+    expect(r.text).toContain(
+      "flags from:    the shipped table (src/profiles/choices.ts), since the host could not be asked: python -m sglang.launch_server --help exited 1: ModuleNotFoundError: No module named 'torch'",
+    );
+    // The shipped table lists the typed flags only: it cannot refuse a flag it does not know.
+    expect(r.text).toContain('profiles:      1 checked, flags ok');
+    // The launch goes ahead (its python runs servers), saying which table checked it.
+    const r2 = await b.run(`launch tiny --no-check --port ${await freePort()}`);
+    expect(r2.exitCode, r2.text).toBe(0);
+    expect(b.said.join('\n')).toContain(
+      "note: flags checked against the shipped table (src/profiles/choices.ts), since the host could not be asked: python -m sglang.launch_server --help exited 1: ModuleNotFoundError: No module named 'torch'",
+    );
+    await b.run('stop');
+  });
+
+  it('the python itself fails', async () => {
+    const { b, dirs } = bot({ failAll: true });
+    const r = await b.run('check');
+    expect(r.exitCode).toBe(1);
+    expect(r.text).toMatch(
+      /flags from: {4}the shipped table \(src\/profiles\/choices\.ts\), since the host could not be asked: SGLang's version could not be read \(python at .* did not run: .*libpython3\.12/,
+    );
+    expect(helpRuns(dirs.workdir)).toBe(0);
+  });
+});
