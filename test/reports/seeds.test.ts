@@ -141,7 +141,7 @@ describe('draft-issue over the seeds', () => {
     expect(r.text.length).toBeLessThan(d.body.length);
   });
 
-  it("tabulates the seven configurations as domain.md's table does", () => {
+  it("tabulates the seven configurations as knowledge/FINDINGS.md's table does", () => {
     expect(d.attempts).toEqual(good);
     const rows = table(d.body);
     const pick = (r: Record<string, string>) => [
@@ -152,7 +152,7 @@ describe('draft-issue over the seeds', () => {
       r['cuda-graph'],
       r.outcome!.split(' ')[0],
     ];
-    // domain.md "What went wrong, attempt by attempt"; row 7 was pending there, the stand-in answers as upstream
+    // knowledge/FINDINGS.md "Configurations tried"; row 7 is pending there, the stand-in answers as upstream
     // documents for TRT-LLM-gen on SM120.
     expect(rows.map(pick)).toEqual([
       ['flashinfer', 'auto', 'auto', 'fp8_e4m3', 'on', 'cuda_oom'],
