@@ -3,6 +3,8 @@
 // releases accept ([J], main at 8905cbd42, about v0.5.15, unless noted). Both are accepted so a profile can target
 // either install; `newer` is kept apart so a caller can warn that an older SGLang will reject the value.
 // When SGLang adds a value, add it here: extra_args cannot carry a typed flag (one place per setting).
+// A launch is checked against the host's own SGLang (its --help, src/lifecycle/host-flags.ts, docs/sglang.md §11);
+// this table decides only which values a profile file may name, and stands in when the host cannot be asked.
 
 export interface Choices {
   f: readonly string[];
