@@ -1,7 +1,7 @@
 // Flag choices from the host's own SGLang, on real parts: a loopback sshd whose host runs the stand-in as its
 // Python, behind a wrapper that counts the `--help` runs it sees (so a cache hit is observed on the host, not
 // inferred), a data directory that outlives the bot, and hosts whose Python or SGLang fails.
-import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -120,6 +120,15 @@ describe("the host's --help decides", () => {
     const { b: upgraded } = bot({ dirs, newer: true });
     await upgraded.run('check');
     expect(helpRuns(dirs.workdir)).toBe(2);
+    // A damaged entry is not trusted: the host is asked again and the entry rewritten.
+    const cacheDir = join(dirs.dataDir, 'sglang-help');
+    for (const f of readdirSync(cacheDir)) writeFileSync(join(cacheDir, f), '{"host": "gpu", "help": 7');
+    const { b: afterDamage } = bot({ dirs });
+    expect((await afterDamage.run('check --profile tiny')).text).toContain('(its --help)\n');
+    expect(helpRuns(dirs.workdir)).toBe(3);
+    const { b: afterRewrite } = bot({ dirs });
+    expect((await afterRewrite.run('check --profile tiny')).text).toContain('(its --help, cached ');
+    expect(helpRuns(dirs.workdir)).toBe(3);
   });
 });
 
