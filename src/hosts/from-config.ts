@@ -2,9 +2,9 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import type { LoadedConfig } from '../config/load.ts';
-import { expandHome } from '../config/load.ts';
 import { suggest } from '../config/suggest.ts';
 import { ConfigError, UserError } from '../errors.ts';
+import { expandHome } from '../paths.ts';
 import { createLocalHost } from './local.ts';
 import { createSshHost, type SshTarget } from './ssh.ts';
 import { parseJumpHop, resolveSshAlias, type SshAlias, SshConfigProblem } from './ssh-config.ts';
