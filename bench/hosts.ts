@@ -6,11 +6,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { validate } from '../src/config/load.ts';
 import { PACKAGE_ROOT } from '../src/package-root.ts';
-import { makeBot, standinHost, type TestBot } from '../test/helpers/app.ts';
+import { makeBot, seedUnwatched, standinHost, type TestBot } from '../test/helpers/app.ts';
 import type { Sshd } from '../test/helpers/sshd.ts';
 import { ms, pct, type Row, ratio } from './stats.ts';
 
 const RUNS = 5;
+
+const names = (n: number) => Array.from({ length: n }, (_, i) => `h${i}`);
 
 function fleet(sshd: Sshd, n: number): TestBot {
   const dataDir = mkdtempSync(join(tmpdir(), `glm-bench-fleet-${n}-`));
@@ -30,26 +32,16 @@ function fleet(sshd: Sshd, n: number): TestBot {
   return makeBot(loaded, { dataDir, workdir: join(dataDir, 'h0') });
 }
 
-/** One live attempt per host (the host has no record of it: status checks, finds it gone, closes it). */
-function seed(b: TestBot, n: number): void {
-  const insert = b.app.engine.db.prepare(`INSERT INTO attempts
-    (host, profile, profile_json, flags_json, argv_json, env_json, command_line, port, actor, origin, status, active,
-     pgid, pgid_start, started_at, model_path)
-    VALUES (?, 'small', '{}', '{}', '[]', '{}', 'python -m sglang.launch_server ...', 30000, 'bench', 'terminal',
-     'running', 1, 4242, 'x', ?, '')`);
-  for (let i = 0; i < n; i++) insert.run(`h${i}`, Date.now());
-}
-
 /** Median `status --json`; `fresh`: every host connected anew each run (else over the pool's kept connections). */
 async function statusTime(sshd: Sshd, n: number, fresh: boolean): Promise<number> {
   const b = fleet(sshd, n);
   const times: number[] = [];
   if (!fresh) {
-    seed(b, n);
+    seedUnwatched(b.app, names(n));
     await b.run('status --json');
   }
   for (let i = 0; i < RUNS; i++) {
-    seed(b, n);
+    seedUnwatched(b.app, names(n));
     if (fresh) await b.app.engine.pool.closeAll();
     const t = performance.now();
     const r = await b.run('status --json');
