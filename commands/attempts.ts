@@ -1,4 +1,3 @@
-import { z } from 'zod';
 import { table } from '../src/format/table.ts';
 import { defineCommand } from '../src/runtime/define.ts';
 
@@ -9,12 +8,13 @@ const command = defineCommand({
   examples: ['attempts', 'attempts --profile glm5-attempt5', 'attempts --json'],
   positionals: [],
   switches: ['json'],
-  args: z.object({
-    profile: z.string().optional(),
-    host: z.string().optional(),
-    limit: z.coerce.number().int().min(1).max(1000).default(50),
-    json: z.boolean().optional(),
-  }),
+  args: (z) =>
+    z.object({
+      profile: z.string().optional(),
+      host: z.string().optional(),
+      limit: z.coerce.number().int().min(1).max(1000).default(50),
+      json: z.boolean().optional(),
+    }),
   effect: 'read',
   async run(ctx, { profile, host, limit, json }) {
     const { attemptRows, differingFlags } = await import('../src/lifecycle/attempts-table.ts');

@@ -1,4 +1,3 @@
-import { z } from 'zod';
 import { table, when } from '../src/format/table.ts';
 import { defineCommand } from '../src/runtime/define.ts';
 
@@ -9,13 +8,14 @@ const command = defineCommand({
   examples: ['audit', 'audit --denied', 'audit --user U0123ABCD --limit 200'],
   positionals: [],
   switches: ['denied', 'json'],
-  args: z.object({
-    user: z.string().optional().describe('only this actor (a Slack user ID, or a terminal user@host)'),
-    command: z.string().optional(),
-    denied: z.boolean().optional().describe('only refusals'),
-    limit: z.coerce.number().int().min(1).max(5000).default(50),
-    json: z.boolean().optional(),
-  }),
+  args: (z) =>
+    z.object({
+      user: z.string().optional().describe('only this actor (a Slack user ID, or a terminal user@host)'),
+      command: z.string().optional(),
+      denied: z.boolean().optional().describe('only refusals'),
+      limit: z.coerce.number().int().min(1).max(5000).default(50),
+      json: z.boolean().optional(),
+    }),
   effect: 'read',
   // The log names people and what they tried: admins only from chat (the terminal's local user is trusted).
   role: 'admin',

@@ -1,18 +1,9 @@
-import { z } from 'zod';
 // The knob table and the SLO parser are small and pure: the arguments need them. The run itself (launch, smoke,
 // bench, the ledger store, the report) is imported when the command runs.
 import { KNOB_NAMES } from '../src/autopilot/search.ts';
-import { SloSchema, sloText } from '../src/autopilot/slo.ts';
+import { sloSchema, sloText } from '../src/autopilot/slo.ts';
 import { UserError } from '../src/errors.ts';
-import { resolveHostName } from '../src/hosts/from-config.ts';
 import { defineCommand } from '../src/runtime/define.ts';
-
-const knobList = z
-  .string()
-  .transform((s) => s.split(',').map((k) => k.trim()))
-  .refine((ks) => ks.every((k) => (KNOB_NAMES as string[]).includes(k)), {
-    message: `each knob one of ${KNOB_NAMES.join(', ')}`,
-  });
 
 const command = defineCommand({
   name: 'autopilot',
@@ -28,35 +19,46 @@ const command = defineCommand({
   ],
   positionals: ['profile'],
   switches: ['allowKnownCrash', 'keep', 'cancel', 'status', 'json'],
-  args: z.object({
-    profile: z.string().optional(),
-    host: z.string().optional(),
-    attempts: z.coerce.number().int().min(1).max(500).default(20).describe('most launches, all phases together'),
-    hours: z.coerce.number().gt(0).max(168).default(8).describe('most wall-clock time'),
-    slo: SloSchema.default([
-      { metric: 'ttft_p99', figure: 'ttft', stat: 'p99', op: '<', ms: 2000 },
-      { metric: 'itl_p50', figure: 'itl', stat: 'p50', op: '<', ms: 40 },
-    ]).describe('latency objectives at the target load, e.g. ttft_p99<2000ms,itl_p50<40ms'),
-    concurrency: z.coerce.number().int().min(1).max(1024).default(16).describe('the target load: requests at once'),
-    inputLen: z.coerce.number().int().min(1).max(1_000_000).default(256).describe('prompt tokens per request'),
-    outputLen: z.coerce.number().int().min(1).max(100_000).default(64).describe('generated tokens per request'),
-    requests: z.coerce
-      .number()
-      .int()
-      .min(1)
-      .max(100_000)
-      .optional()
-      .describe('requests per trial (default 2 x C, at least 8)'),
-    knobs: knobList.optional().describe(`which to tune (default all: ${KNOB_NAMES.join(', ')})`),
-    allowKnownCrash: z.boolean().optional().describe('launch configurations known to crash on this hardware too'),
-    keep: z.boolean().optional().describe('leave the winner running'),
-    port: z.coerce.number().int().min(1).max(65535).optional(),
-    cancel: z.boolean().optional(),
-    status: z.boolean().optional(),
-    json: z.boolean().optional(),
-  }),
+  args: (z) =>
+    z.object({
+      profile: z.string().optional(),
+      host: z.string().optional(),
+      attempts: z.coerce.number().int().min(1).max(500).default(20).describe('most launches, all phases together'),
+      hours: z.coerce.number().gt(0).max(168).default(8).describe('most wall-clock time'),
+      slo: sloSchema(z)
+        .default([
+          { metric: 'ttft_p99', figure: 'ttft', stat: 'p99', op: '<', ms: 2000 },
+          { metric: 'itl_p50', figure: 'itl', stat: 'p50', op: '<', ms: 40 },
+        ])
+        .describe('latency objectives at the target load, e.g. ttft_p99<2000ms,itl_p50<40ms'),
+      concurrency: z.coerce.number().int().min(1).max(1024).default(16).describe('the target load: requests at once'),
+      inputLen: z.coerce.number().int().min(1).max(1_000_000).default(256).describe('prompt tokens per request'),
+      outputLen: z.coerce.number().int().min(1).max(100_000).default(64).describe('generated tokens per request'),
+      requests: z.coerce
+        .number()
+        .int()
+        .min(1)
+        .max(100_000)
+        .optional()
+        .describe('requests per trial (default 2 x C, at least 8)'),
+      knobs: z
+        .string()
+        .transform((s) => s.split(',').map((k) => k.trim()))
+        .refine((ks) => ks.every((k) => (KNOB_NAMES as string[]).includes(k)), {
+          message: `each knob one of ${KNOB_NAMES.join(', ')}`,
+        })
+        .optional()
+        .describe(`which to tune (default all: ${KNOB_NAMES.join(', ')})`),
+      allowKnownCrash: z.boolean().optional().describe('launch configurations known to crash on this hardware too'),
+      keep: z.boolean().optional().describe('leave the winner running'),
+      port: z.coerce.number().int().min(1).max(65535).optional(),
+      cancel: z.boolean().optional(),
+      status: z.boolean().optional(),
+      json: z.boolean().optional(),
+    }),
   effect: 'write',
   async run(ctx, a) {
+    const { resolveHostName } = await import('../src/hosts/from-config.ts');
     const { autopilotStore } = await import('../src/autopilot/store.ts');
     const store = autopilotStore(ctx.engine.db);
     if (a.status) {

@@ -1,13 +1,5 @@
-import { z } from 'zod';
 import { UserError } from '../src/errors.ts';
-import { resolveHostName } from '../src/hosts/from-config.ts';
 import { defineCommand } from '../src/runtime/define.ts';
-
-const list = z
-  .string()
-  .regex(/^\d+(,\d+)*$/, 'a comma-separated list of numbers, like 1,4,16,64')
-  .transform((s) => s.split(',').map(Number))
-  .refine((xs) => xs.every((x) => x >= 1 && x <= 1024), 'each between 1 and 1024');
 
 const command = defineCommand({
   name: 'bench',
@@ -22,23 +14,31 @@ const command = defineCommand({
   ],
   positionals: [],
   switches: ['history', 'json'],
-  args: z.object({
-    host: z.string().optional(),
-    concurrency: list.default([1, 4, 16, 64]).describe('concurrency levels to sweep'),
-    inputLen: z.coerce.number().int().min(1).max(1_000_000).default(1024).describe('prompt tokens per request'),
-    outputLen: z.coerce.number().int().min(1).max(100_000).default(256).describe('generated tokens per request'),
-    requests: z
-      .string()
-      .regex(/^\d+(,\d+)*$/, 'a number, or one number per concurrency level: 8 or 8,16,32,128')
-      .transform((v) => v.split(',').map(Number))
-      .refine((xs) => xs.every((x) => x >= 1 && x <= 100_000), 'each between 1 and 100000')
-      .optional()
-      .describe('requests per level (one for all, or one per level); default 2 x concurrency, at least 8'),
-    history: z.boolean().optional(),
-    json: z.boolean().optional(),
-  }),
+  args: (z) =>
+    z.object({
+      host: z.string().optional(),
+      concurrency: z
+        .string()
+        .regex(/^\d+(,\d+)*$/, 'a comma-separated list of numbers, like 1,4,16,64')
+        .transform((s) => s.split(',').map(Number))
+        .refine((xs) => xs.every((x) => x >= 1 && x <= 1024), 'each between 1 and 1024')
+        .default([1, 4, 16, 64])
+        .describe('concurrency levels to sweep'),
+      inputLen: z.coerce.number().int().min(1).max(1_000_000).default(1024).describe('prompt tokens per request'),
+      outputLen: z.coerce.number().int().min(1).max(100_000).default(256).describe('generated tokens per request'),
+      requests: z
+        .string()
+        .regex(/^\d+(,\d+)*$/, 'a number, or one number per concurrency level: 8 or 8,16,32,128')
+        .transform((v) => v.split(',').map(Number))
+        .refine((xs) => xs.every((x) => x >= 1 && x <= 100_000), 'each between 1 and 100000')
+        .optional()
+        .describe('requests per level (one for all, or one per level); default 2 x concurrency, at least 8'),
+      history: z.boolean().optional(),
+      json: z.boolean().optional(),
+    }),
   effect: 'write',
   async run(ctx, { host, concurrency, inputLen, outputLen, requests, history, json }) {
+    const { resolveHostName } = await import('../src/hosts/from-config.ts');
     const { shareFile } = await import('../src/runtime/files.ts');
     const { benchHistoryText, benchText } = await import('../src/bench-load/report.ts');
     const { runBench } = await import('../src/bench-load/run.ts');

@@ -1,6 +1,4 @@
-import { z } from 'zod';
 import { UserError } from '../src/errors.ts';
-import { resolveHostName } from '../src/hosts/from-config.ts';
 import { defineCommand } from '../src/runtime/define.ts';
 
 // One bisection per host at a time; `bisect --cancel` stops it after the step in flight.
@@ -13,16 +11,18 @@ const command = defineCommand({
   examples: ['bisect glm5-tilelang-bf16 glm5-attempt4', 'bisect small small --host standin', 'bisect --cancel'],
   positionals: ['good', 'bad'],
   switches: ['cancel', 'json'],
-  args: z.object({
-    good: z.string().optional(),
-    bad: z.string().optional(),
-    host: z.string().optional(),
-    port: z.coerce.number().int().min(1).max(65535).optional(),
-    cancel: z.boolean().optional(),
-    json: z.boolean().optional(),
-  }),
+  args: (z) =>
+    z.object({
+      good: z.string().optional(),
+      bad: z.string().optional(),
+      host: z.string().optional(),
+      port: z.coerce.number().int().min(1).max(65535).optional(),
+      cancel: z.boolean().optional(),
+      json: z.boolean().optional(),
+    }),
   effect: 'write',
   async run(ctx, { good, bad, host, port, cancel, json }) {
+    const { resolveHostName } = await import('../src/hosts/from-config.ts');
     const { resolveProfileName } = await import('../src/advice/profiles.ts');
     const { bisect } = await import('../src/fleet/bisect.ts');
     const hostName = resolveHostName(ctx.engine.loaded, host);

@@ -1,5 +1,3 @@
-import { z } from 'zod';
-import { resolveLaunchHosts } from '../src/hosts/from-config.ts';
 import { defineCommand } from '../src/runtime/define.ts';
 
 interface ProfileFlags {
@@ -26,16 +24,18 @@ const command = defineCommand({
   examples: ['check', 'check --host gpu1', 'check --host pair', 'check --host gpu1 --profile glm5-nvfp4'],
   positionals: [],
   switches: ['json'],
-  args: z.object({
-    host: z.string().optional(),
-    profile: z
-      .string()
-      .optional()
-      .describe("check this profile's flags (default: the profiles that launch on the host without --host)"),
-    json: z.boolean().optional(),
-  }),
+  args: (z) =>
+    z.object({
+      host: z.string().optional(),
+      profile: z
+        .string()
+        .optional()
+        .describe("check this profile's flags (default: the profiles that launch on the host without --host)"),
+      json: z.boolean().optional(),
+    }),
   effect: 'read',
   async run(ctx, { host, profile, json }) {
+    const { resolveLaunchHosts } = await import('../src/hosts/from-config.ts');
     const { describeError } = await import('../src/errors-render.ts');
     const { hostOf } = await import('../src/lifecycle/engine.ts');
     const { readGpus, readVersions } = await import('../src/lifecycle/host-info.ts');

@@ -1,4 +1,3 @@
-import { z } from 'zod';
 import { UserError } from '../src/errors.ts';
 import { pathString } from '../src/paths.ts';
 import { defineCommand } from '../src/runtime/define.ts';
@@ -10,7 +9,8 @@ const command = defineCommand({
   examples: ['classify ~/sglang-glm5.log', 'classify server.log --json', 'classify -'],
   positionals: ['file'],
   switches: ['json'],
-  args: z.object({ file: pathString.describe('a log file, or - for standard input'), json: z.boolean().optional() }),
+  args: (z) =>
+    z.object({ file: pathString(z).describe('a log file, or - for standard input'), json: z.boolean().optional() }),
   effect: 'read',
   async run(ctx, { file, json }) {
     const { knownUpstream } = await import('../src/corpus/similar.ts');

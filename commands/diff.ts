@@ -1,4 +1,3 @@
-import { z } from 'zod';
 import { table } from '../src/format/table.ts';
 import { defineCommand } from '../src/runtime/define.ts';
 
@@ -9,7 +8,7 @@ const command = defineCommand({
   examples: ['diff glm5-attempt4 glm5-attempt5'],
   positionals: ['a', 'b'],
   switches: ['json'],
-  args: z.object({ a: z.string(), b: z.string(), json: z.boolean().optional() }),
+  args: (z) => z.object({ a: z.string(), b: z.string(), json: z.boolean().optional() }),
   effect: 'read',
   async run(ctx, { a, b, json }) {
     const { diffProfiles } = await import('../src/profiles/index.ts');

@@ -1,4 +1,3 @@
-import { z } from 'zod';
 import { UserError } from '../src/errors.ts';
 import { defineCommand } from '../src/runtime/define.ts';
 
@@ -9,11 +8,12 @@ const command = defineCommand({
   examples: ['findings NaN decode flashmla', 'findings "DeepGemm scale_fmt"', 'findings cuda_oom --limit 5'],
   positionals: ['words'],
   switches: ['json'],
-  args: z.object({
-    words: z.array(z.string()).min(1),
-    limit: z.coerce.number().int().min(1).max(20).default(3),
-    json: z.boolean().optional(),
-  }),
+  args: (z) =>
+    z.object({
+      words: z.array(z.string()).min(1),
+      limit: z.coerce.number().int().min(1).max(20).default(3),
+      json: z.boolean().optional(),
+    }),
   effect: 'read',
   async run(ctx, { words, limit, json }) {
     const { formatExcerpts } = await import('../src/findings/index.ts');

@@ -1,29 +1,5 @@
-import { z } from 'zod';
-import { suggest } from '../src/config/suggest.ts';
-import { UserError } from '../src/errors.ts';
-import { defineCommand, helpHint } from '../src/runtime/define.ts';
-
-/**
- * `glm slack` is not a chat command (src/cli/main.ts starts the Slack face instead of the terminal), but a person at
- * a terminal looks for it here.
- */
-const SLACK = {
-  name: 'slack',
-  summary: 'run the bot as a Slack app instead of the terminal (npx glm slack)',
-  text: [
-    'slack: run the bot as a Slack app instead of the terminal (terminal only)',
-    'usage: npx glm slack',
-    '  Socket Mode: SLACK_BOT_TOKEN=xoxb-... SLACK_APP_TOKEN=xapp-... npx glm slack',
-    '    the bot connects out to Slack; no public URL',
-    '  HTTP mode:   SLACK_BOT_TOKEN=xoxb-... SLACK_SIGNING_SECRET=... npx glm slack',
-    "    Slack POSTs to /slack/events on slack.port (default 3000); the app's Request URL is",
-    '    https://YOUR-HOST/slack/events behind an HTTPS reverse proxy',
-    '  GLM_HTTP_HOST: the listen address for /slack/events and /healthz (default 0.0.0.0)',
-    '  GLM_SLACK_MODE=socket|http: which mode, when both SLACK_APP_TOKEN and SLACK_SIGNING_SECRET are set',
-    '  SLACK_API_URL: another Slack API base (GovSlack, a proxy)',
-    'the first log line says which mode runs and on which address; see "Slack app setup" in the README',
-  ].join('\n'),
-};
+import { defineCommand } from '../src/runtime/define.ts';
+import { helpText } from '../src/runtime/help.ts';
 
 const command = defineCommand({
   name: 'help',
@@ -32,42 +8,10 @@ const command = defineCommand({
   examples: ['help', 'help launch'],
   positionals: ['command'],
   switches: [],
-  args: z.object({ command: z.string().optional() }),
+  args: (z) => z.object({ command: z.string().optional() }),
   effect: 'read',
   async run(ctx, { command }) {
-    const all = ctx.commands;
-    const terminal = ctx.origin === 'terminal';
-    const rows = [...all.map((c) => ({ name: c.name, summary: c.summary })), ...(terminal ? [SLACK] : [])];
-    if (!command) {
-      const w = Math.max(...rows.map((c) => c.name.length));
-      return {
-        text: [
-          'commands:',
-          ...rows.map((c) => `  ${c.name.padEnd(w)}  ${c.summary}`),
-          '',
-          `${helpHint(ctx, 'COMMAND')} shows its options and examples.`,
-        ].join('\n'),
-      };
-    }
-    if (terminal && command === SLACK.name) return { text: SLACK.text };
-    const def = all.find((c) => c.name === command);
-    if (!def) {
-      const s = suggest(
-        command,
-        rows.map((c) => c.name),
-      );
-      const list = `${helpHint(ctx)} lists the commands`;
-      throw new UserError(`unknown command '${command}'`, s ? `did you mean '${s}'? ${list}` : list);
-    }
-    return {
-      text: [
-        `${def.name}: ${def.summary}`,
-        `usage: ${def.usage}`,
-        `changes things: ${def.effect === 'write' ? 'yes (operators only)' : 'no'}`,
-        'examples:',
-        ...def.examples.map((e) => `  ${e}`),
-      ].join('\n'),
-    };
+    return { text: helpText(ctx.commands, ctx, command) };
   },
 });
 

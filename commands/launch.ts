@@ -1,6 +1,4 @@
-import { z } from 'zod';
 import { duration } from '../src/format/table.ts';
-import { resolveLaunchHosts } from '../src/hosts/from-config.ts';
 import { defineCommand } from '../src/runtime/define.ts';
 
 const command = defineCommand({
@@ -19,26 +17,34 @@ const command = defineCommand({
   ],
   positionals: ['profile'],
   switches: ['dryRun', 'noCheck', 'yes', 'json'],
-  args: z.object({
-    profile: z.string(),
-    set: z.string().optional().describe('change profile fields for this launch: field=value[,field=value...]'),
-    host: z
-      .string()
-      .optional()
-      .describe('a host, a host group, or node0,node1,... for one server across several hosts (head first)'),
-    gpus: z
-      .string()
-      .regex(/^\d+(,\d+)*$/, 'a comma-separated list of GPU indices, like 0,1')
-      .optional()
-      .describe("these GPUs (on each node) instead of the profile's or the first free ones"),
-    port: z.coerce.number().int().min(1).max(65535).optional().describe("serve on this port instead of the profile's"),
-    yes: z.boolean().optional().describe('launch even a configuration known to crash on this hardware'),
-    dryRun: z.boolean().optional(),
-    noCheck: z.boolean().optional().describe('skip the first real request after the ready line'),
-    json: z.boolean().optional(),
-  }),
+  args: (z) =>
+    z.object({
+      profile: z.string(),
+      set: z.string().optional().describe('change profile fields for this launch: field=value[,field=value...]'),
+      host: z
+        .string()
+        .optional()
+        .describe('a host, a host group, or node0,node1,... for one server across several hosts (head first)'),
+      gpus: z
+        .string()
+        .regex(/^\d+(,\d+)*$/, 'a comma-separated list of GPU indices, like 0,1')
+        .optional()
+        .describe("these GPUs (on each node) instead of the profile's or the first free ones"),
+      port: z.coerce
+        .number()
+        .int()
+        .min(1)
+        .max(65535)
+        .optional()
+        .describe("serve on this port instead of the profile's"),
+      yes: z.boolean().optional().describe('launch even a configuration known to crash on this hardware'),
+      dryRun: z.boolean().optional(),
+      noCheck: z.boolean().optional().describe('skip the first real request after the ready line'),
+      json: z.boolean().optional(),
+    }),
   effect: 'write',
   async run(ctx, { profile, set, host, gpus, port, yes, dryRun, noCheck, json }) {
+    const { resolveLaunchHosts } = await import('../src/hosts/from-config.ts');
     const { resolveLaunchProfile } = await import('../src/advice/profiles.ts');
     const { launch } = await import('../src/lifecycle/launch.ts');
     const { monitorAttempt } = await import('../src/lifecycle/monitor.ts');

@@ -1,6 +1,4 @@
-import { z } from 'zod';
 import { UserError } from '../src/errors.ts';
-import { resolveHostName } from '../src/hosts/from-config.ts';
 import { redactText } from '../src/redact.ts';
 import { defineCommand } from '../src/runtime/define.ts';
 
@@ -11,15 +9,17 @@ const command = defineCommand({
   examples: ['logs', 'logs --lines 200', 'logs --attempt 3', 'logs --follow', 'logs --attempt 7 --node 1'],
   positionals: [],
   switches: ['follow'],
-  args: z.object({
-    host: z.string().optional(),
-    attempt: z.coerce.number().int().positive().optional(),
-    node: z.coerce.number().int().min(0).optional().describe("a multi-node attempt's node (0 is the head)"),
-    lines: z.coerce.number().int().min(1).max(100_000).default(50),
-    follow: z.boolean().optional(),
-  }),
+  args: (z) =>
+    z.object({
+      host: z.string().optional(),
+      attempt: z.coerce.number().int().positive().optional(),
+      node: z.coerce.number().int().min(0).optional().describe("a multi-node attempt's node (0 is the head)"),
+      lines: z.coerce.number().int().min(1).max(100_000).default(50),
+      follow: z.boolean().optional(),
+    }),
   effect: 'read',
   async run(ctx, { host, attempt: id, node: rank, lines, follow }) {
+    const { resolveHostName } = await import('../src/hosts/from-config.ts');
     const { hostOf } = await import('../src/lifecycle/engine.ts');
     const { nodeLabel, nodesOf } = await import('../src/lifecycle/nodes.ts');
     const { SNAPSHOT, script, TAIL } = await import('../src/lifecycle/scripts.ts');

@@ -1,4 +1,3 @@
-import { z } from 'zod';
 import { defineCommand } from '../src/runtime/define.ts';
 
 const command = defineCommand({
@@ -8,11 +7,12 @@ const command = defineCommand({
   examples: ['next', 'next glm5-attempt5', 'next --limit 3 --json'],
   positionals: ['profile'],
   switches: ['json'],
-  args: z.object({
-    profile: z.string().optional().describe('the profile to vary (default: the one of the newest crash)'),
-    limit: z.coerce.number().int().min(1).max(20).default(5),
-    json: z.boolean().optional(),
-  }),
+  args: (z) =>
+    z.object({
+      profile: z.string().optional().describe('the profile to vary (default: the one of the newest crash)'),
+      limit: z.coerce.number().int().min(1).max(20).default(5),
+      json: z.boolean().optional(),
+    }),
   // Reads the ledger; writes only the numbered suggestions and their variant files, which launch next:N reads.
   effect: 'read',
   async run(ctx, { profile, limit, json }) {

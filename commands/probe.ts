@@ -1,6 +1,4 @@
-import { z } from 'zod';
 import { duration } from '../src/format/table.ts';
-import { resolveHostName } from '../src/hosts/from-config.ts';
 import { defineCommand } from '../src/runtime/define.ts';
 
 const command = defineCommand({
@@ -10,13 +8,15 @@ const command = defineCommand({
   examples: ['probe', 'probe --host gpu1 --json', 'probe --attempt 12'],
   positionals: [],
   switches: ['json'],
-  args: z.object({
-    host: z.string().optional(),
-    attempt: z.coerce.number().int().positive().optional().describe('the attempt to probe, when a host runs several'),
-    json: z.boolean().optional(),
-  }),
+  args: (z) =>
+    z.object({
+      host: z.string().optional(),
+      attempt: z.coerce.number().int().positive().optional().describe('the attempt to probe, when a host runs several'),
+      json: z.boolean().optional(),
+    }),
   effect: 'read',
   async run(ctx, { host, attempt, json }) {
+    const { resolveHostName } = await import('../src/hosts/from-config.ts');
     const { probe } = await import('../src/lifecycle/probe.ts');
     const { serverMetricsText } = await import('../src/lifecycle/sglang-metrics.ts');
     const hostName = resolveHostName(ctx.engine.loaded, host);

@@ -1,5 +1,3 @@
-import { z } from 'zod';
-import { resolveHostName } from '../src/hosts/from-config.ts';
 import { redactEnv } from '../src/redact.ts';
 import { defineCommand } from '../src/runtime/define.ts';
 
@@ -10,9 +8,10 @@ const command = defineCommand({
   examples: ['profile glm5-nvfp4', 'profile glm5-attempt3 --json'],
   positionals: ['name'],
   switches: ['json'],
-  args: z.object({ name: z.string(), host: z.string().optional(), json: z.boolean().optional() }),
+  args: (z) => z.object({ name: z.string(), host: z.string().optional(), json: z.boolean().optional() }),
   effect: 'read',
   async run(ctx, { name, host, json }) {
+    const { resolveHostName } = await import('../src/hosts/from-config.ts');
     const { commandLine, flagView, renderLaunch } = await import('../src/profiles/index.ts');
     const p = ctx.engine.profiles.get(name);
     const hostName = resolveHostName(ctx.engine.loaded, host);

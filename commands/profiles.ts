@@ -1,4 +1,3 @@
-import { z } from 'zod';
 import { table } from '../src/format/table.ts';
 import { defineCommand } from '../src/runtime/define.ts';
 
@@ -9,7 +8,7 @@ const command = defineCommand({
   examples: ['profiles'],
   positionals: [],
   switches: ['json'],
-  args: z.object({ json: z.boolean().optional() }),
+  args: (z) => z.object({ json: z.boolean().optional() }),
   effect: 'read',
   async run(ctx, { json }) {
     const set = ctx.engine.profiles;

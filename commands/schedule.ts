@@ -1,4 +1,3 @@
-import { z } from 'zod';
 import { table } from '../src/format/table.ts';
 import { defineCommand } from '../src/runtime/define.ts';
 
@@ -14,7 +13,7 @@ const command = defineCommand({
   examples: ['schedule', 'schedule --json'],
   positionals: [],
   switches: ['json'],
-  args: z.object({ json: z.boolean().optional() }),
+  args: (z) => z.object({ json: z.boolean().optional() }),
   effect: 'read',
   async run(ctx, { json }) {
     const { nextAfter } = await import('../src/schedule/cron.ts');

@@ -1,5 +1,3 @@
-import { z } from 'zod';
-import { resolveHostName } from '../src/hosts/from-config.ts';
 import { defineCommand } from '../src/runtime/define.ts';
 import type { OutputFile } from '../src/runtime/files.ts';
 
@@ -21,24 +19,26 @@ const command = defineCommand({
   ],
   positionals: [],
   switches: ['launch', 'history', 'json'],
-  args: z.object({
-    host: z.string().optional(),
-    profile: z.string().optional().describe('smoke this profile; launched (and stopped after) if it is not running'),
-    launch: z.boolean().optional().describe('always launch the profile fresh, smoke it, stop it'),
-    port: z.coerce
-      .number()
-      .int()
-      .min(1)
-      .max(65535)
-      .optional()
-      .describe('with --launch: serve the fresh launch here; else: smoke the server on this port'),
-    budget: z.coerce.number().positive().optional().describe('seconds for launch + smoke + stop'),
-    history: z.boolean().optional().describe('earlier smoke runs from the ledger'),
-    limit: z.coerce.number().int().min(1).max(1000).default(20),
-    json: z.boolean().optional(),
-  }),
+  args: (z) =>
+    z.object({
+      host: z.string().optional(),
+      profile: z.string().optional().describe('smoke this profile; launched (and stopped after) if it is not running'),
+      launch: z.boolean().optional().describe('always launch the profile fresh, smoke it, stop it'),
+      port: z.coerce
+        .number()
+        .int()
+        .min(1)
+        .max(65535)
+        .optional()
+        .describe('with --launch: serve the fresh launch here; else: smoke the server on this port'),
+      budget: z.coerce.number().positive().optional().describe('seconds for launch + smoke + stop'),
+      history: z.boolean().optional().describe('earlier smoke runs from the ledger'),
+      limit: z.coerce.number().int().min(1).max(1000).default(20),
+      json: z.boolean().optional(),
+    }),
   effect: 'write',
   async run(ctx, { host, profile, launch, port, budget, history, limit, json }) {
+    const { resolveHostName } = await import('../src/hosts/from-config.ts');
     const { chartPath, shareFile } = await import('../src/runtime/files.ts');
     const { eventText } = await import('../src/lifecycle/render-events.ts');
     const { historyText, smokeText } = await import('../src/smoke/report.ts');

@@ -1,4 +1,3 @@
-import { z } from 'zod';
 import { duration, table } from '../src/format/table.ts';
 import type { QueueView } from '../src/lifecycle/backend.ts';
 import { defineCommand } from '../src/runtime/define.ts';
@@ -10,10 +9,11 @@ const command = defineCommand({
   examples: ['status', 'status --gpus'],
   positionals: [],
   switches: ['json', 'gpus'],
-  args: z.object({
-    json: z.boolean().optional(),
-    gpus: z.boolean().optional().describe('Slurm clusters: also each node of the partition and its GPUs in use'),
-  }),
+  args: (z) =>
+    z.object({
+      json: z.boolean().optional(),
+      gpus: z.boolean().optional().describe('Slurm clusters: also each node of the partition and its GPUs in use'),
+    }),
   effect: 'read',
   async run(ctx, { json, gpus }) {
     const { backendFor } = await import('../src/lifecycle/backends.ts');

@@ -1,5 +1,3 @@
-import { z } from 'zod';
-import { resolveHostName } from '../src/hosts/from-config.ts';
 import { defineCommand } from '../src/runtime/define.ts';
 
 const command = defineCommand({
@@ -10,13 +8,15 @@ const command = defineCommand({
   examples: ['stop', 'stop --host gpu1', 'stop --attempt 12'],
   positionals: [],
   switches: ['json'],
-  args: z.object({
-    host: z.string().optional(),
-    attempt: z.coerce.number().int().positive().optional().describe('the attempt to stop, when a host runs several'),
-    json: z.boolean().optional(),
-  }),
+  args: (z) =>
+    z.object({
+      host: z.string().optional(),
+      attempt: z.coerce.number().int().positive().optional().describe('the attempt to stop, when a host runs several'),
+      json: z.boolean().optional(),
+    }),
   effect: 'write',
   async run(ctx, { host, attempt, json }) {
+    const { resolveHostName } = await import('../src/hosts/from-config.ts');
     const { stop, stopSummary } = await import('../src/lifecycle/stop.ts');
     const hostName = attempt !== undefined && host === undefined ? undefined : resolveHostName(ctx.engine.loaded, host);
     const r = await stop(ctx.engine, hostName, ctx.actor, attempt);

@@ -112,6 +112,7 @@ export function createApp(opts: AppOptions = {}): App {
       log: log.child({ part: 'delivery' }),
       updateIntervalMs: chat.updateIntervalMs,
       maxBackoffMs: chat.maxBackoffMs,
+      onSent: (item, at) => engine.metrics?.delivered(item, at),
     });
     engine.notifier = createNotifier(
       {

@@ -1,10 +1,17 @@
 // Paths people give (config fields, GLM_CONFIG, classify FILE) are checked before the file system sees them: a NUL
 // byte or an over-long name makes Node and the kernel throw errors that say nothing useful (ERR_INVALID_ARG_VALUE,
 // ENAMETOOLONG). Limits are Linux's (limits.h): PATH_MAX is 4096 bytes with the terminating NUL, NAME_MAX 255 bytes.
-import { z } from 'zod';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import type { Zod } from './runtime/define.ts';
 
 export const PATH_MAX_BYTES = 4095;
 export const NAME_MAX_BYTES = 255;
+
+/** `~` and `~/...` as the shell would expand them (config paths name files on the bot machine). */
+export function expandHome(p: string): string {
+  return p === '~' ? homedir() : p.startsWith('~/') ? join(homedir(), p.slice(2)) : p;
+}
 
 /** What is wrong with `p` as a path (never echoing a long one back), or undefined. */
 export function pathProblem(p: string): string | undefined {
@@ -17,11 +24,16 @@ export function pathProblem(p: string): string | undefined {
   return undefined;
 }
 
-/** A path as a zod string: one line, within the limits. */
-export const pathString = z
-  .string()
-  .min(1)
-  .superRefine((s, ctx) => {
-    const problem = pathProblem(s) ?? (/[\n\r]/.test(s) ? 'must not contain line breaks' : undefined);
-    if (problem) ctx.addIssue({ code: 'custom', message: problem });
-  });
+/**
+ * A path as a zod string: one line, within the limits. Built from the zod the caller has (a command's definition is
+ * handed its zod: src/runtime/define.ts), so this file loads without zod.
+ */
+export function pathString(z: Zod) {
+  return z
+    .string()
+    .min(1)
+    .superRefine((s, ctx) => {
+      const problem = pathProblem(s) ?? (/[\n\r]/.test(s) ? 'must not contain line breaks' : undefined);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    });
+}

@@ -91,6 +91,17 @@ export function createNotifier(
     });
   }
 
+  /**
+   * When an attempt's crash was seen, for the alert's latency: its root line read (the early alert records the time
+   * in the ledger), else the attempt's end (the exit seen, or found by a reconcile).
+   */
+  function seenOf(a: Attempt): NonNullable<ChatMessage['alert']> {
+    const early = deps.sources.attempts.events(a.id).find((ev) => ev.kind === 'crash_seen');
+    const lineSeenAt = (early?.data as { lineSeenAt?: number } | undefined)?.lineSeenAt;
+    if (typeof lineSeenAt === 'number') return { seenAt: lineSeenAt, from: 'log' };
+    return { seenAt: deps.sources.attempts.get(a.id)?.endedAt ?? clock.now(), from: 'exit' };
+  }
+
   async function alert(a: Attempt, e: Extract<LaunchEvent, { kind: 'failed' }>): Promise<void> {
     const d = e.diagnosis;
     const now = clock.now();
@@ -120,7 +131,8 @@ export function createNotifier(
         parentKey: opts.parentMessages ? threadOf(a) : undefined,
         payload: {
           text: `same crash as attempt #${prior.attempt_id} (${d.category} during ${d.phase}); seen ${count} times: see its alert`,
-        },
+          alert: seenOf(a),
+        } satisfies ChatMessage,
         at: now,
       });
       return;
@@ -138,7 +150,7 @@ export function createNotifier(
       refKey,
       parentKey: opts.parentMessages ? threadOf(a) : undefined,
       // A bisection's crashes are expected: they stay in its thread instead of being broadcast to the channel.
-      payload: { text: viewText(view) ?? '', view, broadcast: !a.groupKey } satisfies ChatMessage,
+      payload: { text: viewText(view) ?? '', view, broadcast: !a.groupKey, alert: seenOf(a) } satisfies ChatMessage,
       at: now,
     });
   }

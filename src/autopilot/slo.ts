@@ -1,8 +1,7 @@
 // The service-level objective a tuned configuration must meet at the target load: `ttft_p99<2000ms,itl_p50<40ms`.
 // Each term names one of bench's latency figures (bench_serving's TTFT, ITL, TPOT, E2E) and a percentile.
-import { z } from 'zod';
 import type { Dist, LevelMetrics } from '../bench-load/metrics.ts';
-import { UserError } from '../errors.ts';
+import type { Zod } from '../runtime/define.ts';
 
 const FIGURES = { ttft: 'ttftMs', itl: 'itlMs', tpot: 'tpotMs', e2e: 'e2eMs' } as const;
 const STATS = { mean: 'mean', p50: 'median', p90: 'p90', p95: 'p95', p99: 'p99' } as const;
@@ -18,33 +17,30 @@ export interface SloTerm {
 
 const TERM = /^(ttft|itl|tpot|e2e)_(mean|p50|p90|p95|p99)\s*(<=|<)\s*(\d+(?:\.\d+)?)\s*(ms|s)$/;
 
-export const SloSchema = z.string().transform((text, ctx): SloTerm[] => {
-  const terms: SloTerm[] = [];
-  for (const part of text.split(',').map((p) => p.trim())) {
-    const m = part.match(TERM);
-    if (!m) {
-      ctx.addIssue({
-        code: 'custom',
-        message: `'${part}' is not an objective: write METRIC<VALUE with METRIC one of ttft, itl, tpot, e2e and _mean, _p50, _p90, _p95 or _p99, VALUE in ms or s, e.g. ttft_p99<2000ms,itl_p50<40ms`,
+/** `--slo` as a zod schema, from the zod the command's definition is handed (src/runtime/define.ts). */
+export function sloSchema(z: Zod) {
+  return z.string().transform((text, ctx): SloTerm[] => {
+    const terms: SloTerm[] = [];
+    for (const part of text.split(',').map((p) => p.trim())) {
+      const m = part.match(TERM);
+      if (!m) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `'${part}' is not an objective: write METRIC<VALUE with METRIC one of ttft, itl, tpot, e2e and _mean, _p50, _p90, _p95 or _p99, VALUE in ms or s, e.g. ttft_p99<2000ms,itl_p50<40ms`,
+        });
+        return z.NEVER;
+      }
+      const [, figure, stat, op, value, unit] = m;
+      terms.push({
+        metric: `${figure}_${stat}`,
+        figure: figure as SloTerm['figure'],
+        stat: stat as SloTerm['stat'],
+        op: op as SloTerm['op'],
+        ms: Number(value) * (unit === 's' ? 1000 : 1),
       });
-      return z.NEVER;
     }
-    const [, figure, stat, op, value, unit] = m;
-    terms.push({
-      metric: `${figure}_${stat}`,
-      figure: figure as SloTerm['figure'],
-      stat: stat as SloTerm['stat'],
-      op: op as SloTerm['op'],
-      ms: Number(value) * (unit === 's' ? 1000 : 1),
-    });
-  }
-  return terms;
-});
-
-export function parseSlo(text: string): SloTerm[] {
-  const r = SloSchema.safeParse(text);
-  if (!r.success) throw new UserError(`--slo: ${r.error.issues[0]?.message ?? 'invalid'}`);
-  return r.data;
+    return terms;
+  });
 }
 
 export function sloText(slo: SloTerm[]): string {

@@ -29,6 +29,8 @@ export function createDelivery(opts: {
   maxBackoffMs?: number;
   /** How long delivered rows are kept (their keys make enqueueing idempotent meanwhile); default 30 days. */
   retentionMs?: number;
+  /** Told of every item delivered (metrics: a crash alert's latency), when it went out. */
+  onSent?: (item: OutboxItem, at: number) => void;
 }): Delivery {
   const { outbox, adapter, clock, log } = opts;
   const updateInterval = opts.updateIntervalMs ?? 3000;
@@ -135,7 +137,9 @@ export function createDelivery(opts: {
             soon(Math.max(until - clock.now(), 1));
             continue;
           }
-          outbox.markSent(item.id, clock.now());
+          const at = clock.now();
+          outbox.markSent(item.id, at);
+          opts.onSent?.(item, at);
           sent += 1;
         } catch (e) {
           if (e instanceof TransientChatError) {

@@ -92,6 +92,11 @@ export interface ChatMessage {
   view?: View;
   /** Slack: also show a thread reply in the channel. */
   broadcast?: boolean;
+  /**
+   * On a crash alert: when its crash was seen (its root line read from the log, or the server's end seen), so the
+   * delivery can measure the alert's latency (glm_alert_latency_seconds).
+   */
+  alert?: { seenAt: number; from: 'log' | 'exit' };
 }
 
 /**

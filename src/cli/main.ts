@@ -4,12 +4,8 @@ import { mkdirSync } from 'node:fs';
 import { hostname, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { type App, createApp } from '../app.ts';
-import { createConsoleAdapter } from '../chat/console.ts';
-import { loadConfig } from '../config/load.ts';
+import type { App } from '../app.ts';
 import { describeError } from '../errors-render.ts';
-import { ACTIVE_STATUSES } from '../ledger/attempts.ts';
-import { createLogger } from '../logger.ts';
 import type { CommandContext } from '../runtime/define.ts';
 
 /**
@@ -54,6 +50,20 @@ async function main(): Promise<number> {
     );
     return 2;
   }
+  // `glm help`, `glm -h`, `glm launch --help`: the command definitions answer before the config, the ledger, the
+  // logger or zod load (src/cli/help.ts).
+  const help = args.length > 0 ? (await import('./help.ts')).oneShotHelp(args) : undefined;
+  if (help) {
+    write(help.text);
+    return help.exitCode;
+  }
+  // Loaded here, not at the top: a one-shot `help` needs none of them.
+  const [{ createApp }, { createConsoleAdapter }, { loadConfig }, { createLogger }] = await Promise.all([
+    import('../app.ts'),
+    import('../chat/console.ts'),
+    import('../config/load.ts'),
+    import('../logger.ts'),
+  ]);
   let app: App;
   try {
     const loaded = loadConfig();
@@ -92,12 +102,14 @@ async function repl(app: App): Promise<number> {
   const interactive = process.stdin.isTTY === true;
   const cfg = app.engine.loaded;
   // Loaded here, not at start-up: a one-shot command never needs the scheduler, cron, the log follower or autopilot.
-  const [{ startScheduler }, { eventText }, { resumeWatches }, { resumeAutopilots }] = await Promise.all([
-    import('../schedule/scheduler.ts'),
-    import('../lifecycle/render-events.ts'),
-    import('../lifecycle/resume.ts'),
-    import('../autopilot/run.ts'),
-  ]);
+  const [{ startScheduler }, { eventText }, { resumeWatches }, { resumeAutopilots }, { ACTIVE_STATUSES }] =
+    await Promise.all([
+      import('../schedule/scheduler.ts'),
+      import('../lifecycle/render-events.ts'),
+      import('../lifecycle/resume.ts'),
+      import('../autopilot/run.ts'),
+      import('../ledger/attempts.ts'),
+    ]);
 
   if (interactive) {
     write(

@@ -7,7 +7,7 @@ import { parseDocument } from 'yaml';
 import type { z } from 'zod';
 import { ConfigError, type Issue } from '../errors.ts';
 import { PACKAGE_ROOT } from '../package-root.ts';
-import { pathProblem } from '../paths.ts';
+import { expandHome, pathProblem } from '../paths.ts';
 import { yamlValue } from '../yaml.ts';
 import { type Config, ConfigSchema, type HostConfig, HostSchema, SshSchema } from './schema.ts';
 import { suggest } from './suggest.ts';
@@ -26,10 +26,6 @@ export interface LoadedConfig {
 export function defaultConfigPath(env: NodeJS.ProcessEnv = process.env): string {
   const base = env.XDG_CONFIG_HOME || join(homedir(), '.config');
   return join(base, 'glm-ops', 'config.yaml');
-}
-
-export function expandHome(p: string): string {
-  return p === '~' ? homedir() : p.startsWith('~/') ? join(homedir(), p.slice(2)) : p;
 }
 
 /** The config used when there is no file: one local host whose "GPU server" is the SGLang stand-in. */

@@ -9,10 +9,12 @@ import {
   DEFAULT_OPERATOR_ENV,
 } from '../access/operator.ts';
 import { FindingsSourceSchema } from '../findings/defaults.ts';
-import { pathString } from '../paths.ts';
+import { pathString as pathStringOf } from '../paths.ts';
 import { ScheduleSchema } from '../schedule/config.ts';
 import { SmokeConfigSchema } from '../smoke/settings.ts';
 import { SlurmClusterSchema } from './slurm.ts';
+
+const pathString = pathStringOf(z);
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const safeText = z

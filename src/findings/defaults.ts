@@ -4,8 +4,10 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import type { RemoteHost } from '../hosts/types.ts';
 import { PACKAGE_ROOT } from '../package-root.ts';
-import { pathString } from '../paths.ts';
+import { pathString as pathStringOf } from '../paths.ts';
 import type { FindingsSource } from './sources.ts';
+
+const pathString = pathStringOf(z);
 
 /** knowledge/FINDINGS.md of this package, wherever it is installed. */
 export const EXAMPLE_FINDINGS_PATH = join(PACKAGE_ROOT, 'knowledge', 'FINDINGS.md');

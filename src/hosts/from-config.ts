@@ -2,12 +2,19 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import type { LoadedConfig } from '../config/load.ts';
-import { expandHome } from '../config/load.ts';
 import { suggest } from '../config/suggest.ts';
 import { ConfigError, UserError } from '../errors.ts';
+import { expandHome } from '../paths.ts';
 import { createLocalHost } from './local.ts';
 import { createSshHost, type SshTarget } from './ssh.ts';
-import { parseJumpHop, resolveSshAlias, type SshAlias, SshConfigProblem } from './ssh-config.ts';
+import {
+  aliasKey,
+  parseJumpHop,
+  resolveSshAlias,
+  resolveSshAliases,
+  type SshAlias,
+  SshConfigProblem,
+} from './ssh-config.ts';
 import type { RemoteHost } from './types.ts';
 
 const LOCAL_USER = () => userInfo().username;
@@ -17,20 +24,28 @@ function firstExisting(files: readonly string[]): string | undefined {
   return files.find((f) => existsSync(f));
 }
 
-function aliasOf(loaded: LoadedConfig, path: string, sshConfig: string, host: string): SshAlias {
+/** Resolved names, asked ahead for many hosts at once (HostPool.prepare), by aliasKey. */
+type AliasesAhead = ReadonlyMap<string, SshAlias>;
+
+function aliasOf(loaded: LoadedConfig, path: string, sshConfig: string, host: string, ahead?: AliasesAhead): SshAlias {
   try {
-    return resolveSshAlias(sshConfig, host);
+    return ahead?.get(aliasKey(sshConfig, host)) ?? resolveSshAlias(sshConfig, host);
   } catch (e) {
     if (!(e instanceof SshConfigProblem)) throw e;
     throw new ConfigError(loaded.source, [{ path, message: e.message, fix: e.fix }]);
   }
 }
 
-export function sshTargetFor(loaded: LoadedConfig, name: string, env: NodeJS.ProcessEnv = process.env): SshTarget {
+export function sshTargetFor(
+  loaded: LoadedConfig,
+  name: string,
+  env: NodeJS.ProcessEnv = process.env,
+  ahead?: AliasesAhead,
+): SshTarget {
   const h = loaded.config.hosts[name];
   const ssh = h?.ssh;
   if (!ssh) throw new UserError(`host '${name}' is not an SSH host`);
-  const alias = aliasOf(loaded, `hosts.${name}.ssh.host`, ssh.ssh_config, ssh.host);
+  const alias = aliasOf(loaded, `hosts.${name}.ssh.host`, ssh.ssh_config, ssh.host, ahead);
   const t = loaded.config.timeouts;
   const keyFile = ssh.key_file ?? firstExisting(alias.identityFiles);
   let privateKey: Buffer | undefined;
@@ -104,7 +119,7 @@ export function sshTargetFor(loaded: LoadedConfig, name: string, env: NodeJS.Pro
         },
       ]);
     const spec = parseHop(hops[hops.length - 1]!);
-    const a = aliasOf(loaded, `hosts.${name}.ssh.host`, ssh.ssh_config, spec.host);
+    const a = aliasOf(loaded, `hosts.${name}.ssh.host`, ssh.ssh_config, spec.host, ahead);
     const hopKey = firstExisting(a.identityFiles);
     return {
       ...base,
@@ -135,7 +150,7 @@ export function sshTargetFor(loaded: LoadedConfig, name: string, env: NodeJS.Pro
     username: ssh.user ?? alias.user ?? LOCAL_USER(),
     privateKey,
     knownHostsPath: knownHosts(alias),
-    jump: ssh.jump ? sshTargetFor(loaded, ssh.jump, env) : chain(alias.proxyJump, 0),
+    jump: ssh.jump ? sshTargetFor(loaded, ssh.jump, env, ahead) : chain(alias.proxyJump, 0),
   };
 }
 
@@ -195,6 +210,8 @@ export function createHostPool(
   warn?: (host: string, text: string) => void,
 ) {
   const hosts = new Map<string, RemoteHost>();
+  // What prepare() learnt of the hosts' names from OpenSSH, until the hosts are made (and made anew after closeAll).
+  let ahead = new Map<string, SshAlias>();
   return {
     get(name: string): RemoteHost {
       let h = hosts.get(name);
@@ -203,7 +220,7 @@ export function createHostPool(
         if (!cfg) throw new UserError(`unknown host '${name}'`);
         if (cfg.local) h = createLocalHost(name);
         else {
-          const target = sshTargetFor(loaded, name, env);
+          const target = sshTargetFor(loaded, name, env, ahead);
           // The host's pinning warnings (and its jump hosts'), named after the host they came up for.
           for (let t: SshTarget | undefined = target; t && warn; t = t.jump) t.warn = (text) => warn(name, text);
           h = createSshHost(target);
@@ -212,6 +229,18 @@ export function createHostPool(
       }
       return h;
     },
+    /**
+     * Before reaching many hosts at once: how OpenSSH resolves each SSH host not made yet is asked for all of them
+     * concurrently (`ssh -G` per host, src/hosts/ssh-config.ts), so that making them is not one `ssh -G` after another.
+     */
+    async prepare(names: readonly string[]): Promise<void> {
+      const pairs = names.flatMap((name) => {
+        const ssh = hosts.has(name) ? undefined : loaded.config.hosts[name]?.ssh;
+        return ssh ? [[ssh.ssh_config, ssh.host] as const] : [];
+      });
+      if (pairs.length < 2) return;
+      for (const [k, v] of await resolveSshAliases(pairs)) ahead.set(k, v);
+    },
     /** The hosts made so far (metrics read their connection counts). */
     connected(): Array<[string, RemoteHost]> {
       return [...hosts.entries()];
@@ -219,6 +248,7 @@ export function createHostPool(
     async closeAll(): Promise<void> {
       await Promise.all([...hosts.values()].map((h) => h.close()));
       hosts.clear();
+      ahead = new Map();
     },
   };
 }

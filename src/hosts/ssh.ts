@@ -1,8 +1,18 @@
 // A host reached over SSH (ssh2): one connection per host for commands and tunnels, log streams on connections of
 // their own, host keys pinned from known_hosts, keepalive, reconnect with backoff on demand, and a timeout on every
 // operation that covers its wait for a channel.
+import { createHash } from 'node:crypto';
 import type { Duplex } from 'node:stream';
-import type { ClientChannel, Client as ClientType, ConnectConfig } from 'ssh2';
+import type {
+  AgentAuthMethod,
+  ClientChannel,
+  Client as ClientType,
+  ConnectConfig,
+  NoAuthMethod,
+  ParsedKey,
+  PublicKeyAuthMethod,
+  utils,
+} from 'ssh2';
 import { RemoteError } from '../errors.ts';
 import { httpRequest } from './http.ts';
 import { knownHostsName, readKnownHosts, unsupportedWarning, type Verdict, verifyHostKey } from './known-hosts.ts';
@@ -13,10 +23,38 @@ import type { ExecOptions, ExecResult, HttpRequest, HttpResponse, RemoteHost, St
 
 // ssh2 is loaded on the first connection, not at start-up: a one-shot `glm help` or a local-only host never pays for
 // it. It is CommonJS whose named exports Node's ESM loader cannot see: take Client off the default export.
-let ssh2Client: Promise<typeof ClientType> | undefined;
-function loadClient(): Promise<typeof ClientType> {
-  ssh2Client ??= import('ssh2').then((m) => m.default.Client);
-  return ssh2Client;
+let ssh2Module: Promise<{ Client: typeof ClientType; parseKey: typeof utils.parseKey }> | undefined;
+function loadSsh2(): Promise<{ Client: typeof ClientType; parseKey: typeof utils.parseKey }> {
+  ssh2Module ??= import('ssh2').then((m) => ({ Client: m.default.Client, parseKey: m.default.utils.parseKey }));
+  return ssh2Module;
+}
+
+/**
+ * Private keys parsed (and, with a passphrase, decrypted) once per process. ssh2 parses the key it is given at every
+ * connect, synchronously: a passphrase-protected OpenSSH key costs ~180 ms of bcrypt there (npm run bench), so 64
+ * hosts connecting at once would wait ~11 s one after the other. ssh2 takes a key it parsed itself as it is.
+ */
+const parsedKeys = new Map<string, ParsedKey>();
+
+/** The parsed key for `raw` (and `passphrase`); `raw` itself when it does not parse, so ssh2 says why. */
+export function parsedKey(
+  parse: typeof utils.parseKey,
+  raw: Buffer | string,
+  passphrase?: string,
+): ParsedKey | Buffer | string {
+  const id = createHash('sha256')
+    .update(raw)
+    .update('\0')
+    .update(passphrase ?? '')
+    .digest('hex');
+  const known = parsedKeys.get(id);
+  if (known) return known;
+  const r = parse(raw, passphrase);
+  // OpenSSH's format holds one key per file.
+  const key = r instanceof Error ? undefined : Array.isArray(r) ? r[0] : r;
+  if (!key) return raw;
+  parsedKeys.set(id, key);
+  return key;
 }
 
 export interface SshTarget {
@@ -110,7 +148,7 @@ export function createSshHost(target: SshTarget): SshHost {
   let closed = false;
 
   async function connectOnce(onClose: (c: ClientType) => void): Promise<ClientType> {
-    const Client = await loadClient();
+    const { Client, parseKey } = await loadSsh2();
     return new Promise((resolve, reject) => {
       const c = new Client();
       let verdict: Verdict | undefined;
@@ -140,8 +178,22 @@ export function createSshHost(target: SshTarget): SshHost {
       };
       // Offer only the key types we have pins for, so the server presents one we can check.
       if (pinnedTypes.length > 0) cfg.algorithms = { serverHostKey: hostKeyAlgorithms(pinnedTypes) as never };
-      if (target.privateKey) cfg.privateKey = target.privateKey;
-      if (target.passphrase) cfg.passphrase = target.passphrase;
+      const key = target.privateKey && parsedKey(parseKey, target.privateKey, target.passphrase);
+      if (key && typeof key !== 'string' && !Buffer.isBuffer(key)) {
+        // A parsed key goes through authHandler (connect's privateKey takes only the unparsed forms), in the order
+        // ssh2 tries by default: none, the key, the agent.
+        const username = target.username;
+        const methods: Array<NoAuthMethod | PublicKeyAuthMethod | AgentAuthMethod> = [
+          { type: 'none', username },
+          { type: 'publickey', username, key },
+        ];
+        if (target.agent) methods.push({ type: 'agent', username, agent: target.agent });
+        cfg.authHandler = methods;
+      } else if (key) {
+        // Not parsed: ssh2 parses it again and says why it cannot.
+        cfg.privateKey = key;
+        if (target.passphrase) cfg.passphrase = target.passphrase;
+      }
       if (target.agent) cfg.agent = target.agent;
       // Lines of a key type ssh2 cannot check were left out of `known` (so never offered): say so, and go on.
       for (const u of known.unsupported)

@@ -14,12 +14,14 @@ export function createEarlyAlert(engine: Engine, attempt: Attempt, diag: Diagnos
     /** Call after every line. */
     check(): void {
       if (fired || timer || !diag.crashed()) return;
+      // The root line was just read: the alert's latency counts from here (the settle time included).
+      const lineSeenAt = engine.clock.now();
       timer = setTimeout(() => {
         fired = true;
         const d = diag.result();
         if (d.category === 'none') return;
         engine.attempts.update(attempt.id, { classification: d });
-        engine.attempts.event(attempt.id, engine.clock.now(), 'crash_seen', { category: d.category });
+        engine.attempts.event(attempt.id, engine.clock.now(), 'crash_seen', { category: d.category, lineSeenAt });
         const a = engine.attempts.get(attempt.id) ?? attempt;
         // Only the notifier hears this one: the command's own output reports the outcome at exit.
         publish(engine, () => {}, { kind: 'failed', attempt: a, outcome: d.category, diagnosis: d, exitCode: null });

@@ -12,6 +12,7 @@ import type { AuditLog } from '../ledger/audit.ts';
 import type { Db } from '../ledger/db.ts';
 import type { Outbox } from '../ledger/outbox.ts';
 import type { Logger } from '../logger.ts';
+import type { BotMetrics } from '../metrics/bot.ts';
 import type { ProfileSet } from '../profiles/index.ts';
 import type { DiagnoserFactory } from './diagnosis.ts';
 import type { LaunchEvent } from './launch.ts';
@@ -29,7 +30,7 @@ export interface Engine {
   clock: Clock;
   log: Logger;
   /** Prometheus metrics of a long-lived face (src/metrics/bot.ts); absent in one-shot commands. */
-  metrics?: { commandDone(command: string, result: string, ms: number): void };
+  metrics?: Pick<BotMetrics, 'commandDone' | 'delivered'>;
   /** The crash classifier, for logs read after the fact (an attempt that ended while no bot watched). */
   diagnoser?: DiagnoserFactory;
   /** The team's knowledge bases, quoted in crash alerts and searched by `findings`. */

@@ -43,7 +43,8 @@ export async function reconcile(
     return !(opts.skipStarting && a.status === 'starting' && !a.pgid);
   });
   // Every attempt at once (each host over its own pooled connection): status over 64 hosts costs about what it costs
-  // over one, not 64 round trips in a row.
+  // over one, not 64 round trips in a row; the hosts not connected yet are resolved (ssh -G) all at once first.
+  await engine.pool.prepare([...new Set(live.flatMap((a) => (a.nodeHosts.length > 0 ? a.nodeHosts : [a.host])))]);
   const results = await Promise.all(
     live.map(async (a): Promise<Reconciled | undefined> => {
       try {

@@ -2,7 +2,9 @@
 // Ledger-backed figures (attempts by outcome and crash class, the outbox) are read from SQLite at scrape time, so they
 // survive restarts and agree with `attempts`; event figures (command durations, Slack Web API calls) count from start.
 import client from 'prom-client';
+import type { ChatMessage } from '../chat/types.ts';
 import type { SshHost } from '../hosts/ssh.ts';
+import type { OutboxItem } from '../ledger/outbox.ts';
 import type { Engine } from '../lifecycle/engine.ts';
 
 export interface BotMetrics {
@@ -11,6 +13,8 @@ export interface BotMetrics {
   commandDone(command: string, result: string, ms: number): void;
   /** One Slack Web API call: ok, retry (the outbox will try again) or error (it never will). */
   slackCall(method: string, result: 'ok' | 'retry' | 'error'): void;
+  /** An outbox item reached the chat at `at`: a crash alert's latency is observed. */
+  delivered(item: OutboxItem, at: number): void;
 }
 
 export function createBotMetrics(engine: Engine): BotMetrics {
@@ -21,6 +25,13 @@ export function createBotMetrics(engine: Engine): BotMetrics {
     help: 'Duration of chat and terminal commands, by command and result.',
     labelNames: ['command', 'result'],
     buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 1800],
+    registers: [registry],
+  });
+  const alertLatency = new client.Histogram({
+    name: 'glm_alert_latency_seconds',
+    help: "Crash alerts: from the crash being seen (from=log: its root line read from the server's log; from=exit: the server's end seen) to the alert delivered to the chat.",
+    labelNames: ['from'],
+    buckets: [0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300, 1800],
     registers: [registry],
   });
   const slack = new client.Counter({
@@ -87,5 +98,9 @@ export function createBotMetrics(engine: Engine): BotMetrics {
     registry,
     commandDone: (command, result, ms) => commands.observe({ command, result }, ms / 1000),
     slackCall: (method, result) => slack.inc({ method, result }),
+    delivered(item, at) {
+      const alert = (item.payload as ChatMessage | undefined)?.alert;
+      if (alert) alertLatency.observe({ from: alert.from }, Math.max(0, at - alert.seenAt) / 1000);
+    },
   };
 }

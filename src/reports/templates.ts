@@ -3,8 +3,9 @@
 // with the line and column instead of shipping a hole to a public tracker.
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
-import { expandHome, type LoadedConfig, PACKAGE_ROOT } from '../config/load.ts';
+import { type LoadedConfig, PACKAGE_ROOT } from '../config/load.ts';
 import { ConfigError } from '../errors.ts';
+import { expandHome } from '../paths.ts';
 import { checkTemplate, parseTemplate, type Template, type VarSchema } from './template.ts';
 
 export const PACKAGE_TEMPLATES = join(PACKAGE_ROOT, 'templates');

@@ -1,5 +1,7 @@
 // A command is data: name, summary, usage, examples, an argument schema and a side-effect level, plus a handler
 // that gets a context. Help text, parsing and authorisation are derived from these definitions.
+// The schema is a function of zod, built on first use (src/runtime/args.ts): a definition loads without zod, so
+// `glm help` answers from the definitions alone (zod is ~15 MB of a process's memory).
 import type { z } from 'zod';
 import type { DiagnoserFactory } from '../lifecycle/diagnosis.ts';
 import type { Engine } from '../lifecycle/engine.ts';
@@ -66,6 +68,9 @@ export interface CommandOutput {
   exitCode?: number;
 }
 
+/** The zod namespace, as `import { z } from 'zod'` gives it: handed to a command's `args`. */
+export type Zod = typeof z;
+
 export interface CommandDef<S extends z.ZodObject = z.ZodObject> {
   name: string;
   summary: string;
@@ -75,7 +80,8 @@ export interface CommandDef<S extends z.ZodObject = z.ZodObject> {
   positionals: string[];
   /** Flags that take no value (`--dry-run`). Their schema entries are booleans. */
   switches: string[];
-  args: S;
+  /** The argument schema, built from the zod it is given (once: src/runtime/args.ts `argsOf`). */
+  args: (zod: Zod) => S;
   effect: Effect;
   /** Minimum role from chat; default operator for write, viewer for read. */
   role?: Role;

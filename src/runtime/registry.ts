@@ -3,6 +3,7 @@
 import { suggest } from '../config/suggest.ts';
 import { ConfigError, NotAllowedError, UserError } from '../errors.ts';
 import { describeError } from '../errors-render.ts';
+import { parseArgs, validateArgs } from './args.ts';
 import {
   type CommandContext,
   type CommandDef,
@@ -11,7 +12,8 @@ import {
   helpHint,
   requiredRole,
 } from './define.ts';
-import { checkArgv, parseArgs, tokenize, validateArgs } from './parse.ts';
+import { helpRewrite } from './help.ts';
+import { checkArgv, tokenize } from './parse.ts';
 
 export interface Dispatch {
   commands: CommandDef[];
@@ -19,17 +21,6 @@ export interface Dispatch {
   run(text: string, ctx: CommandContext): Promise<CommandOutput>;
   /** Words already split by a shell (`npx glm COMMAND ...`): used as they are, never re-tokenized. */
   runArgv(argv: readonly string[], ctx: CommandContext): Promise<CommandOutput>;
-}
-
-const HELP_FLAGS = new Set(['--help', '-h']);
-
-/** `--help`/`-h` anywhere before `--` asks for help: `glm -h`, `glm launch --help` (= `help launch`). */
-function helpRewrite(tokens: string[]): string[] {
-  const end = tokens.indexOf('--');
-  const head = end === -1 ? tokens : tokens.slice(0, end);
-  if (!head.some((t) => HELP_FLAGS.has(t))) return tokens;
-  const name = head.find((t) => !HELP_FLAGS.has(t));
-  return name && name !== 'help' ? ['help', name] : ['help'];
 }
 
 export function createDispatch(commands: CommandDef[]): Dispatch {

@@ -15,8 +15,9 @@ import { resolveLaunchHosts } from '../hosts/from-config.ts';
 import type { Outbox } from '../ledger/outbox.ts';
 import type { DiagnoserFactory } from '../lifecycle/diagnosis.ts';
 import type { Engine } from '../lifecycle/engine.ts';
+import { argsOf, parseArgs } from '../runtime/args.ts';
 import type { CommandContext, CommandOutput } from '../runtime/define.ts';
-import { parseArgs, tokenize } from '../runtime/parse.ts';
+import { tokenize } from '../runtime/parse.ts';
 import type { Dispatch } from '../runtime/registry.ts';
 import type { ScheduleJob } from './config.ts';
 import { dueIn, latestIn, nextAfter } from './cron.ts';
@@ -101,7 +102,7 @@ export function startScheduler(app: SchedulerApp, opts: SchedulerOptions = {}): 
     try {
       const tokens = tokenize(job.run.trim());
       const def = dispatch.commands.find((c) => c.name === tokens[0]);
-      if (def?.effect !== 'write' || !('host' in def.args.shape)) return [];
+      if (def?.effect !== 'write' || !('host' in argsOf(def).shape)) return [];
       const args = parseArgs(def, tokens.slice(1));
       let named = typeof args.host === 'string' ? args.host : undefined;
       if (!named && typeof args.profile === 'string') {

@@ -172,6 +172,19 @@ export function makeChatBot(loaded: LoadedConfig, actor = 'U-tester'): ChatBot {
   return { app, ctx, printed, said, run: (t) => app.dispatch.run(t, ctx) };
 }
 
+/**
+ * One live attempt on each host that the host has no record of (a server that ended unwatched): `status` checks each
+ * host, finds it gone and closes it.
+ */
+export function seedUnwatched(app: App, hosts: readonly string[]): void {
+  const insert = app.engine.db.prepare(`INSERT INTO attempts
+    (host, profile, profile_json, flags_json, argv_json, env_json, command_line, port, actor, origin, status, active,
+     pgid, pgid_start, started_at, model_path)
+    VALUES (?, 'small', '{}', '{}', '[]', '{}', 'python -m sglang.launch_server ...', 30000, 'bench', 'terminal',
+     'running', 1, 4242, 'x', ?, '')`);
+  for (const h of hosts) insert.run(h, Date.now());
+}
+
 /** Polls until `what` holds; fails after `ms`. */
 export async function until(what: () => boolean, ms: number): Promise<void> {
   const end = Date.now() + ms;

@@ -4,7 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { COMMANDS } from '../../commands/index.ts';
 import { PACKAGE_ROOT } from '../../src/config/load.ts';
 import { UserError } from '../../src/errors.ts';
-import { parseArgs, tokenize, validateArgs } from '../../src/runtime/parse.ts';
+import { parseArgs, validateArgs } from '../../src/runtime/args.ts';
+import { tokenize } from '../../src/runtime/parse.ts';
 
 describe('command registry', () => {
   it('has exactly one command per file in commands/', () => {

@@ -72,6 +72,18 @@ describe('delivery when Slack misbehaves', () => {
     await crashOne(first, 2, 'k2');
     await waitFor('the first alert through', () => alertsIn(fake!).length >= 1, 10_000);
     expect(fake.faults.map((f) => f.fault)).toEqual(['429', '500', '500']);
+    // /metrics says so: the three refused tries are retries by method, and the alert delivered has its latency
+    // (from the attempt's end: this crash was told without a log line read).
+    let m = '';
+    // (the alert's row is marked delivered just after Slack answered)
+    for (let i = 0; i < 100 && !/^glm_alert_latency_seconds_count/m.test(m); i++) {
+      if (i > 0) await new Promise((r) => setTimeout(r, 25));
+      m = await (await fetch(`http://127.0.0.1:${first.port}/metrics`)).text();
+    }
+    const retried = [...m.matchAll(/^glm_slack_api_calls_total\{method="[^"]+",result="retry"\} (\d+)$/gm)];
+    expect(retried.reduce((n, r) => n + Number(r[1]), 0)).toBe(3);
+    expect(m).toMatch(/^glm_slack_api_calls_total\{method="chat\.postMessage",result="ok"\} [1-9]\d*$/m);
+    expect(m).toMatch(/^glm_alert_latency_seconds_count\{from="exit"\} [1-9]\d*$/m);
 
     // Slack goes away; more crashes happen meanwhile, including the same crash as #1 again.
     await fake.down();
