@@ -86,6 +86,22 @@ describe('exception rules', () => {
     expect(matchException(rules, exc, frames)?.category).toBe('cuda_oom');
   });
 
+  it('a tokenizer whose own code fails is a tokenizer error (other); a KeyError for a config class is a model type', () => {
+    const exc = { type: 'ValueError', short: 'ValueError', message: 'Tokenizer class FooTokenizer does not exist' };
+    const tok = [
+      frame('/x/app.py', '<module>'),
+      frame('/x/transformers/models/auto/tokenization_auto.py', 'from_pretrained'),
+    ];
+    expect(matchException(rules, exc, tok)?.category).toBe('other');
+    // Raised one level further in, by the config mapping the tokenizer asked: the model type is unknown.
+    const key = { type: 'KeyError', short: 'KeyError', message: "'FooConfig'" };
+    const mapping = [...tok, frame('/x/transformers/models/auto/auto_factory.py', '__getitem__')];
+    expect(matchException(rules, key, mapping)?.category).toBe('model_load_error');
+    // A tokenizer whose files are missing is a model that cannot be loaded.
+    const missing = { type: 'OSError', short: 'OSError', message: "Can't load tokenizer for '/models/x'." };
+    expect(matchException(rules, missing, tok)?.category).toBe('model_load_error');
+  });
+
   it('the ImportError family is an import error', () => {
     for (const type of ['ImportError', 'ModuleNotFoundError']) {
       expect(matchException(rules, { type, short: type, message: "No module named 'x'" }, [])?.category).toBe(
@@ -159,6 +175,24 @@ describe('the engine reads structure', () => {
       'signal SIGKILL',
     );
     expect(diagnoseText(log, { exit: { code: 0, signal: null } }).classification.category).toBe('none');
+  });
+
+  it('reads CUDA status codes and errors by what CUDA defines them to mean', () => {
+    // CUresult 2 is CUDA_ERROR_OUT_OF_MEMORY (a VMM allocator's cuMemCreate).
+    const oom = diagnoseText('[vmm.cpp] CUresult error  result=2 file=vmm.cpp func=cu_mem_create line=7\n');
+    expect(oom.classification.category).toBe('cuda_oom');
+    expect(diagnoseText('[vmm.cpp] CUresult error  result=1 file=vmm.cpp\n').classification.category).not.toBe(
+      'cuda_oom',
+    );
+    // A stream-capture error string, whoever prints it (here NCCL), is a capture failure, in the capture phase.
+    const cap = diagnoseText(
+      "host:1:1 [0] enqueue.cc:1 NCCL WARN Cuda failure 'operation not permitted when stream is capturing'\n",
+    ).classification;
+    expect([cap.category, cap.phase]).toEqual(['cuda_graph_capture_failed', 'cuda_graph_capture']);
+    // Another engine's wording of a failed capture.
+    expect(diagnoseText('Graph capture failed: kernel X: unsupported dtype F32\n').classification.category).toBe(
+      'cuda_graph_capture_failed',
+    );
   });
 
   it('an OOM that failed graph capture is an OOM (the catalog overlaps), in the capture phase', () => {
