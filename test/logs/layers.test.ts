@@ -207,6 +207,35 @@ describe('the engine reads structure', () => {
   });
 });
 
+describe('phase from the frames', () => {
+  it('reads the other tracebacks of the same failure when the root traceback says nothing', () => {
+    const log = [
+      '  File "/x/app/speculative/utils.py", line 1, in create',
+      "NameError: name 'some_kernel' is not defined",
+      '[2025-01-01 00:00:01 TP3] Scheduler hit an exception: Traceback (most recent call last):',
+      '  File "/x/sglang/srt/managers/scheduler.py", line 2, in event_loop_normal',
+      '  File "/x/sglang/srt/managers/scheduler.py", line 3, in run_batch',
+      "NameError: name 'some_kernel' is not defined",
+    ].join('\n');
+    const c = diagnoseText(log).classification;
+    expect([c.category, c.phase, c.evidence[0]?.line]).toEqual(['other', 'runtime', 2]);
+  });
+
+  it('names serving by its words in any engine (sampling, generation, a loop, a step), but not in a test program', () => {
+    const crash = (file: string, func: string) =>
+      diagnoseText(
+        `Traceback (most recent call last):\n  File "${file}", line 1, in ${func}\nRuntimeError: boom\n`,
+      ).classification.phase;
+    expect(crash('/x/engine/pyexecutor/py_executor.py', '_executor_loop_overlap')).toBe('runtime');
+    expect(crash('/x/transformers/generation/utils.py', 'GenerationMixin._sample')).toBe('runtime');
+    expect(crash('/x/app/common.py', 'nucleus_sampling')).toBe('runtime');
+    expect(crash('/x/kernels/tests/test_low_latency.py', 'test_loop')).toBe('unknown');
+    expect(crash('/x/uvloop/__init__.py', 'uvloop.loop.Loop.run_until_complete')).toBe('unknown');
+    // transformers' from_pretrained also loads configs and tokenizers: it is no weight load by itself.
+    expect(crash('/x/transformers/tokenization_utils_base.py', 'from_pretrained')).toBe('unknown');
+  });
+});
+
 describe('a 10 MB line', () => {
   it('with no newline neither hangs nor hides a crash printed before it', async () => {
     const { Readable } = await import('node:stream');
