@@ -223,9 +223,8 @@ describe('phase from the frames', () => {
 
   it('names serving by its words in any engine (sampling, generation, a loop, a step), but not in a test program', () => {
     const crash = (file: string, func: string) =>
-      diagnoseText(
-        `Traceback (most recent call last):\n  File "${file}", line 1, in ${func}\nRuntimeError: boom\n`,
-      ).classification.phase;
+      diagnoseText(`Traceback (most recent call last):\n  File "${file}", line 1, in ${func}\nRuntimeError: boom\n`)
+        .classification.phase;
     expect(crash('/x/engine/pyexecutor/py_executor.py', '_executor_loop_overlap')).toBe('runtime');
     expect(crash('/x/transformers/generation/utils.py', 'GenerationMixin._sample')).toBe('runtime');
     expect(crash('/x/app/common.py', 'nucleus_sampling')).toBe('runtime');

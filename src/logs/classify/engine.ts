@@ -483,9 +483,7 @@ export class ClassifierEngine {
     const frames = c.tb?.frames ?? [];
     const phase = this.orDefault(
       category,
-      c.sig.phase ??
-        c.alsoMatched.find((s) => s.phase !== undefined)?.phase ??
-        this.framesPhase(c.tb, c.phaseAt),
+      c.sig.phase ?? c.alsoMatched.find((s) => s.phase !== undefined)?.phase ?? this.framesPhase(c.tb, c.phaseAt),
     );
     const rank = c.prefixRank ?? c.tb?.rank ?? null;
     const header = c.tb && c.tb.header.line !== c.ev.line ? c.tb.header : null;

@@ -114,8 +114,7 @@ const RAISED_FRAMES = 3;
 /** The frame that satisfies the rule's `frames` (innermost first), or null. */
 export function matchingFrame(rule: ExceptionRule, frames: readonly Frame[]): Frame | null {
   if (!rule.frames) return null;
-  const pool =
-    rule.where === 'any' ? frames : frames.slice(rule.where === 'innermost' ? -1 : -RAISED_FRAMES);
+  const pool = rule.where === 'any' ? frames : frames.slice(rule.where === 'innermost' ? -1 : -RAISED_FRAMES);
   const wanted = rule.frames;
   for (let i = pool.length - 1; i >= 0; i--) {
     const f = pool[i] as Frame;
