@@ -207,6 +207,68 @@ describe('the engine reads structure', () => {
   });
 });
 
+describe('the traceback reader under real-world damage', () => {
+  const tb = (...lines: string[]) => diagnoseText(`${lines.join('\n')}\n`).classification;
+  const cfgFrames = [
+    '  File "/x/transformers/models/auto/configuration_auto.py", line 1, in from_pretrained',
+    '    config_class = CONFIG_MAPPING[config_dict["model_type"]]',
+    '  File "/x/transformers/models/auto/configuration_auto.py", line 2, in __getitem__',
+    '    raise KeyError(key)',
+  ];
+
+  it("keeps reading a traceback through another rank's log records", () => {
+    const c = tb(
+      'Traceback (most recent call last):',
+      cfgFrames[0] as string,
+      '[2025-01-01 00:00:00 TP7] Using default MoE kernel config. Performance might be sub-optimal!',
+      ...cfgFrames.slice(1),
+      "KeyError: 'new_model_type'",
+    );
+    expect([c.category, c.evidence[0]?.text]).toEqual(['model_load_error', "KeyError: 'new_model_type'"]);
+  });
+
+  it('reads frames and the exception behind torch.distributed rank labels, inside or outside other wrappers', () => {
+    const lines = ['Traceback (most recent call last):', ...cfgFrames, "KeyError: 'new_model_type'"];
+    for (const wrap of [(l: string) => `[rank0]: ${l}`, (l: string) => `[default0]:sglang-1  | ${l}`]) {
+      expect(tb(...lines.map(wrap)).category).toBe('model_load_error');
+    }
+    // A glog line behind the label is a new record (c10 prints the month unpadded).
+    const after = tb(...lines.slice(0, -1).map((l) => `[rank0]: ${l}`), '[rank0]:[W416 02:35:51.4 x.cpp:1] Warning: x');
+    expect(after.evidence[0]?.text).not.toContain('Warning');
+  });
+
+  it('takes the line after Python-format frames as the exception even without a header, not after faulthandler', () => {
+    expect(tb(...cfgFrames, 'some message printed without a type').evidence[0]?.text).toBe(
+      'some message printed without a type',
+    );
+    const dump = tb(
+      'Fatal Python error: Aborted',
+      '  File "/x/threading.py", line 1 in wait',
+      'Extension modules: numpy.core._multiarray_umath',
+    );
+    expect(dump.evidence[0]?.text).not.toContain('Extension modules');
+  });
+
+  it('joins a hard-wrapped frame name and exception message, and reads through `...` elisions', () => {
+    const c = tb(
+      '  File "/x/vllm/v1/engine/core.py", line 305, in _initialize_k',
+      'v_caches',
+      '    kv_cache_configs = get_kv_cache_configs(',
+      '...',
+      '  File "/x/vllm/v1/core/kv_cache_utils.py", line 758, in _check_enough_kv_cache_memory',
+      "ValueError: To serve at least one request with the model's max seq len (100000), (4.26 GiB KV cach",
+      'e is needed, which is larger than the available KV cache memory (4.25 GiB).',
+    );
+    expect([c.category, c.phase]).toEqual(['cuda_oom', 'kv_alloc']);
+    expect(c.evidence[0]?.text).toContain('ValueError: To serve');
+  });
+
+  it('reads srun --label in front of indented frame lines', () => {
+    const c = tb('0: Traceback (most recent call last):', ...cfgFrames.map((l) => `0: ${l}`), "0: KeyError: 'x'");
+    expect([c.category, c.evidence[0]?.text]).toEqual(['model_load_error', "0: KeyError: 'x'"]);
+  });
+});
+
 describe('phase from the frames', () => {
   it('reads the other tracebacks of the same failure when the root traceback says nothing', () => {
     const log = [

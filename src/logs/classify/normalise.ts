@@ -28,9 +28,9 @@ const WRAPPERS: RegExp[] = [
   /^\[\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d[^\]]*\] (?:ERROR|WARNING|INFO): /,
   // journald / syslog: `Dec 01 12:00:00 gpu-box python3[1234]: `
   /^[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d [\w.-]+ [\w./@-]+(?:\[\d+\])?: /,
-  // mpirun `[1,0]<stderr>:`, srun --label `3: `
+  // mpirun `[1,0]<stderr>:`, srun --label `3: ` (in front of indented frame lines too)
   /^\[\d+,\d+\]<std(?:out|err)>:/,
-  /^\d{1,4}: (?=\S)/,
+  /^\d{1,4}: /,
 ];
 
 /** The line without any wrapper in front of it (repeatedly: wrappers stack). */
