@@ -219,9 +219,8 @@ describe('the traceback reader under real-world damage', () => {
   it("keeps reading a traceback through another rank's log records", () => {
     const c = tb(
       'Traceback (most recent call last):',
-      cfgFrames[0] as string,
+      ...cfgFrames,
       '[2025-01-01 00:00:00 TP7] Using default MoE kernel config. Performance might be sub-optimal!',
-      ...cfgFrames.slice(1),
       "KeyError: 'new_model_type'",
     );
     expect([c.category, c.evidence[0]?.text]).toEqual(['model_load_error', "KeyError: 'new_model_type'"]);
