@@ -13,12 +13,14 @@ const catalog = loadCatalog();
 type Perturb = (lines: string[], root: string | null) => string[];
 
 /**
- * Never cut into the root line (then the cause is gone, and no reader can find it), nor `Exception ignored in:`,
- * the one line that says the traceback after it is not fatal.
+ * Never cut into what the answer rests on, which no reader could recover: the root line, a frame (its function may
+ * be what names the class), or `Exception ignored in:`, the one line that says the traceback after it is not fatal.
  */
 const holdsRoot = (line: string | undefined, root: string | null) =>
   line !== undefined &&
-  ((root !== null && shown(line).includes(root.slice(0, 60))) || line.includes('Exception ignored in'));
+  ((root !== null && shown(line).includes(root.slice(0, 60))) ||
+    line.includes('Exception ignored in') ||
+    /\bFile "/.test(line));
 const cutHalf = (l: string) => l.slice(Math.floor(l.length / 2));
 
 /** Another rank's ordinary record lines, as SGLang and torch.distributed print them, between every few lines. */

@@ -195,6 +195,23 @@ describe('the engine reads structure', () => {
     );
   });
 
+  it("a kernel library's host-side check and a configured limit are backend assertions; a KV cache too small is an OOM", () => {
+    const cls = (t: string) => diagnoseText(`${t}\n`).classification.category;
+    expect(cls('[TensorRT-LLM][ERROR] Assertion failed: Invalid tile (7). tile must be a power of two')).toBe(
+      'backend_assertion',
+    );
+    // pytest's `E   ` in front of the exception line is a wrapper.
+    expect(cls("E       RuntimeError: Failed: Assertion error csrc/impls/layout.hpp:12 'n % 4 == 0'")).toBe(
+      'backend_assertion',
+    );
+    expect(cls('ValueError: Adapter rank 64 is greater than max_adapter_rank 16.')).toBe('backend_assertion');
+    expect(
+      cls(
+        'ValueError: The max seq len (9000) is larger than the maximum number of tokens that can be stored in KV cache (4000).',
+      ),
+    ).toBe('cuda_oom');
+  });
+
   it('an OOM that failed graph capture is an OOM (the catalog overlaps), in the capture phase', () => {
     const log = [
       '[2025-01-01 00:00:00 TP0] Capture cuda graph begin. This can take up to several minutes.',

@@ -28,6 +28,8 @@ const WRAPPERS: RegExp[] = [
   /^\[\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d[^\]]*\] (?:ERROR|WARNING|INFO): /,
   // journald / syslog: `Dec 01 12:00:00 gpu-box python3[1234]: `
   /^[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d [\w.-]+ [\w./@-]+(?:\[\d+\])?: /,
+  // pytest's failure report puts `E` and spaces in front of the exception lines: `E       RuntimeError: ...`
+  /^E {3,}(?=\S)/,
   // mpirun `[1,0]<stderr>:`, srun --label `3: ` (in front of indented frame lines too)
   /^\[\d+,\d+\]<std(?:out|err)>:/,
   /^\d{1,4}: /,
