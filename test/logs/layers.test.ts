@@ -212,6 +212,20 @@ describe('the engine reads structure', () => {
     ).toBe('cuda_oom');
   });
 
+  it('names crashes outside Python: the kernel OOM killer, a Rust panic, a dead Ray actor; a line pasted as inline code', () => {
+    const d = (t: string) => diagnoseText(`${t}\n`);
+    for (const t of [
+      '[123.4] Out of memory: Killed process 4242 (python) total-vm:1kB, anon-rss:1kB',
+      "thread 'main' panicked at src/main.rs:1:2:",
+      '`The actor is dead because its worker process has died. Worker exit type: SYSTEM_ERROR`',
+    ]) {
+      expect(d(t).classification.category, t).toBe('other');
+      expect(d(t).reason, t).toMatch(/^signature /);
+    }
+    // Inline code around an exception line: the exception is read, not the backtick.
+    expect(d('`ValueError: The input (9 tokens) is longer than the context (4 tokens).`').reason).toMatch(/ValueError/);
+  });
+
   it('an OOM that failed graph capture is an OOM (the catalog overlaps), in the capture phase', () => {
     const log = [
       '[2025-01-01 00:00:00 TP0] Capture cuda graph begin. This can take up to several minutes.',

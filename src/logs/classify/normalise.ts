@@ -6,8 +6,9 @@
 // taken off earlier, when bytes become lines (../lines.ts).
 
 const WRAPPERS: RegExp[] = [
-  // Markdown / e-mail quoting: `> `, `>> `
+  // Markdown / e-mail quoting: `> `, `>> `; inline code around a pasted line: `` `ValueError: ...` ``
   /^(?:> ?)+/,
+  /^`{1,3}(?=\S)/,
   // Kubernetes CRI log lines and `docker logs -t`: `2025-11-05T12:19:32.123456789Z stdout F `
   /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)? (?:(?:stdout|stderr) [FP] )?/,
   // docker compose v1/v2: `sglang-1  | `, `vllm_server_1 | `
