@@ -9,7 +9,8 @@ export const SETTLE_MS = 150;
 
 export function createEarlyAlert(engine: Engine, attempt: Attempt, diag: Diagnoser) {
   let timer: NodeJS.Timeout | undefined;
-  let fired = false;
+  // A bot restarted after it told this crash (its traceback now read again as context) does not tell it twice.
+  let fired = engine.attempts.events(attempt.id).some((e) => e.kind === 'crash_seen');
   return {
     /** Call after every line. */
     check(): void {

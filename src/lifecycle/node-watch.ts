@@ -9,7 +9,7 @@ import type { LaunchEvent } from './launch.ts';
 import { headNode, type NodeRef, nodeLabel, nodesOf } from './nodes.ts';
 import { readRemoteState } from './remote-state.ts';
 import { stopRequested } from './stop.ts';
-import { watchNode } from './watch.ts';
+import { primeOnResume, watchNode } from './watch.ts';
 
 export interface NodeFailure {
   node: NodeRef;
@@ -24,6 +24,7 @@ export interface NodeFailure {
 export function watchNodes(engine: Engine, attempt: Attempt, diagnoser: DiagnoserFactory, abort: AbortController) {
   const multi = attempt.nodeHosts.length > 1;
   const diag = multi ? namedDiagnoser(diagnoser(), headNode(attempt)) : diagnoser();
+  primeOnResume(engine, headNode(attempt), primer(diag));
   // Multi-node: the head's first crash line may only blame a lost peer, so the alert waits for the verdict over all
   // nodes (about a second later, in failNodes or recordExit) instead of going out early.
   const early = multi ? { check() {}, cancel() {} } : createEarlyAlert(engine, attempt, diag);
@@ -51,6 +52,13 @@ export function watchNodes(engine: Engine, attempt: Attempt, diagnoser: Diagnose
       await workers.stop();
       return failure;
     },
+  };
+}
+
+/** The log before a resume point, read into a diagnoser as context (watch.ts reads it; no line handler sees it). */
+function primer(diag: Diagnoser) {
+  return (lines: readonly { text: string; lineNo: number }[]) => {
+    for (const l of lines) diag.push(l.text, l.lineNo);
   };
 }
 
@@ -93,6 +101,7 @@ function watchWorkers(
   const running = workers.map((node) => {
     const diag = namedDiagnoser(diagnoser(), node);
     diags.set(node.rank, diag);
+    primeOnResume(engine, node, primer(diag));
     let settle: NodeJS.Timeout | undefined;
     return watchNode(
       engine,

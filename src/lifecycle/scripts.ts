@@ -195,6 +195,12 @@ LOG=$1; case $LOG in "~/"*) LOG=$HOME/\${LOG#"~/"} ;; esac
 tail -c "+$(($2 + 1))" -- "$LOG" 2>/dev/null || true
 `;
 
+/** read-range LOG START LEN: LEN bytes of the log from byte START (the context before a resume point). */
+export const READ_RANGE = `
+LOG=$1; case $LOG in "~/"*) LOG=$HOME/\${LOG#"~/"} ;; esac
+tail -c "+$(($2 + 1))" -- "$LOG" 2>/dev/null | head -c "$3" || true
+`;
+
 /**
  * snapshot LOG N: the last N lines of the log's first SIZE bytes, then a newline and `GLM_SIZE SIZE` (last, so an
  * output cut to its tail keeps it). One read, so a follower starting at SIZE sees every line written after the

@@ -7,7 +7,7 @@ import { LineSplitter, type LogLine } from '../logs/lines.ts';
 import { backendFor } from './backends.ts';
 import { type Engine, hostOf } from './engine.ts';
 import { headNode, type NodeRef, saveOffset } from './nodes.ts';
-import { READ_FROM, script } from './scripts.ts';
+import { READ_FROM, READ_RANGE, script } from './scripts.ts';
 
 export interface WatchHandlers {
   /** Return 'stop' to end the watch (e.g. the launch saw what it waited for). */
@@ -19,6 +19,65 @@ const TAIL_NOTICE =
   /^tail: .*(file truncated|has been replaced|has appeared|following new file|has become inaccessible)/;
 
 export type WatchEnd = 'server-exited' | 'stopped-by-handler' | 'aborted' | 'attempt-closed';
+
+/** How much of the log before a resume point is read again as context: a traceback's start, the last milestones. */
+export const CONTEXT_BYTES = 256 * 1024;
+
+type ContextReader = (lines: readonly LogLine[]) => void;
+const contextReaders = new WeakMap<Engine, Map<string, ContextReader>>();
+const readerKey = (node: NodeRef) => `${node.attemptId}/${node.rank}`;
+
+/**
+ * The reader (a diagnoser) that the next watch of this node primes with the log before its saved offset, when it
+ * resumes there after a bot restart: it then knows the milestones and a traceback that began before the offset. The
+ * lines go to the reader directly, past the watch's own line handler, so they never become events or alerts again.
+ * Registered by whoever makes the node's diagnoser (node-watch.ts), taken by the node's next watch.
+ */
+export function primeOnResume(engine: Engine, node: NodeRef, reader: ContextReader): void {
+  let m = contextReaders.get(engine);
+  if (!m) {
+    m = new Map();
+    contextReaders.set(engine, m);
+  }
+  m.set(readerKey(node), reader);
+}
+
+function takeReader(engine: Engine, node: NodeRef): ContextReader | undefined {
+  const m = contextReaders.get(engine);
+  const r = m?.get(readerKey(node));
+  m?.delete(readerKey(node));
+  return r;
+}
+
+/**
+ * The complete lines of the CONTEXT_BYTES before `offset`, numbered from 1 (a line cut by the window's start is left
+ * out). Bounded by the window; a log that cannot be read gives no context rather than no watch.
+ */
+async function contextBefore(engine: Engine, node: NodeRef, offset: number): Promise<LogLine[]> {
+  if (offset <= 0 || !node.logPath) return [];
+  const start = Math.max(0, offset - CONTEXT_BYTES);
+  const { host } = hostOf(engine, node.host);
+  try {
+    const r = await host.exec(
+      script(READ_RANGE, 'glm-read-range', [node.logPath, String(start), String(offset - start)]),
+      {
+        maxOutputBytes: CONTEXT_BYTES + 1024,
+      },
+    );
+    let buf = Buffer.from(r.stdout);
+    if (start > 0) {
+      const nl = buf.indexOf(0x0a);
+      buf = nl < 0 ? Buffer.alloc(0) : buf.subarray(nl + 1);
+    }
+    return new LineSplitter(offset - buf.length).push(buf);
+  } catch (e) {
+    engine.log.warn(
+      { err: (e as Error).message, attempt: node.attemptId },
+      'could not read the log before the resume point',
+    );
+    return [];
+  }
+}
 
 /** Follows node 0's log (the only node of a plain launch). */
 export function watchAttempt(
@@ -46,7 +105,15 @@ export async function watchNode(
   if (!attempt.logPath || !started) return 'attempt-closed';
   let offset = node.logOffset;
   let lastSaved = offset;
-  let splitter = new LineSplitter(offset);
+  // Lines are numbered across reconnects (a reader keys its windows on line numbers), after any context lines.
+  let lineNo = 0;
+  const reader = takeReader(engine, node);
+  if (reader && offset > 0) {
+    const context = await contextBefore(engine, node, offset);
+    if (context.length > 0) reader(context);
+    lineNo = context.length;
+  }
+  let splitter = new LineSplitter(offset, undefined, lineNo);
 
   const save = (force = false) => {
     // Persist the offset now and then (and at the end), so a restarted bot resumes where this one stopped.
@@ -64,12 +131,13 @@ export async function watchNode(
           { attempt: attempt.id, notice: line.text },
           'log truncated or rotated: following from its start',
         );
-        splitter = new LineSplitter(0);
+        splitter = new LineSplitter(0, undefined, lineNo);
         offset = 0;
         save(true);
         continue;
       }
       offset = line.endOffset;
+      lineNo = line.lineNo;
       if ((await handlers.onLine(line)) === 'stop') return true;
     }
     save();
@@ -82,7 +150,7 @@ export async function watchNode(
       save(true);
       return 'aborted';
     }
-    splitter = new LineSplitter(offset);
+    splitter = new LineSplitter(offset, undefined, lineNo);
     const stream = host.stream(backend.followArgv(engine, node, offset));
     const onAbort = () => stream.close();
     signal?.addEventListener('abort', onAbort, { once: true });
@@ -127,7 +195,7 @@ export async function watchNode(
       const rest = await host.exec(script(READ_FROM, 'glm-read', [attempt.logPath, String(offset)]), {
         maxOutputBytes: 64 << 20,
       });
-      splitter = new LineSplitter(offset);
+      splitter = new LineSplitter(offset, undefined, lineNo);
       // A last line without its newline still counts once the writer is gone.
       const text = rest.stdout && !rest.stdout.endsWith('\n') ? `${rest.stdout}\n` : rest.stdout;
       if (await feed(Buffer.from(text))) {

@@ -35,8 +35,11 @@ export class LineSplitter {
   constructor(
     startOffset = 0,
     private readonly maxLineBytes = 64 * 1024,
+    /** Lines already numbered before this splitter's first one (a reconnect keeps counting). */
+    linesBefore = 0,
   ) {
     this.offset = startOffset;
+    this.lineNo = linesBefore;
   }
 
   /** Feed a chunk; returns the complete lines it finished. */

@@ -117,7 +117,9 @@ export const EXPECTED: Record<string, Expected> = {
   },
   'model_load_glm_moe_dsa_keyerror.log': {
     category: 'model_load_error',
-    phase: 'startup',
+    // Nothing in this excerpt places it (no milestone, no init frame): a model config that cannot be read fails
+    // at model loading (corpus/README.md, phase rule 3).
+    phase: 'weight_load',
     rank: null,
     rootLine: 7,
     rootText: "KeyError: 'glm_moe_dsa'",

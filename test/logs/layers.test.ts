@@ -86,6 +86,22 @@ describe('exception rules', () => {
     expect(matchException(rules, exc, frames)?.category).toBe('cuda_oom');
   });
 
+  it('a tokenizer whose own code fails is a tokenizer error (other); a KeyError for a config class is a model type', () => {
+    const exc = { type: 'ValueError', short: 'ValueError', message: 'Tokenizer class FooTokenizer does not exist' };
+    const tok = [
+      frame('/x/app.py', '<module>'),
+      frame('/x/transformers/models/auto/tokenization_auto.py', 'from_pretrained'),
+    ];
+    expect(matchException(rules, exc, tok)?.category).toBe('other');
+    // Raised one level further in, by the config mapping the tokenizer asked: the model type is unknown.
+    const key = { type: 'KeyError', short: 'KeyError', message: "'FooConfig'" };
+    const mapping = [...tok, frame('/x/transformers/models/auto/auto_factory.py', '__getitem__')];
+    expect(matchException(rules, key, mapping)?.category).toBe('model_load_error');
+    // A tokenizer whose files are missing is a model that cannot be loaded.
+    const missing = { type: 'OSError', short: 'OSError', message: "Can't load tokenizer for '/models/x'." };
+    expect(matchException(rules, missing, tok)?.category).toBe('model_load_error');
+  });
+
   it('the ImportError family is an import error', () => {
     for (const type of ['ImportError', 'ModuleNotFoundError']) {
       expect(matchException(rules, { type, short: type, message: "No module named 'x'" }, [])?.category).toBe(
@@ -161,6 +177,55 @@ describe('the engine reads structure', () => {
     expect(diagnoseText(log, { exit: { code: 0, signal: null } }).classification.category).toBe('none');
   });
 
+  it('reads CUDA status codes and errors by what CUDA defines them to mean', () => {
+    // CUresult 2 is CUDA_ERROR_OUT_OF_MEMORY (a VMM allocator's cuMemCreate).
+    const oom = diagnoseText('[vmm.cpp] CUresult error  result=2 file=vmm.cpp func=cu_mem_create line=7\n');
+    expect(oom.classification.category).toBe('cuda_oom');
+    expect(diagnoseText('[vmm.cpp] CUresult error  result=1 file=vmm.cpp\n').classification.category).not.toBe(
+      'cuda_oom',
+    );
+    // A stream-capture error string, whoever prints it (here NCCL), is a capture failure, in the capture phase.
+    const cap = diagnoseText(
+      "host:1:1 [0] enqueue.cc:1 NCCL WARN Cuda failure 'operation not permitted when stream is capturing'\n",
+    ).classification;
+    expect([cap.category, cap.phase]).toEqual(['cuda_graph_capture_failed', 'cuda_graph_capture']);
+    // Another engine's wording of a failed capture.
+    expect(diagnoseText('Graph capture failed: kernel X: unsupported dtype F32\n').classification.category).toBe(
+      'cuda_graph_capture_failed',
+    );
+  });
+
+  it("a kernel library's host-side check and a configured limit are backend assertions; a KV cache too small is an OOM", () => {
+    const cls = (t: string) => diagnoseText(`${t}\n`).classification.category;
+    expect(cls('[TensorRT-LLM][ERROR] Assertion failed: Invalid tile (7). tile must be a power of two')).toBe(
+      'backend_assertion',
+    );
+    // pytest's `E   ` in front of the exception line is a wrapper.
+    expect(cls("E       RuntimeError: Failed: Assertion error csrc/impls/layout.hpp:12 'n % 4 == 0'")).toBe(
+      'backend_assertion',
+    );
+    expect(cls('ValueError: Adapter rank 64 is greater than max_adapter_rank 16.')).toBe('backend_assertion');
+    expect(
+      cls(
+        'ValueError: The max seq len (9000) is larger than the maximum number of tokens that can be stored in KV cache (4000).',
+      ),
+    ).toBe('cuda_oom');
+  });
+
+  it('names crashes outside Python: the kernel OOM killer, a Rust panic, a dead Ray actor; a line pasted as inline code', () => {
+    const d = (t: string) => diagnoseText(`${t}\n`);
+    for (const t of [
+      '[123.4] Out of memory: Killed process 4242 (python) total-vm:1kB, anon-rss:1kB',
+      "thread 'main' panicked at src/main.rs:1:2:",
+      '`The actor is dead because its worker process has died. Worker exit type: SYSTEM_ERROR`',
+    ]) {
+      expect(d(t).classification.category, t).toBe('other');
+      expect(d(t).reason, t).toMatch(/^signature /);
+    }
+    // Inline code around an exception line: the exception is read, not the backtick.
+    expect(d('`ValueError: The input (9 tokens) is longer than the context (4 tokens).`').reason).toMatch(/ValueError/);
+  });
+
   it('an OOM that failed graph capture is an OOM (the catalog overlaps), in the capture phase', () => {
     const log = [
       '[2025-01-01 00:00:00 TP0] Capture cuda graph begin. This can take up to several minutes.',
@@ -170,6 +235,95 @@ describe('the engine reads structure', () => {
     ].join('\n');
     const c = diagnoseText(log).classification;
     expect([c.category, c.phase]).toEqual(['cuda_oom', 'cuda_graph_capture']);
+  });
+});
+
+describe('the traceback reader under real-world damage', () => {
+  const tb = (...lines: string[]) => diagnoseText(`${lines.join('\n')}\n`).classification;
+  const cfgFrames = [
+    '  File "/x/transformers/models/auto/configuration_auto.py", line 1, in from_pretrained',
+    '    config_class = CONFIG_MAPPING[config_dict["model_type"]]',
+    '  File "/x/transformers/models/auto/configuration_auto.py", line 2, in __getitem__',
+    '    raise KeyError(key)',
+  ];
+
+  it("keeps reading a traceback through another rank's log records", () => {
+    const c = tb(
+      'Traceback (most recent call last):',
+      ...cfgFrames,
+      '[2025-01-01 00:00:00 TP7] Using default MoE kernel config. Performance might be sub-optimal!',
+      "KeyError: 'new_model_type'",
+    );
+    expect([c.category, c.evidence[0]?.text]).toEqual(['model_load_error', "KeyError: 'new_model_type'"]);
+  });
+
+  it('reads frames and the exception behind torch.distributed rank labels, inside or outside other wrappers', () => {
+    const lines = ['Traceback (most recent call last):', ...cfgFrames, "KeyError: 'new_model_type'"];
+    for (const wrap of [(l: string) => `[rank0]: ${l}`, (l: string) => `[default0]:sglang-1  | ${l}`]) {
+      expect(tb(...lines.map(wrap)).category).toBe('model_load_error');
+    }
+    // A glog line behind the label is a new record (c10 prints the month unpadded).
+    const after = tb(...lines.slice(0, -1).map((l) => `[rank0]: ${l}`), '[rank0]:[W416 02:35:51.4 x.cpp:1] Warning: x');
+    expect(after.evidence[0]?.text).not.toContain('Warning');
+  });
+
+  it('takes the line after Python-format frames as the exception even without a header, not after faulthandler', () => {
+    expect(tb(...cfgFrames, 'some message printed without a type').evidence[0]?.text).toBe(
+      'some message printed without a type',
+    );
+    const dump = tb(
+      'Fatal Python error: Aborted',
+      '  File "/x/threading.py", line 1 in wait',
+      'Extension modules: numpy.core._multiarray_umath',
+    );
+    expect(dump.evidence[0]?.text).not.toContain('Extension modules');
+  });
+
+  it('joins a hard-wrapped frame name and exception message, and reads through `...` elisions', () => {
+    const c = tb(
+      '  File "/x/vllm/v1/engine/core.py", line 305, in _initialize_k',
+      'v_caches',
+      '    kv_cache_configs = get_kv_cache_configs(',
+      '...',
+      '  File "/x/vllm/v1/core/kv_cache_utils.py", line 758, in _check_enough_kv_cache_memory',
+      "ValueError: To serve at least one request with the model's max seq len (100000), (4.26 GiB KV cach",
+      'e is needed, which is larger than the available KV cache memory (4.25 GiB).',
+    );
+    expect([c.category, c.phase]).toEqual(['cuda_oom', 'kv_alloc']);
+    expect(c.evidence[0]?.text).toContain('ValueError: To serve');
+  });
+
+  it('reads srun --label in front of indented frame lines', () => {
+    const c = tb('0: Traceback (most recent call last):', ...cfgFrames.map((l) => `0: ${l}`), "0: KeyError: 'x'");
+    expect([c.category, c.evidence[0]?.text]).toEqual(['model_load_error', "0: KeyError: 'x'"]);
+  });
+});
+
+describe('phase from the frames', () => {
+  it('reads the other tracebacks of the same failure when the root traceback says nothing', () => {
+    const log = [
+      '  File "/x/app/speculative/utils.py", line 1, in create',
+      "NameError: name 'some_kernel' is not defined",
+      '[2025-01-01 00:00:01 TP3] Scheduler hit an exception: Traceback (most recent call last):',
+      '  File "/x/sglang/srt/managers/scheduler.py", line 2, in event_loop_normal',
+      '  File "/x/sglang/srt/managers/scheduler.py", line 3, in run_batch',
+      "NameError: name 'some_kernel' is not defined",
+    ].join('\n');
+    const c = diagnoseText(log).classification;
+    expect([c.category, c.phase, c.evidence[0]?.line]).toEqual(['other', 'runtime', 2]);
+  });
+
+  it('names serving by its words in any engine (sampling, generation, a loop, a step), but not in a test program', () => {
+    const crash = (file: string, func: string) =>
+      diagnoseText(`Traceback (most recent call last):\n  File "${file}", line 1, in ${func}\nRuntimeError: boom\n`)
+        .classification.phase;
+    expect(crash('/x/engine/pyexecutor/py_executor.py', '_executor_loop_overlap')).toBe('runtime');
+    expect(crash('/x/transformers/generation/utils.py', 'GenerationMixin._sample')).toBe('runtime');
+    expect(crash('/x/app/common.py', 'nucleus_sampling')).toBe('runtime');
+    expect(crash('/x/kernels/tests/test_low_latency.py', 'test_loop')).toBe('unknown');
+    expect(crash('/x/uvloop/__init__.py', 'uvloop.loop.Loop.run_until_complete')).toBe('unknown');
+    // transformers' from_pretrained also loads configs and tokenizers: it is no weight load by itself.
+    expect(crash('/x/transformers/tokenization_utils_base.py', 'from_pretrained')).toBe('unknown');
   });
 });
 

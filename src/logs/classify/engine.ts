@@ -416,6 +416,23 @@ export class ClassifierEngine {
     return null;
   }
 
+  /**
+   * Where the failure happened by its frames: the root's own traceback first; when its frames say nothing and no
+   * milestone placed it, the other tracebacks of the same failure (a chained exception, the scheduler's traceback
+   * printed after a worker's, another rank's) show the call it failed in. Else the milestone phase.
+   */
+  private framesPhase(tb: Traceback | null, at: Phase): Phase {
+    const own = tb ? phaseFromFrames(tb.frames, at) : null;
+    if (own) return own;
+    if (at !== 'unknown') return at;
+    for (const other of this.tracebacks.unsurvived) {
+      if (other === tb) continue;
+      const p = phaseFromFrames(other.frames, other.phaseAt);
+      if (p) return p;
+    }
+    return at;
+  }
+
   private orDefault(category: Category, phase: Phase): Phase {
     return phase === 'unknown' ? (this.catalog.defaultPhases[category] ?? phase) : phase;
   }
@@ -431,13 +448,13 @@ export class ClassifierEngine {
 
   private fromRule(r: RuledException): Diagnosis {
     const { rule, tb, exc } = r;
-    const phase = this.orDefault(rule.category, rule.phase ?? phaseFromFrames(tb.frames, tb.phaseAt) ?? tb.phaseAt);
+    const phase = this.orDefault(rule.category, rule.phase ?? this.framesPhase(tb, tb.phaseAt));
     const header = tb.header.line !== exc.line ? tb.header : null;
     const evidence = buildEvidence([exc], header, tb.frames);
     const confidence = this.death ? 0.8 : 0.7;
     const f = matchingFrame(rule, tb.frames);
     const where = f
-      ? ` ${rule.where === 'raised' ? 'raised in' : 'under'} ${f.func} (${f.file.slice(f.file.lastIndexOf('/') + 1)})`
+      ? ` ${rule.where === 'any' ? 'under' : 'raised in'} ${f.func} (${f.file.slice(f.file.lastIndexOf('/') + 1)})`
       : '';
     return {
       classification: classification(
@@ -466,10 +483,7 @@ export class ClassifierEngine {
     const frames = c.tb?.frames ?? [];
     const phase = this.orDefault(
       category,
-      c.sig.phase ??
-        c.alsoMatched.find((s) => s.phase !== undefined)?.phase ??
-        phaseFromFrames(frames, c.phaseAt) ??
-        c.phaseAt,
+      c.sig.phase ?? c.alsoMatched.find((s) => s.phase !== undefined)?.phase ?? this.framesPhase(c.tb, c.phaseAt),
     );
     const rank = c.prefixRank ?? c.tb?.rank ?? null;
     const header = c.tb && c.tb.header.line !== c.ev.line ? c.tb.header : null;
@@ -507,7 +521,7 @@ export class ClassifierEngine {
     const root = tb
       ? (tb.exc ?? (innermost ? { line: innermost.line, text: innermost.text } : tb.header))
       : (this.death as Evidence);
-    const phase = tb ? (phaseFromFrames(tb.frames, tb.phaseAt) ?? tb.phaseAt) : this.deathPhase;
+    const phase = tb ? this.framesPhase(tb, tb.phaseAt) : this.framesPhase(null, this.deathPhase);
     const rank = tb ? tb.rank : this.deathRank;
     const evidence = tb ? buildEvidence([root], tb.header, tb.frames) : [root];
     const confidence = tb && this.death ? 0.5 : 0.35;

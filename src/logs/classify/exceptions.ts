@@ -65,8 +65,11 @@ export const exceptionRuleSchema = z.strictObject({
   unless: z.string().min(1).optional(),
   /** Substrings of a frame's file path or function name. */
   frames: z.array(z.string().min(1)).min(1).optional(),
-  /** Where the frames must be: `raised` = the innermost three (where it was raised), `any` = anywhere in the stack. */
-  where: z.enum(['raised', 'any']).default('any'),
+  /**
+   * Where the frames must be: `innermost` = the frame that raised it, `raised` = the innermost three (where it was
+   * raised, helpers included), `any` = anywhere in the stack.
+   */
+  where: z.enum(['innermost', 'raised', 'any']).default('any'),
   title: z.string().min(1),
   meaning: z.string().min(1),
   next_steps: z.array(z.string().min(1)).default([]),
@@ -83,7 +86,7 @@ export interface ExceptionRule {
   message: RegExp | null;
   unless: RegExp | null;
   frames: string[] | null;
-  where: 'raised' | 'any';
+  where: 'innermost' | 'raised' | 'any';
   title: string;
   meaning: string;
   nextSteps: string[];
@@ -111,7 +114,7 @@ const RAISED_FRAMES = 3;
 /** The frame that satisfies the rule's `frames` (innermost first), or null. */
 export function matchingFrame(rule: ExceptionRule, frames: readonly Frame[]): Frame | null {
   if (!rule.frames) return null;
-  const pool = rule.where === 'raised' ? frames.slice(-RAISED_FRAMES) : frames;
+  const pool = rule.where === 'any' ? frames : frames.slice(rule.where === 'innermost' ? -1 : -RAISED_FRAMES);
   const wanted = rule.frames;
   for (let i = pool.length - 1; i >= 0; i--) {
     const f = pool[i] as Frame;

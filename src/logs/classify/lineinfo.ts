@@ -8,7 +8,8 @@ import { stripWrappers } from './normalise.ts';
 const SGLANG_PREFIX = /^\[((?:\d{4}-\d\d-\d\d )?\d\d:\d\d:\d\d(?:[.,]\d+)?)((?: [A-Z_]+\d+)*)\] ?/;
 // torch.distributed `[rank6]:`, torchrun's `--tee` labels `[default0]:`
 const TORCH_RANK = /^\[(?:rank|default)(\d+)\]: ?/;
-const GLOG = /^\[[IWEF]\d{4} \d\d:\d\d:\d\d[.\d]*[^\]]*\] ?/;
+// glog-style `[E1113 12:00:00.123 file.cpp:42] `; c10 prints the month unpadded (`[W416 02:35:51.4 ...]`).
+const GLOG = /^\[[IWEF]\d{3,4} \d\d:\d\d:\d\d[.\d]*[^\]]*\] ?/;
 
 export interface LinePrefix {
   /** TP rank from the prefix, or null (tp=1, or a line without a prefix). */
@@ -18,17 +19,35 @@ export interface LinePrefix {
   body: string;
 }
 
+/**
+ * The line without its wrappers and torch.distributed's `[rank3]:` / torchrun's `[default3]:` label, which can sit
+ * outside or inside the other wrappers (`[default0]:sglang-1  | ...`, `sglang-1  | [rank0]: ...`), with the rank the
+ * label named.
+ */
+function unwrap(line: string): { rank: number | null; body: string } {
+  let s = stripWrappers(line);
+  let rank: number | null = null;
+  for (let t = TORCH_RANK.exec(s); t; t = TORCH_RANK.exec(s)) {
+    rank = Number(t[1]);
+    s = stripWrappers(s.slice(t[0].length));
+  }
+  return { rank, body: s };
+}
+
 export function readPrefix(line: string): LinePrefix {
-  const s = stripWrappers(line);
+  const { rank, body: s } = unwrap(line);
   const m = SGLANG_PREFIX.exec(s);
   if (m) {
     const tp = /(?:^| )TP(\d+)/.exec(m[2] ?? '');
-    return { rank: tp ? Number(tp[1]) : null, record: true, body: s.slice(m[0].length) };
+    return { rank: tp ? Number(tp[1]) : rank, record: true, body: s.slice(m[0].length) };
   }
-  const t = TORCH_RANK.exec(s);
   // The payload after `[rank3]:` (and a glog-style `[E1113 12:00:00.123 ProcessGroupNCCL.cpp:42] `) is what the
-  // rank printed: an exception line there is one.
-  if (t) return { rank: Number(t[1]), record: true, body: s.slice(t[0].length).replace(GLOG, '') };
+  // rank printed: an exception line there is one. The label is on every line the rank printed, frames and
+  // exception lines included, so only a glog line behind it starts a new record.
+  if (rank !== null) {
+    const g = GLOG.exec(s);
+    return { rank, record: g !== null, body: g ? s.slice(g[0].length) : s };
+  }
   return { rank: null, record: false, body: s };
 }
 
@@ -52,12 +71,13 @@ export function normaliseForKey(line: string): string {
 
 export const TRACEBACK_START = 'Traceback (most recent call last)';
 // Frames are indented by Python; issue text sometimes loses the indentation, so it is optional here.
-const FRAME = /^\s*File "([^"]+)", line \d+,? in (\S+)/;
+const FRAME = /^\s*File "([^"]+)", line \d+(,?) in (\S+)/;
 const CHAINED = /^(During handling of the above exception|The above exception was the direct cause)/;
 
 export type LineShape =
   | { kind: 'traceback_start' }
-  | { kind: 'frame'; file: string; func: string }
+  /** `python`: a traceback's frame (`line 12, in f`); faulthandler's stack dumps print `line 12 in f`. */
+  | { kind: 'frame'; file: string; func: string; python: boolean }
   | { kind: 'chain' }
   | { kind: 'indented' }
   | { kind: 'blank' }
@@ -65,14 +85,13 @@ export type LineShape =
 
 /** How a line looks to a Python traceback reader (after wrappers). */
 export function lineShape(line: string): LineShape {
-  const w = stripWrappers(line);
   // torch.distributed prints whole tracebacks behind `[rank0]: `.
-  const t = TORCH_RANK.exec(w);
-  const s = t ? w.slice(t[0].length) : w;
+  const s = unwrap(line).body;
   if (s.includes(TRACEBACK_START)) return { kind: 'traceback_start' };
   const f = FRAME.exec(s);
-  if (f) return { kind: 'frame', file: f[1] ?? '', func: f[2] ?? '' };
-  if (s.trim() === '') return { kind: 'blank' };
+  if (f) return { kind: 'frame', file: f[1] ?? '', func: f[3] ?? '', python: f[2] === ',' };
+  // `...` / `[...]` / `…`: the person who copied the excerpt left lines out; the traceback goes on after it.
+  if (s.trim() === '' || /^\s*(?:\.{3,}|…|\[(?:\.{3}|…)\])\s*$/.test(s)) return { kind: 'blank' };
   if (CHAINED.test(s)) return { kind: 'chain' };
   if (/^\s/.test(s)) return { kind: 'indented' };
   return { kind: 'text' };

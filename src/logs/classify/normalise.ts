@@ -6,8 +6,9 @@
 // taken off earlier, when bytes become lines (../lines.ts).
 
 const WRAPPERS: RegExp[] = [
-  // Markdown / e-mail quoting: `> `, `>> `
+  // Markdown / e-mail quoting: `> `, `>> `; inline code around a pasted line: `` `ValueError: ...` ``
   /^(?:> ?)+/,
+  /^`{1,3}(?=\S)/,
   // Kubernetes CRI log lines and `docker logs -t`: `2025-11-05T12:19:32.123456789Z stdout F `
   /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)? (?:(?:stdout|stderr) [FP] )?/,
   // docker compose v1/v2: `sglang-1  | `, `vllm_server_1 | `
@@ -28,9 +29,11 @@ const WRAPPERS: RegExp[] = [
   /^\[\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d[^\]]*\] (?:ERROR|WARNING|INFO): /,
   // journald / syslog: `Dec 01 12:00:00 gpu-box python3[1234]: `
   /^[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d [\w.-]+ [\w./@-]+(?:\[\d+\])?: /,
-  // mpirun `[1,0]<stderr>:`, srun --label `3: `
+  // pytest's failure report puts `E` and spaces in front of the exception lines: `E       RuntimeError: ...`
+  /^E {3,}(?=\S)/,
+  // mpirun `[1,0]<stderr>:`, srun --label `3: ` (in front of indented frame lines too)
   /^\[\d+,\d+\]<std(?:out|err)>:/,
-  /^\d{1,4}: (?=\S)/,
+  /^\d{1,4}: /,
 ];
 
 /** The line without any wrapper in front of it (repeatedly: wrappers stack). */

@@ -183,7 +183,8 @@ const HINTS: { phase: Phase; funcs: string[]; file?: RegExp }[] = [
   },
   {
     phase: 'weight_load',
-    funcs: ['load_model', 'load_weights', 'load_weights_and_postprocess', 'get_model', 'from_pretrained'],
+    // Not `from_pretrained`: transformers loads configs and tokenizers with it too, before any weight is read.
+    funcs: ['load_model', 'load_weights', 'load_weights_and_postprocess', 'get_model'],
     file: /\/model_loader\/|weight_utils\.py$/,
   },
   {
@@ -231,6 +232,45 @@ const RUNTIME_HINTS: { phase: Phase; funcs: string[] }[] = [
   },
 ];
 
+// Words that name a serving step in any engine's function names (SGLang, vLLM, TensorRT-LLM, transformers'
+// generate, an app's own loop): sampling, generation, inference, the scheduler's loop and step, request handling.
+// Only read after every init step above had its chance, so `capture_one_batch_size` stays capture.
+const SERVING_WORDS = new Set([
+  'sample',
+  'sampling',
+  'sampler',
+  'generate',
+  'generation',
+  'inference',
+  'infer',
+  'loop',
+  'step',
+  'request',
+  'requests',
+  'batch',
+]);
+const SERVING_FILE = /(^|[/\\])(sampler|sampling|generation_utils)\.py$/;
+
+/** `_executor_loop_overlap` -> executor, loop, overlap; `GenerationMixin._sample` -> generation, mixin, sample. */
+function words(func: string): string[] {
+  return func
+    .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
+    .toLowerCase()
+    .split(/[^a-z0-9]+/)
+    .filter((w) => w.length > 0);
+}
+
+// A test program's functions (`test_loop`, `test_batch_decode`) drive kernels directly, no server behind them.
+const TEST_FILE = /(^|[/\\])(tests?[/\\]|test_[^/\\]*\.py$)/;
+
+function servingFrame(f: Frame): boolean {
+  if (TEST_FILE.test(f.file)) return false;
+  // The function's own name: in `uvloop.loop.Loop.run_until_complete` the loop is asyncio's, not a scheduler's.
+  const w = words(f.func.slice(f.func.lastIndexOf('.') + 1));
+  if (w.includes('test')) return false;
+  return SERVING_FILE.test(f.file) || w.some((x) => SERVING_WORDS.has(x));
+}
+
 function hinted(frames: readonly Frame[], hints: { phase: Phase; funcs: string[]; file?: RegExp }[]): Phase | null {
   for (const h of hints) {
     if (frames.some((f) => h.funcs.includes(f.func) || (h.file?.test(f.file) ?? false))) return h.phase;
@@ -248,6 +288,6 @@ export function phaseFromFrames(frames: readonly Frame[], milestonePhase: Phase)
   // While serving, the frames say which pass failed: a `Decode batch` line printed before a new request's extend
   // pass does not make its crash a decode. A frame that says only "serving" keeps the milestone's more precise phase.
   if (ORDER[milestonePhase] !== ORDER.unknown && ORDER[milestonePhase] !== ORDER.runtime) return null;
-  const h = hinted(frames, RUNTIME_HINTS);
+  const h = hinted(frames, RUNTIME_HINTS) ?? (frames.some(servingFrame) ? 'runtime' : null);
   return h === 'runtime' && (milestonePhase === 'prefill' || milestonePhase === 'decode') ? null : h;
 }

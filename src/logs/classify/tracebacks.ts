@@ -12,6 +12,8 @@ const MAX_FRAMES = 200;
 const MAX_KEPT = 16;
 /** Unprefixed lines right after the exception line still belong to it (CUDA prints its hints there). */
 const CONTINUATION_LINES = 5;
+/** An exception message read with its continuation lines, bounded. */
+const MAX_MESSAGE = 2000;
 
 export interface Traceback {
   header: Evidence;
@@ -23,6 +25,10 @@ export interface Traceback {
   open: boolean;
   /** Started at a frame: the excerpt began mid-traceback (no header seen). */
   headless: boolean;
+  /** The last line of the exception's message (its own line, or a continuation of it). */
+  messageEnd: number;
+  /** Its frames read as a Python traceback's (`line N, in f`), not as a faulthandler dump's (`line N in f`). */
+  pythonFrames: boolean;
   /** The source line shown under the innermost frame so far. */
   lastSource: Evidence | null;
   /** Milestone phase when the traceback started. */
@@ -36,6 +42,8 @@ export class TracebackTracker {
   private chainedFrom: Traceback | null = null;
   /** Python's `Exception ignored in: ...` (a failing __del__ or callback): the traceback after it is not fatal. */
   private ignoreUntil = 0;
+  /** Length of the exception line (or its last continuation) just read: a hard wrap fills the line. */
+  private lastBodyLength = 0;
 
   ignoreNext(lineNo: number): void {
     this.ignoreUntil = lineNo + 2;
@@ -52,6 +60,7 @@ export class TracebackTracker {
       case 'frame': {
         // An excerpt that starts mid-traceback (or a header lost to a wrapper): its first frame opens one.
         const tb = cur?.open ? cur : this.start(ev, prefix, phase, true);
+        if (shape.python) tb.pythonFrames = true;
         if (tb.frames.length < MAX_FRAMES) {
           tb.frames.push({ line: ev.line, text: ev.text, file: shape.file, func: shape.func });
         }
@@ -68,16 +77,29 @@ export class TracebackTracker {
         if (cur?.open && cur.frames.length > 0 && cur.lastSource === null) cur.lastSource = ev;
         return null;
       case 'text':
+        if (cur && !cur.open && this.continues(cur, prefix, ev)) return null;
+        // Another rank's log record printed while this one's traceback is written (ranks share the terminal):
+        // neither its end nor its exception. A record that names no rank still ends it (the excerpt was cut).
+        if (cur?.open && prefix.record && prefix.rank !== null && prefix.rank !== cur.rank) return null;
         if (cur?.open) {
+          // A frame line hard-wrapped at a fixed width (`..., in _initialize_k` + `v_caches`): the next line is
+          // the rest of the function's name, not the exception.
+          const last = cur.frames[cur.frames.length - 1];
+          if (last && last.line === ev.line - 1 && cur.lastSource === null && /^[\w.<>]+$/.test(prefix.body)) {
+            last.func += prefix.body;
+            return null;
+          }
           cur.open = false;
           // The first unindented line after the frames is the exception; a new log record means it was cut off.
-          // Without a header (faulthandler's stack dumps look like frames too) only a line that reads as an
-          // exception counts.
+          // Without a header, frames in Python's traceback format still say so; after faulthandler's stack dumps
+          // (which look like frames too) only a line that reads as an exception counts.
           if (cur.frames.length > 0 && !prefix.record) {
             const raised = parseExceptionLine(prefix.body);
-            if (raised || !cur.headless) {
+            if (raised || !cur.headless || cur.pythonFrames) {
               cur.exc = ev;
               cur.raised = raised;
+              cur.messageEnd = ev.line;
+              this.lastBodyLength = prefix.body.length;
             }
           }
         }
@@ -85,6 +107,22 @@ export class TracebackTracker {
       default:
         return null;
     }
+  }
+
+  /**
+   * A multi-line exception message (Python prints the message's own newlines as they are; excerpts hard-wrap long
+   * lines at a fixed width): unprefixed lines right after the exception line extend its message, so rules read the
+   * whole of it. A wrap inside a word (`... KV cach` + `e is needed`) joins without a space.
+   */
+  private continues(tb: Traceback, prefix: LinePrefix, ev: Evidence): boolean {
+    const r = tb.raised;
+    if (!r || !tb.exc || prefix.record || ev.line !== tb.messageEnd + 1) return false;
+    if (ev.line - tb.exc.line > CONTINUATION_LINES || parseExceptionLine(prefix.body)) return false;
+    const inWord = /\w$/.test(r.message) && /^[a-z]/.test(prefix.body) && this.lastBodyLength >= 60;
+    r.message = `${r.message}${inWord ? '' : ' '}${prefix.body}`.slice(0, MAX_MESSAGE);
+    tb.messageEnd = ev.line;
+    this.lastBodyLength = prefix.body.length;
+    return true;
   }
 
   private start(ev: Evidence, prefix: LinePrefix, phase: Phase, headless: boolean): Traceback {
@@ -97,6 +135,8 @@ export class TracebackTracker {
       raised: null,
       open: true,
       headless,
+      pythonFrames: false,
+      messageEnd: 0,
       lastSource: null,
       phaseAt: this.chainedFrom?.phaseAt ?? phase,
     };
@@ -120,6 +160,8 @@ export class TracebackTracker {
       raised,
       open: false,
       headless: false,
+      pythonFrames: false,
+      messageEnd: 0,
       lastSource: null,
       phaseAt: phase,
     };

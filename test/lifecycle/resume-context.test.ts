@@ -1,0 +1,74 @@
+// A bot restarted while a crash was being written, over a real sshd: its follower resumes at the saved byte offset
+// and reads the log before it as context, so a traceback that began before the restart and ends after it is named
+// from all of its frames, with its own exception line as the root.
+import { appendFileSync, statSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { headNode, saveOffset } from '../../src/lifecycle/nodes.ts';
+import { resumeWatches } from '../../src/lifecycle/resume.ts';
+import { freshDirs, makeBot, type TestBot, testConfig, until } from '../helpers/app.ts';
+import { freePort, type Sshd, startSshd } from '../helpers/sshd.ts';
+
+let sshd: Sshd;
+const bots: TestBot[] = [];
+
+beforeAll(async () => {
+  sshd = await startSshd();
+});
+afterAll(async () => {
+  const last = bots.at(-1);
+  await last?.run('stop').catch(() => {});
+  for (const b of bots) await b.app.close().catch(() => {});
+  await sshd.stop();
+});
+
+const wait = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+// A scheduler's traceback through torch.distributed: only its frames say the exception came from a collective.
+const BEFORE = [
+  '[2026-12-01 10:00:00 TP0] Scheduler hit an exception: Traceback (most recent call last):',
+  '  File "/x/sglang/srt/managers/scheduler.py", line 1, in event_loop_normal',
+  '    result = self.run_batch(batch)',
+  '  File "/x/sglang/srt/distributed/parallel_state.py", line 2, in all_reduce',
+  '    torch.distributed.all_reduce(input_, group=self.device_group)',
+  '  File "/x/torch/distributed/distributed_c10d.py", line 3, in all_reduce',
+  '    work = group.allreduce([tensor], opts)',
+];
+const AFTER = ['RuntimeError: unhandled system error', '[2026-12-01 10:00:01] Received sigquit from a child process.'];
+
+describe('resuming a follower after a bot restart', () => {
+  it('primes the classifier with the log before the saved offset: a traceback split by the restart is read whole', async () => {
+    const dirs = freshDirs();
+    const loaded = testConfig(sshd, dirs);
+    const first = makeBot(loaded, dirs);
+    bots.push(first);
+    const r = await first.run(`launch small --no-check --port ${await freePort()}`);
+    expect(r.exitCode).toBe(0);
+    const id = first.app.engine.attempts.activeOn('gpu')!.id;
+    const logPath = first.app.engine.attempts.get(id)!.logPath!;
+    // The traceback starts; the bot handles it up to here and goes down.
+    appendFileSync(logPath, `${BEFORE.join('\n')}\n`);
+    await first.app.close();
+
+    const second = makeBot(loaded, dirs);
+    bots.push(second);
+    const engine = second.app.engine;
+    // The offset the first bot saved last: every byte written so far was handled.
+    saveOffset(engine, headNode(engine.attempts.get(id)!), statSync(logPath).size);
+    const events: string[] = [];
+    expect(await resumeWatches(engine, (e) => events.push(e.kind), second.app.diagnoser)).toBe(1);
+    await wait(500);
+    appendFileSync(logPath, `${AFTER.join('\n')}\n`);
+
+    await until(() => engine.attempts.get(id)?.classification != null, 15_000);
+    const c = engine.attempts.get(id)!.classification as {
+      category: string;
+      phase: string;
+      evidence: Array<{ text: string }>;
+    };
+    expect(c.category).toBe('nccl_error');
+    expect(c.phase).toBe('runtime');
+    expect(c.evidence[0]?.text).toBe('RuntimeError: unhandled system error');
+    // The context lines were read, not handled again: no milestone or progress event came from them.
+    expect(events).toEqual([]);
+  }, 60_000);
+});
