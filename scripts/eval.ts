@@ -13,6 +13,9 @@ import { EXPECTED, FIXTURE_DIR } from '../test/logs/fixtures.ts';
 const args = process.argv.slice(2);
 const only = args.includes('--split') ? args[args.indexOf('--split') + 1] : null;
 const showWrong = args.includes('--wrong') || only === null;
+// `--prefix e-` keeps only the cases whose file stem starts with it (a batch collected after the rules were tuned,
+// measured on its own).
+const prefix = args.includes('--prefix') ? (args[args.indexOf('--prefix') + 1] ?? '') : '';
 
 /** The original fixtures join dev (their root lines are given as text in test/logs/fixtures.ts). */
 function fixtures(): LabelledCase[] {
@@ -29,8 +32,8 @@ function fixtures(): LabelledCase[] {
 
 const { cases, problems } = loadCorpus();
 const bySplit = (s: 'dev' | 'test'): LabelledCase[] => [
-  ...(s === 'dev' ? fixtures() : []),
-  ...cases.filter((c: CorpusCase) => c.split === s),
+  ...(s === 'dev' && !prefix ? fixtures() : []),
+  ...cases.filter((c: CorpusCase) => c.split === s && c.id.startsWith(prefix)),
 ];
 const lines: string[] = [];
 const projects = new Map<string, number>();
