@@ -1,5 +1,5 @@
 // The one place real implementations are wired together: config, hosts, ledger, profiles, logger, commands.
-import { join } from 'node:path';
+import { dirname, isAbsolute, join } from 'node:path';
 import { COMMANDS } from '../commands/index.ts';
 import { createNotifier } from './alerts/notifier.ts';
 import { stopAutopilots } from './autopilot/loops.ts';
@@ -87,7 +87,8 @@ export function createApp(opts: AppOptions = {}): App {
   };
   engine.findings = createFindingsIndex(
     sourcesFromConfig(loaded.config.findings, (name) => engine.pool.get(name)),
-    { clock: engine.clock },
+    // A relative local path starts at the config file's directory (as the config's file checks read it).
+    { clock: engine.clock, ...(isAbsolute(loaded.source) && { baseDir: dirname(loaded.source) }) },
   );
   const excerptsFor =
     opts.excerptsFor ?? ((d: Diagnosis, flags: Record<string, string>) => engine.findings!.excerptsFor(d, flags));

@@ -6,6 +6,7 @@ import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { parseDocument } from 'yaml';
 import type { z } from 'zod';
 import { ConfigError, type Issue } from '../errors.ts';
+import { localPath } from '../findings/sources.ts';
 import { PACKAGE_ROOT } from '../package-root.ts';
 import { expandHome, pathProblem } from '../paths.ts';
 import { yamlValue } from '../yaml.ts';
@@ -63,10 +64,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): LoadedConfig {
   }
   if (!existsSync(path)) return finish(validate(embeddedDefault(env), 'embedded default'), 'embedded default', env);
   const text = readFileSync(path, 'utf8');
-  return finish(parseConfigText(text, path, { files: true }), path, env);
+  return finish(parseConfigText(text, path, { files: true, baseDir: dirname(path) }), path, env);
 }
 
-export function parseConfigText(text: string, source: string, opts: { files?: boolean } = {}): Config {
+/** `files`: check the bot machine's files the config names; `baseDir`: where its relative paths start. */
+export interface ValidateOptions {
+  files?: boolean;
+  baseDir?: string;
+}
+
+export function parseConfigText(text: string, source: string, opts: ValidateOptions = {}): Config {
   const doc = parseDocument(text, { prettyErrors: true });
   if (doc.errors.length > 0) {
     throw new ConfigError(
@@ -87,26 +94,45 @@ export function parseConfigText(text: string, source: string, opts: { files?: bo
  * Schema, cross-references and, with `files`, the bot machine's files the config names (key files, known_hosts, an
  * ssh config): every problem in one pass, so fixing the first ones never uncovers more.
  */
-export function validate(raw: unknown, source: string, opts: { files?: boolean } = {}): Config {
+export function validate(raw: unknown, source: string, opts: ValidateOptions = {}): Config {
   const parsed = ConfigSchema.safeParse(raw);
   const issues: Issue[] = parsed.success ? [] : zodIssues(parsed.error, raw, configKeys);
   if (parsed.success) issues.push(...crossChecks(parsed.data));
   // Files are checked from the raw text too when the schema fails elsewhere: one pass shows them all.
-  if (opts.files) issues.push(...fileChecks(parsed.success ? parsed.data : raw));
+  if (opts.files) issues.push(...fileChecks(parsed.success ? parsed.data : raw, opts.baseDir));
   if (issues.length > 0) throw new ConfigError(source, issues);
   return parsed.data as Config;
 }
 
-/** Files on the bot machine that a host entry names and that must exist before anything can connect. */
-export function fileChecks(cfg: unknown): Issue[] {
+/**
+ * Files on the bot machine that the config names and that must exist: a host entry's key file, known_hosts and ssh
+ * config (before anything can connect), and a findings source read from this machine (no `host:`), whose relative
+ * path starts at `baseDir` (the config file's directory) as the findings index reads it.
+ */
+export function fileChecks(cfg: unknown, baseDir = process.cwd()): Issue[] {
   const issues: Issue[] = [];
+  // A path the schema refused (NUL, too long) is reported there once, never echoed back here.
+  const str = (v: unknown) => (typeof v === 'string' && v && !pathProblem(v) ? v : undefined);
+  const findings = (cfg as { findings?: unknown } | null)?.findings;
+  if (Array.isArray(findings)) {
+    findings.forEach((f: unknown, i) => {
+      const entry = (f ?? {}) as { path?: unknown; host?: unknown };
+      const path = str(entry.path);
+      if (!path || entry.host !== undefined) return;
+      const full = localPath(path, baseDir);
+      if (existsSync(full)) return;
+      issues.push({
+        path: `findings.${i}.path`,
+        message: `${path}${full === path ? '' : ` (${full})`} does not exist on the bot machine`,
+        fix: "point path at the Markdown file on this machine (a relative path starts at the config file's directory), or add host: NAME to read it on that host over SSH",
+      });
+    });
+  }
   const hosts = (cfg as { hosts?: unknown } | null)?.hosts;
   if (!hosts || typeof hosts !== 'object') return issues;
   for (const [name, h] of Object.entries(hosts as Record<string, unknown>)) {
     const raw = (h as { ssh?: unknown } | null)?.ssh;
     if (!raw || typeof raw !== 'object') continue;
-    // A path the schema refused (NUL, too long) is reported there once, never echoed back here.
-    const str = (v: unknown) => (typeof v === 'string' && v && !pathProblem(v) ? v : undefined);
     const r = raw as Record<string, unknown>;
     const ssh = {
       host: str(r.host) ?? name,
