@@ -252,7 +252,22 @@ export function createSshHost(target: SshTarget): SshHost {
           reject(e);
         }
       });
-      c.on('close', () => onClose(c));
+      c.on('close', () => {
+        onClose(c);
+        // ssh2 reports a socket the server closed cleanly before 'ready' (an sshd killed mid-handshake sends FIN,
+        // not RST) only as 'close', and clears its ready timeout: without this the connection would wait forever,
+        // and so would every command and log stream queued on it. A no-op once ready or rejected.
+        const e = new RemoteError(
+          `cannot reach ${target.host}:${target.port}: the connection closed during the SSH handshake`,
+          {
+            host: target.name,
+            kind: 'connect',
+            hint: 'check that sshd runs there and accepts the bot (its log says why it closed the connection)',
+          },
+        );
+        (e as RemoteError & { level?: string }).level = 'client-socket';
+        reject(e);
+      });
       if (target.jump) {
         jumpHost ??= createSshHost(target.jump);
         const jump = jumpHost;

@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
+import { connect, createServer as createNetServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -131,6 +132,36 @@ describe('ssh host', () => {
     expect(err.details.kind).toBe('connect');
     expect(err.message).toMatch(/ECONNREFUSED/);
     expect(Date.now() - started).toBeLessThan(4000);
+  });
+
+  it('a connection the server closes mid-handshake (FIN, no error) is retried, not waited on forever', async () => {
+    // A loopback relay in front of the sshd: the first two connections get the server's banner and then a clean
+    // close, as from an sshd killed during the handshake; later ones reach the sshd.
+    let connections = 0;
+    const relay = createNetServer((sock) => {
+      connections += 1;
+      if (connections <= 2) {
+        sock.once('data', () => sock.end('SSH-2.0-OpenSSH_9.2p1\r\n'));
+        return;
+      }
+      const up = connect(sshd.port, '127.0.0.1');
+      sock.pipe(up).pipe(sock);
+      up.on('error', () => sock.destroy());
+      sock.on('error', () => up.destroy());
+    });
+    await new Promise<void>((r) => relay.listen(0, '127.0.0.1', r));
+    const port = (relay.address() as { port: number }).port;
+    const known = join(mkdtempSync(join(tmpdir(), 'glm-relay-')), 'known_hosts');
+    writeFileSync(known, `[127.0.0.1]:${port} ${sshd.hostKeyPub}\n`);
+    const h = createSshHost(target({ port, knownHostsPath: known }));
+    try {
+      const r = await h.exec(['echo', 'through']);
+      expect(r.stdout).toBe('through\n');
+      expect(connections).toBe(3);
+    } finally {
+      await h.close();
+      relay.close();
+    }
   });
 
   it('times out a command that runs too long', async () => {

@@ -94,6 +94,30 @@ describe('crash alerts', () => {
     // The server may take up to 30 s to die unseen, then the follower reconnects with backoff: a bound, not a timing.
   }, 75_000);
 
+  it("sshd killed before the follower's first stream is up: every launch still follows its log to the crash", async () => {
+    // Killed the moment the server's process group is recorded, the follower's stream connection is then being
+    // made or mid-handshake: an sshd that dies there closes it cleanly (FIN), which once left the launch waiting
+    // forever. Repeated, since where in the handshake the kill lands varies.
+    for (let i = 0; i < 5; i++) {
+      const b = chatBot({ STANDIN_TIME_SCALE: '0.005' });
+      const pending = b.run(`launch glm5-attempt1 --yes --port ${await freePort()}`);
+      // Polled between event-loop turns (not every 25 ms): the follower's connection starts right after.
+      const end = Date.now() + 20_000;
+      while (!b.app.engine.attempts.activeOn('gpu')?.pgid) {
+        if (Date.now() > end) throw new Error('the launch never started its server');
+        await new Promise((r) => setImmediate(r));
+      }
+      await sshd.stop();
+      await sshd.start();
+      const r = await pending;
+      expect(r.exitCode, `round ${i}: ${r.text}`).toBe(1);
+      expect(r.text).toMatch(/cuda_oom during cuda_graph_capture/);
+      await b.app.engine.notifier!.idle();
+      await b.app.delivery!.flush(5000);
+      expect(alertsIn(b.printed), `round ${i}`).toHaveLength(1);
+    }
+  }, 120_000);
+
   it('the same crash again bumps the count on the first alert instead of posting a new one', async () => {
     const b = chatBot({});
     for (let i = 0; i < 2; i++) {
