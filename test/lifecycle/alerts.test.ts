@@ -1,6 +1,7 @@
 // Crash diagnosis end to end over a real sshd: the stand-in crashes, the follower classifies the crash, and one alert
 // with the team's findings reaches the chat abstraction through the persistent outbox.
 import { readFileSync, writeFileSync } from 'node:fs';
+import { connect, createServer as createNetServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshDirs, makeChatBot, postGenerate, testConfig, until } from '../helpers/app.ts';
@@ -94,20 +95,53 @@ describe('crash alerts', () => {
     // The server may take up to 30 s to die unseen, then the follower reconnects with backoff: a bound, not a timing.
   }, 75_000);
 
-  it("sshd killed before the follower's first stream is up: every launch still follows its log to the crash", async () => {
-    // Killed the moment the server's process group is recorded, the follower's stream connection is then being
-    // made or mid-handshake: an sshd that dies there closes it cleanly (FIN), which once left the launch waiting
-    // forever. Repeated, since where in the handshake the kill lands varies.
-    for (let i = 0; i < 5; i++) {
-      const b = chatBot({ STANDIN_TIME_SCALE: '0.005' });
+  it("sshd killed before the follower's first stream is up: the launch still follows its log to the crash", async () => {
+    // The host is reached through a loopback TCP relay (a bastion's port forward). Once the server's process group
+    // is recorded, a new connection (the follower's first stream) is let through only from sshd to the bot: sshd's
+    // banner arrives, the bot's handshake waits, and sshd is killed right then, closing the connection cleanly
+    // (FIN) mid-handshake; that once left the launch waiting forever. Twice, to show it is not a lucky timing.
+    let holding = false;
+    let held: Promise<void> | undefined;
+    const relay = createNetServer((sock) => {
+      sock.on('error', () => {});
+      const up = connect(sshd.port, '127.0.0.1');
+      up.on('error', () => sock.end());
+      up.on('close', () => sock.end());
+      sock.on('close', () => up.destroy());
+      if (holding) {
+        // The bot's bytes stay here; sshd's banner goes through.
+        sock.pause();
+        held = new Promise((r) => up.once('data', (d) => sock.write(d, () => r())));
+        return;
+      }
+      sock.pipe(up).pipe(sock);
+    });
+    await new Promise<void>((r) => relay.listen(0, '127.0.0.1', r));
+    closers.push(async () => void relay.close());
+    const port = (relay.address() as { port: number }).port;
+    const known = join(userDir('glm-relay-'), 'known_hosts');
+    writeFileSync(known, `[127.0.0.1]:${port} ${sshd.hostKeyPub}\n`);
+    for (let i = 0; i < 2; i++) {
+      const loaded = testConfig(sshd, { ...freshDirs(), env: { STANDIN_TIME_SCALE: '0.005' } });
+      Object.assign(loaded.config.hosts.gpu!.ssh!, { port, known_hosts: known });
+      const b = makeChatBot(loaded);
+      closers.push(async () => {
+        await b.run('stop').catch(() => {});
+        await b.app.close();
+      });
       const pending = b.run(`launch glm5-attempt1 --yes --port ${await freePort()}`);
-      // Polled between event-loop turns (not every 25 ms): the follower's connection starts right after.
+      // Polled between event-loop turns: the follower's connection is made right after the process group is known.
       const end = Date.now() + 20_000;
       while (!b.app.engine.attempts.activeOn('gpu')?.pgid) {
         if (Date.now() > end) throw new Error('the launch never started its server');
         await new Promise((r) => setImmediate(r));
       }
+      holding = true;
+      await until(() => held !== undefined, 10_000);
+      await held;
       await sshd.stop();
+      holding = false;
+      held = undefined;
       await sshd.start();
       const r = await pending;
       expect(r.exitCode, `round ${i}: ${r.text}`).toBe(1);
@@ -116,7 +150,7 @@ describe('crash alerts', () => {
       await b.app.delivery!.flush(5000);
       expect(alertsIn(b.printed), `round ${i}`).toHaveLength(1);
     }
-  }, 120_000);
+  }, 60_000);
 
   it('the same crash again bumps the count on the first alert instead of posting a new one', async () => {
     const b = chatBot({});
