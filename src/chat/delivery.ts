@@ -2,12 +2,13 @@
 // retry the same item, so nothing behind it in its channel overtakes it (other channels go on); permanent ones are
 // recorded and skipped. A post whose try may have been carried out (a timeout, a reset, a 5xx, or the bot killed
 // mid-call: recorded in the row before the call) is looked up in the chat by its outbox id before it is posted
-// again, so a restart never posts twice. Updates to one message are spaced out (Slack's chat.update is Tier 3); the
+// again, and an upload by the file id it was given (kept before the file is shared), so a restart never posts or
+// uploads twice. Updates to one message are spaced out (Slack's chat.update is Tier 3); the
 // outbox coalesces them meanwhile. Delivered rows are pruned after a retention period.
 import type { Clock } from '../clock.ts';
 import type { Outbox, OutboxItem } from '../ledger/outbox.ts';
 import type { Logger } from '../logger.ts';
-import { type ChatAdapter, type ChatMessage, type ChatRef, TransientChatError } from './types.ts';
+import { type ChatAdapter, type ChatMessage, type ChatRef, TransientChatError, type UploadTag } from './types.ts';
 
 export interface Delivery {
   /** Sends what can be sent now; resolves when the queue is empty or must wait. */
@@ -63,6 +64,7 @@ export function createDelivery(opts: {
           tag: { id: item.id, created: item.createdAt },
           recheck,
           since: item.createdAt,
+          upload: uploadTag(item, recheck),
         });
       } catch (e) {
         if (!(e instanceof TransientChatError && e.maybeDelivered)) outbox.untried(item.id, recheck);
@@ -87,11 +89,29 @@ export function createDelivery(opts: {
       lastUpdate.set(item.refKey!, clock.now());
       return 'sent';
     }
-    await adapter.upload(
-      { channel: parent?.channel ?? item.channel, threadTs: parent?.ts },
-      { filename: msg.filename ?? 'file.txt', content: msg.content ?? '', title: msg.title, encoding: msg.encoding },
-    );
+    // An upload whose share may have been carried out is looked up by its file id before it is uploaded again.
+    const recheck = outbox.trying(item.id);
+    try {
+      await adapter.upload(
+        { channel: parent?.channel ?? item.channel, threadTs: parent?.ts },
+        { filename: msg.filename ?? 'file.txt', content: msg.content ?? '', title: msg.title, encoding: msg.encoding },
+        uploadTag(item, recheck),
+      );
+    } catch (e) {
+      if (!(e instanceof TransientChatError && e.maybeDelivered)) outbox.untried(item.id, recheck);
+      throw e;
+    }
     return 'sent';
+  }
+
+  /** The file id an item's upload got is kept with the message refs, under a key of its own outbox id. */
+  function uploadTag(item: OutboxItem, recheck: boolean): UploadTag {
+    const key = `file#${item.id}`;
+    return {
+      recheck,
+      fileId: outbox.ref(key)?.ts,
+      remember: (fileId) => outbox.saveRef(key, item.channel, fileId),
+    };
   }
 
   function prune(): void {

@@ -108,6 +108,19 @@ export interface PostTag {
   tag: { id: number; created: number };
   recheck: boolean;
   since: number;
+  /** The file a long post's overflow goes to, protected the same way as an upload of its own. */
+  upload?: UploadTag;
+}
+
+/**
+ * Who an upload is in the outbox. A file gets its id before it is shared into the channel; `remember` keeps that id
+ * in the ledger before the share is asked for, so after a try whose answer was lost (`recheck`), even across a
+ * restart, the chat is asked whether file `fileId` was shared there before it is uploaded again.
+ */
+export interface UploadTag {
+  recheck: boolean;
+  fileId?: string;
+  remember(fileId: string): void;
 }
 
 export interface ChatAdapter {
@@ -117,6 +130,7 @@ export interface ChatAdapter {
   upload(
     dest: { channel: string; threadTs?: string },
     file: { filename: string; content: string; title?: string; encoding?: 'base64' },
+    tag?: UploadTag,
   ): Promise<void>;
 }
 

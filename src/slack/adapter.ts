@@ -1,12 +1,21 @@
-// The Slack ChatAdapter: what the outbox delivers becomes chat.postMessage / chat.update / filesUploadV2 calls, or a
+// The Slack ChatAdapter: what the outbox delivers becomes chat.postMessage / chat.update / file upload calls, or a
 // reply through a command's response_url. Every string that leaves is scrubbed of secrets first. Failures are sorted
 // into TransientChatError (the outbox waits and retries the same item) and plain errors (recorded, skipped).
 // Every channel post carries its outbox id in the message's metadata (https://docs.slack.dev/messaging/message-metadata):
 // after a try that may have gone through, the channel's history (conversations.history) or the thread's
-// (conversations.replies), read with include_all_metadata, is searched for it before posting again.
+// (conversations.replies), read with include_all_metadata, is searched for it before posting again. A file is known
+// by the id Slack gives it before it is shared (https://docs.slack.dev/messaging/working-with-files): after a lost
+// answer, files.info's `shares` says whether it reached its channel or thread before it is uploaded again.
 import { createHash } from 'node:crypto';
 import type { types, webApi } from '@slack/bolt';
-import { type ChatAdapter, type ChatMessage, type ChatRef, type PostTag, TransientChatError } from '../chat/types.ts';
+import {
+  type ChatAdapter,
+  type ChatMessage,
+  type ChatRef,
+  type PostTag,
+  TransientChatError,
+  type UploadTag,
+} from '../chat/types.ts';
 import type { Logger } from '../logger.ts';
 import { redactValue } from '../redact.ts';
 import { renderMessage } from './blocks.ts';
@@ -94,21 +103,78 @@ export function createSlackAdapter(opts: {
     }
   }
 
+  /**
+   * files.getUploadURLExternal, the bytes to its upload_url, files.completeUploadExternal (what filesUploadV2 does),
+   * step by step: the file's id is handed to `tag.remember` before the file is shared, and after a try whose answer
+   * was lost (`tag.recheck`) files.info says whether that file is already shared where it was going.
+   */
   async function upload(
     dest: { channel: string; threadTs?: string },
     file: { filename: string; content: string; title?: string; encoding?: 'base64' },
+    tag?: UploadTag,
   ): Promise<void> {
+    if (tag?.recheck && tag.fileId && (await sharedAlready(tag.fileId, dest))) {
+      log.info({ fileId: tag.fileId, channel: dest.channel }, 'file had gone through before: not uploaded again');
+      return;
+    }
     // Binary files (charts) are sent as bytes; text is scrubbed of secrets first.
     const binary = file.encoding === 'base64';
     const clean = binary ? { ...file, title: scrub({ ...file, content: '' }).title } : scrub(file);
-    const file_ = binary
-      ? { filename: file.filename, title: clean.title ?? file.filename, file: Buffer.from(file.content, 'base64') }
-      : { filename: clean.filename, title: clean.title ?? clean.filename, content: clean.content };
-    await call('files.uploadV2', () =>
-      dest.threadTs
-        ? client.filesUploadV2({ ...file_, channel_id: dest.channel, thread_ts: dest.threadTs })
-        : client.filesUploadV2({ ...file_, channel_id: dest.channel }),
+    const bytes = binary ? Buffer.from(file.content, 'base64') : Buffer.from(clean.content, 'utf8');
+    const filename = binary ? file.filename : clean.filename;
+    const got = await call('files.getUploadURLExternal', () =>
+      client.files.getUploadURLExternal({ filename, length: bytes.length }),
     );
+    if (!got.upload_url || !got.file_id) throw new Error('files.getUploadURLExternal: no upload_url or file_id');
+    tag?.remember(got.file_id);
+    await sendBytes(got.upload_url, bytes);
+    const files = [{ id: got.file_id, title: clean.title ?? filename }] as [{ id: string; title: string }];
+    await call('files.completeUploadExternal', () =>
+      dest.threadTs
+        ? client.files.completeUploadExternal({ files, channel_id: dest.channel, thread_ts: dest.threadTs })
+        : client.files.completeUploadExternal({ files, channel_id: dest.channel }),
+    );
+  }
+
+  /** The file's bytes to the URL Slack gave for them (nothing is shared yet: a failure here is never a repeat). */
+  async function sendBytes(url: string, bytes: Buffer): Promise<void> {
+    let res: Response;
+    try {
+      res = await fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/octet-stream' },
+        body: new Uint8Array(bytes),
+        redirect: 'error',
+        signal: AbortSignal.timeout(opts.timeoutMs),
+      });
+    } catch (e) {
+      throw new TransientChatError(`file upload: ${(e as Error).message}`);
+    }
+    await res.text().catch(() => '');
+    if (res.status === 429 || res.status >= 500) throw new TransientChatError(`file upload: HTTP ${res.status}`);
+    if (res.status !== 200) throw new Error(`file upload: HTTP ${res.status}`);
+  }
+
+  /**
+   * Whether file `id` is shared in the destination (its thread, or the channel itself), by files.info's `shares`.
+   * A file Slack does not know was never completed; a lookup Slack refuses for good (no files:read scope) uploads
+   * again: a possible repeat is better than a lost file.
+   */
+  async function sharedAlready(id: string, dest: { channel: string; threadTs?: string }): Promise<boolean> {
+    try {
+      const res = await call('files.info', () => client.files.info({ file: id }));
+      const shares = res.file?.shares;
+      const where = [...(shares?.public?.[dest.channel] ?? []), ...(shares?.private?.[dest.channel] ?? [])];
+      return where.some((s) => (dest.threadTs ? s.thread_ts === dest.threadTs : !s.thread_ts));
+    } catch (e) {
+      if (e instanceof TransientChatError) throw e;
+      if (!/file_not_found|file_deleted/.test((e as Error).message))
+        log.warn(
+          { fileId: id, channel: dest.channel, err: (e as Error).message },
+          'cannot look up whether a file went through (add the files:read scope): uploading it again',
+        );
+      return false;
+    }
   }
 
   /**
@@ -233,6 +299,7 @@ export function createSlackAdapter(opts: {
           await upload(
             { channel: ref.channel, threadTs: msg.reply ? undefined : (dest.threadTs ?? ref.ts) },
             c.overflow,
+            tag?.upload,
           );
         } catch (e) {
           // The message itself went out: a retry (after a restart too) must find it rather than post it again.

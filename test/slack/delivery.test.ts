@@ -262,6 +262,63 @@ describe('a post whose answer was lost (issue 17, item 15)', () => {
     }
   }, 30_000);
 
+  it('an upload whose share timed out after Slack made it is not uploaded again after a restart; a lost one is', async () => {
+    const slack = await startFakeSlack();
+    try {
+      const loaded = quickConfig(mkdtempSync(join(tmpdir(), 'glm-data-')));
+      const first = await startFace(slack, loaded);
+      faces.push(first);
+      const uploadOne = (face: Face, key: string, filename: string, parentKey?: string) => {
+        face.glm.outbox.enqueue({
+          key,
+          kind: 'upload',
+          channel: OPS,
+          ...(parentKey ? { parentKey } : {}),
+          payload: { filename, content: `contents of ${filename}\n`, title: filename },
+          at: face.glm.engine.clock.now(),
+        });
+        face.glm.delivery!.poke();
+      };
+      // A thread to upload into (a smoke chart goes into its report's thread).
+      first.glm.outbox.enqueue({
+        key: 'report',
+        kind: 'post',
+        channel: OPS,
+        refKey: 'report',
+        payload: { text: 'nightly report' },
+        at: first.glm.engine.clock.now(),
+      });
+      first.glm.delivery!.poke();
+      await waitFor('report', () => first.glm.outbox.ref('report'));
+      // Slack shares the file, and its answer comes after the client gave up.
+      slack.failMethod('files.completeUploadExternal', 'accept-timeout');
+      uploadOne(first, 'chart', 'smoke-chart.png', 'report');
+      await waitFor('the timeout', () => slack.faults.length === 1 && first.glm.outbox.counts().pending === 1, 10_000);
+      expect(slack.files.filter((f) => f.filename === 'smoke-chart.png')).toHaveLength(1);
+      // The bot dies before its retry; the next one starts on the same ledger.
+      await first.glm.delivery!.stop();
+      const second = await startFace(slack, loaded);
+      faces.push(second);
+      await waitFor('chart settled', () => second.glm.outbox.counts().pending === undefined, 10_000);
+      const charts = slack.files.filter((f) => f.filename === 'smoke-chart.png');
+      expect(charts).toHaveLength(1);
+      expect(charts[0]!.thread_ts).toBe(second.glm.outbox.ref('report')!.ts);
+      expect(slack.named('files.info').map((c) => c.body.file)).toEqual([charts[0]!.id]);
+      expect(second.logLines.some((l) => l.includes('file had gone through before'))).toBe(true);
+
+      // A 500 that really lost the share: looked up, unknown to Slack, uploaded once.
+      slack.failMethod('files.completeUploadExternal', '500');
+      uploadOne(second, 'draft', 'issue-draft.md');
+      await waitFor('draft settled', () => second.glm.outbox.counts().pending === undefined, 10_000);
+      const drafts = slack.files.filter((f) => f.filename === 'issue-draft.md');
+      expect(drafts).toHaveLength(1);
+      expect(drafts[0]).toMatchObject({ channel: OPS, content: 'contents of issue-draft.md\n' });
+      expect(drafts[0]!.thread_ts).toBeUndefined();
+    } finally {
+      await slack.close();
+    }
+  }, 30_000);
+
   it("one channel's failures do not hold the others", async () => {
     const slack = await startFakeSlack();
     try {

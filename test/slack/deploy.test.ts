@@ -29,6 +29,7 @@ describe('Slack app manifests', () => {
         'channels:history',
         'chat:write',
         'commands',
+        'files:read',
         'files:write',
         'groups:history',
         'usergroups:read',

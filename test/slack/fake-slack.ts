@@ -3,7 +3,8 @@
 // Retry-After), fail (500), carry a call out and then lose its answer (reset the connection, or answer too late for
 // the client's timeout), or go away (connection refused) so delivery can be tested against a misbehaving Slack.
 // conversations.history / conversations.replies return what was posted, with message metadata only when asked for
-// with include_all_metadata, as Slack does for metadata the app has not subscribed to.
+// with include_all_metadata, as Slack does for metadata the app has not subscribed to. files.info tells where a
+// completed upload was shared (its `shares`), so a lost answer to files.completeUploadExternal can be checked.
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
@@ -39,7 +40,16 @@ export interface FakeSlack {
   /** Calls answered with a fault, for assertions about retries. */
   faults: Array<{ method: string; fault: string; at: number }>;
   messages: Message[];
-  files: Array<{ id: string; filename: string; title?: string; content: string; channel?: string; thread_ts?: string }>;
+  /** Files shared by files.completeUploadExternal, each with the ts of its share (files.info's `shares`). */
+  files: Array<{
+    id: string;
+    filename: string;
+    title?: string;
+    content: string;
+    channel?: string;
+    thread_ts?: string;
+    share_ts: string;
+  }>;
   responses: Array<{ id: string; body: Record<string, unknown> }>;
   groups: Record<string, string[]>;
   /** The next N Web API calls get these answers: '429' (Retry-After: retryAfterS), '500'. */
@@ -296,7 +306,9 @@ export async function startFakeSlack(): Promise<FakeSlack> {
         for (const f of files) {
           const p = pendingFiles.get(f.id);
           if (!p || p.content === undefined) return { ok: false, error: 'file_not_uploaded' };
+          seq += 1;
           fake.files.push({
+            share_ts: `${Math.floor(Date.now() / 1000)}.${String(seq).padStart(6, '0')}`,
             id: f.id,
             filename: p.filename,
             title: f.title,
@@ -306,6 +318,23 @@ export async function startFakeSlack(): Promise<FakeSlack> {
           });
         }
         return { ok: true, files: files.map((f) => ({ id: f.id, title: f.title })) };
+      }
+      case 'files.info': {
+        // A file that was uploaded and completed, with where it was shared (`shares.public` here: the tests'
+        // channels are public); one only uploaded (never completed) or never made is unknown, as Slack says.
+        const f = fake.files.find((x) => x.id === body.file);
+        if (!f) return { ok: false, error: 'file_not_found' };
+        const share = { ts: f.share_ts, ...(f.thread_ts ? { thread_ts: f.thread_ts } : {}), channel_name: f.channel };
+        return {
+          ok: true,
+          file: {
+            id: f.id,
+            name: f.filename,
+            title: f.title,
+            channels: f.channel ? [f.channel] : [],
+            shares: f.channel ? { public: { [f.channel]: [share] } } : {},
+          },
+        };
       }
       default:
         return { ok: false, error: 'unknown_method' };
