@@ -201,6 +201,8 @@ async function repl(app: App): Promise<number> {
   }
   out = (text) => process.stdout.write(text);
   if (interactive) {
+    // Ctrl-C leaves from a line that shows the prompt: clear it, so the note is not printed after a stale `glm> `.
+    process.stdout.write('\r\x1b[K');
     const note = keepRunningNote();
     if (note) write(`leaving the session: ${note}`);
   }
