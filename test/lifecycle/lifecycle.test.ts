@@ -3,7 +3,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freshDirs, makeBot, type TestBot, testConfig } from '../helpers/app.ts';
+import { freshDirs, makeBot, type TestBot, testConfig, until } from '../helpers/app.ts';
 import { freePort, type Sshd, startSshd } from '../helpers/sshd.ts';
 
 let sshd: Sshd;
@@ -237,10 +237,9 @@ describe('restarts and failures', () => {
   it('sshd killed mid-launch: a clear error, nothing launched twice, the ledger consistent', async () => {
     const b = bot({ STANDIN_TIME_SCALE: '0.05' });
     const pending = b.run(`launch small --no-check --port ${await freePort()}`);
-    // Kill sshd once the server is loading: the launch is past the point of no return.
-    for (let i = 0; i < 200 && b.app.engine.attempts.activeOn('gpu')?.status !== 'loading'; i++) {
-      await new Promise((r) => setTimeout(r, 10));
-    }
+    // Kill sshd once the server is loading: the launch is past the point of no return. (A bound, not a timing: a
+    // loaded machine takes seconds to get there, and killing it earlier fails the launch itself, a different case.)
+    await until(() => b.app.engine.attempts.activeOn('gpu')?.status === 'loading', 30_000);
     await sshd.stop();
     await new Promise((r) => setTimeout(r, 300));
     await sshd.start();
