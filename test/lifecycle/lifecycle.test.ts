@@ -239,7 +239,7 @@ describe('restarts and failures', () => {
     const pending = b.run(`launch small --no-check --port ${await freePort()}`);
     // Kill sshd once the server is loading: the launch is past the point of no return. (A bound, not a timing: a
     // loaded machine takes seconds to get there, and killing it earlier fails the launch itself, a different case.)
-    await until(() => b.app.engine.attempts.activeOn('gpu')?.status === 'loading', 30_000);
+    await until(() => b.app.engine.attempts.activeOn('gpu')?.status === 'loading', 20_000);
     await sshd.stop();
     await new Promise((r) => setTimeout(r, 300));
     await sshd.start();
