@@ -1,9 +1,10 @@
 // Issue 16's figure: how many launches autopilot spends to reach its best configuration, against an exhaustive sweep
 // of the same knobs' values (every combination launched and benchmarked at the same load), in the same run.
-import { saveVariant } from '../src/advice/profiles.ts';
+
 import type { AutopilotOutcome } from '../src/autopilot/run.ts';
 import { grid, type KnobName } from '../src/autopilot/search.ts';
 import type { BenchRow } from '../src/bench-load/store.ts';
+import { saveVariant } from '../src/profiles/saved.ts';
 import { freshDirs, makeBot, testConfig } from '../test/helpers/app.ts';
 import { freePort, type Sshd } from '../test/helpers/sshd.ts';
 import { type Row, ratio } from './stats.ts';

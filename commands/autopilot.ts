@@ -86,7 +86,7 @@ const command = defineCommand({
     }
     if (!a.profile)
       throw new UserError('autopilot needs a PROFILE to start from', 'e.g. autopilot glm5-nvfp4 --attempts 20');
-    const { resolveProfileName } = await import('../src/advice/profiles.ts');
+    const { resolveProfileName } = await import('../src/profiles/saved.ts');
     const { startAutopilot } = await import('../src/autopilot/run.ts');
     const { trialsTable } = await import('../src/autopilot/report.ts');
     const profile = resolveProfileName(ctx.engine, a.profile);

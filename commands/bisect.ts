@@ -23,7 +23,7 @@ const command = defineCommand({
   effect: 'write',
   async run(ctx, { good, bad, host, port, cancel, json }) {
     const { resolveHostName } = await import('../src/hosts/from-config.ts');
-    const { resolveProfileName } = await import('../src/advice/profiles.ts');
+    const { resolveProfileName } = await import('../src/profiles/saved.ts');
     const { bisect } = await import('../src/fleet/bisect.ts');
     const hostName = resolveHostName(ctx.engine.loaded, host);
     if (cancel) {

@@ -17,7 +17,7 @@ const command = defineCommand({
   effect: 'read',
   async run(ctx, { profile, limit, json }) {
     const { advise } = await import('../src/advice/advise.ts');
-    const { saveVariant } = await import('../src/advice/profiles.ts');
+    const { saveVariant } = await import('../src/profiles/saved.ts');
     const { suggestionStore } = await import('../src/advice/store.ts');
     const { adviceText } = await import('../src/advice/text.ts');
     const a = advise(ctx.engine, { profile, limit });

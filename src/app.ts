@@ -15,11 +15,11 @@ import { createAuditLog } from './ledger/audit.ts';
 import { openDb } from './ledger/db.ts';
 import { createOutbox, type Outbox } from './ledger/outbox.ts';
 import { catalogDiagnoser, catalogFromConfig, nextStepsFrom } from './lifecycle/classifier.ts';
-import type { DiagnoserFactory, Diagnosis } from './lifecycle/diagnosis.ts';
 import type { Engine } from './lifecycle/engine.ts';
 import { stopMonitors } from './lifecycle/watching.ts';
 import { createLogger, type Logger } from './logger.ts';
 import type { Catalog } from './logs/classify/index.ts';
+import type { DiagnoserFactory, Diagnosis } from './logs/diagnosis.ts';
 import { loadProfiles, type ProfileSet } from './profiles/index.ts';
 import { createDispatch, type Dispatch } from './runtime/registry.ts';
 

@@ -2,14 +2,13 @@
 // Decided on signed IDs only (never display names), and again on every click: the clicker is not the launcher.
 
 import type { AccessConfig } from '../config/schema.ts';
-import type { CommandDef, Decision, Identity, Role } from '../runtime/define.ts';
-import { requiredRole } from '../runtime/define.ts';
 import type { GroupDirectory } from './groups.ts';
+import { type CommandRule, type Decision, type Identity, type Role, requiredRole } from './roles.ts';
 
 const RANK: Record<Role, number> = { viewer: 1, operator: 2, admin: 3 };
 
 export interface AccessPolicy {
-  decide(def: Pick<CommandDef, 'name' | 'effect' | 'role'>, who: Identity): Promise<Decision>;
+  decide(def: CommandRule, who: Identity): Promise<Decision>;
   roleOf(who: Identity): Promise<Role | null>;
 }
 

@@ -3,14 +3,14 @@
 // produced it; a variant whose resolved flags equal an attempt in the ledger is never suggested.
 import { ConfigError, UserError } from '../errors.ts';
 import type { Attempt } from '../ledger/attempts.ts';
+import { environmentStore } from '../ledger/environments.ts';
 import type { Engine } from '../lifecycle/engine.ts';
 import type { AdviceRule } from '../logs/classify/schema.ts';
 import { flagView, isDsaModel, type ResolvedProfile } from '../profiles/index.ts';
+import { previewVariant, resolveProfileName } from '../profiles/saved.ts';
 import type { Overrides } from '../profiles/variant.ts';
 import { isFailing } from '../reports/draft.ts';
-import { environmentStore } from '../reports/ledger.ts';
 import { crashKeyOf } from '../reports/upstream.ts';
-import { previewVariant, resolveProfileName } from './profiles.ts';
 import { loadRuleSets, rulesFor } from './rules.ts';
 
 export interface Suggestion {

@@ -2,7 +2,7 @@
 // was already tried for this class, the catalog's usual next steps, and the team's own findings about it.
 import type { Excerpt, View } from '../chat/types.ts';
 import { type Attempt, type AttemptStore, attemptWhere } from '../ledger/attempts.ts';
-import type { Diagnosis } from '../lifecycle/diagnosis.ts';
+import type { Diagnosis } from '../logs/diagnosis.ts';
 
 export interface AlertSources {
   attempts: AttemptStore;

@@ -3,17 +3,17 @@
 // of throughput per trial with the SLO, and the upstream draft for the crashes met.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { resolveProfileName, variantsDir } from '../advice/profiles.ts';
+import { renderBenchChart } from '../bench-load/chart.ts';
 import type { LevelMetrics } from '../bench-load/metrics.ts';
 import { createBenchStore } from '../bench-load/store.ts';
-import { renderBenchChart } from '../charts/bench.ts';
 import { bisectUnits } from '../fleet/bisect.ts';
 import { duration, table } from '../format/table.ts';
+import { resolveProfileName, variantsDir } from '../profiles/saved.ts';
 import { variantText } from '../profiles/variant.ts';
 import { draftIssue } from '../reports/issue.ts';
-import { type AutopilotOutcome, type Ctl, launchesOf, launchTrial, stopGroup, updateView } from './run.ts';
 import { sloText } from './slo.ts';
 import type { AutopilotRun, Trial } from './store.ts';
+import { type AutopilotOutcome, type Ctl, launchesOf, launchTrial, stopGroup, updateView } from './trial.ts';
 
 /** The best trial that met the SLO; else the working configuration's find trial. */
 export function winnerOf(trials: Trial[]): Trial | null {

@@ -6,19 +6,17 @@
 // the run's state is in the ledger after every trial, so a restarted bot resumes it; its GPUs are held between
 // trials; cancel, the deadline or the attempt budget stop every server it started.
 import { adviseFor } from '../advice/advise.ts';
-import { previewVariant, resolveProfileName, saveVariant } from '../advice/profiles.ts';
 import { runBench } from '../bench-load/run.ts';
 import { UserError } from '../errors.ts';
 import { bisect, bisectUnits } from '../fleet/bisect.ts';
-import { planGpus } from '../fleet/leases.ts';
 import type { Attempt } from '../ledger/attempts.ts';
-import type { DiagnoserFactory } from '../lifecycle/diagnosis.ts';
+import { environmentStore } from '../ledger/environments.ts';
 import { type Engine, hostOf } from '../lifecycle/engine.ts';
-import { knownCrashes, type LaunchResult, launch } from '../lifecycle/launch.ts';
-import { stop } from '../lifecycle/stop.ts';
+import { knownCrashes, type LaunchResult } from '../lifecycle/launch.ts';
+import { planGpus } from '../lifecycle/leases.ts';
 import { flagView, type ResolvedProfile } from '../profiles/index.ts';
+import { previewVariant, resolveProfileName, saveVariant } from '../profiles/saved.ts';
 import { isFailing } from '../reports/draft.ts';
-import { environmentStore } from '../reports/ledger.ts';
 import { crashKeyOf } from '../reports/upstream.ts';
 import { runSmoke } from '../smoke/run.ts';
 import { loopsOf } from './loops.ts';
@@ -26,24 +24,15 @@ import { finishRun } from './report.ts';
 import { configKey, KNOBS, type KnobName, type KnobValues, searchState, type TrialResult } from './search.ts';
 import { meetsSlo } from './slo.ts';
 import { type AutopilotParams, type AutopilotRun, autopilotStore, type Trial } from './store.ts';
-import { type AutopilotView, runView } from './view.ts';
-
-export interface Hooks {
-  say(text: string): void;
-  diagnoser: DiagnoserFactory;
-}
-
-export interface AutopilotOutcome {
-  run: AutopilotRun;
-  trials: Trial[];
-  /** Why it ended: found and tuned, budget, cancel, no working configuration, a restart. */
-  ending: string;
-  winner: string | null;
-  profileFile: string | null;
-  chartPath: string | null;
-  draftFile: string | null;
-  report: string;
-}
+import {
+  type AutopilotOutcome,
+  type Ctl,
+  type Hooks,
+  launchesOf,
+  launchTrial,
+  stopGroup,
+  updateView,
+} from './trial.ts';
 
 type Stop = 'cancel' | 'shutdown' | 'deadline';
 
@@ -177,23 +166,10 @@ async function drive(engine: Engine, run0: AutopilotRun, hooks: Hooks): Promise<
   }
 }
 
-export interface Ctl {
-  engine: Engine;
-  store: ReturnType<typeof autopilotStore>;
-  hooks: Hooks;
-  abort: AbortController;
-  runId: number;
-}
-
 function why(ctl: Ctl): string | undefined {
   const r = ctl.abort.signal.reason as Stop | undefined;
   if (!ctl.abort.signal.aborted) return undefined;
   return r === 'cancel' ? 'cancelled' : r === 'deadline' ? 'budget: the time ran out' : 'interrupted by a bot restart';
-}
-
-/** Launches this run has made (attempts of its group), against --attempts. */
-export function launchesOf(engine: Engine, run: AutopilotRun): Attempt[] {
-  return engine.attempts.list({ limit: 100_000 }).filter((a) => a.groupKey === run.groupKey);
 }
 
 /** Why the budget stops the run before another launch, if it does. */
@@ -205,43 +181,6 @@ function overBudget(ctl: Ctl, run: AutopilotRun, reserve = 0): string | undefine
   return undefined;
 }
 
-/** Stops every live server of the run, but `keep`. */
-export async function stopGroup(
-  ctl: Ctl,
-  run: AutopilotRun,
-  keep: number | null,
-  opts: { startedOnly?: boolean } = {},
-): Promise<void> {
-  for (const a of ctl.engine.attempts.allActiveOn(run.host)) {
-    if (a.groupKey !== run.groupKey || a.id === keep) continue;
-    if (opts.startedOnly && a.pgid === null) continue;
-    await stop(ctl.engine, run.host, run.actor, a.id).catch((e: Error) =>
-      ctl.engine.log.warn({ err: e.message, attempt: a.id }, 'autopilot: stop failed'),
-    );
-  }
-}
-
-/** Launches one configuration of the run on its held GPUs and port, after stopping what the group still runs. */
-export async function launchTrial(ctl: Ctl, run: AutopilotRun, profile: ResolvedProfile): Promise<LaunchResult> {
-  await stopGroup(ctl, run, null); // the next trial needs the same GPUs
-  return launch(
-    ctl.engine,
-    {
-      profile,
-      hostName: run.host,
-      actor: run.actor,
-      origin: run.origin,
-      role: run.params.role,
-      port: run.params.port,
-      groupKey: run.groupKey,
-      gpus: run.gpus,
-      confirmed: true,
-    },
-    () => {},
-    ctl.hooks.diagnoser,
-  );
-}
-
 function say(ctl: Ctl, run: AutopilotRun, text: string): void {
   ctl.hooks.say(text);
   ctl.engine.notifier?.groupReply?.(run.groupKey, text);
@@ -251,13 +190,6 @@ function addTrial(ctl: Ctl, run: AutopilotRun, t: Omit<Trial, 'n' | 'runId' | 'a
   const trial = ctl.store.addTrial({ ...t, runId: run.id, at: ctl.engine.clock.now() });
   updateView(ctl.engine, ctl.store.get(run.id)!, `${t.phase}: trial ${trial.n} ${t.outcome}`);
   return trial;
-}
-
-/** The one parent message of the run, re-rendered in place. */
-export function updateView(engine: Engine, run: AutopilotRun, detail: string): void {
-  const trials = autopilotStore(engine.db).trials(run.id);
-  const view: AutopilotView = runView(run, trials, launchesOf(engine, run).length, engine.clock.now(), detail);
-  engine.notifier?.updateGroup?.(run.groupKey, view);
 }
 
 // ------------------------------------------------------------------------------------------------- find phase
@@ -659,4 +591,5 @@ async function tune(ctl: Ctl, run0: AutopilotRun): Promise<string | undefined> {
   }
 }
 
+export type { AutopilotOutcome, Hooks } from './trial.ts';
 export { searchState };

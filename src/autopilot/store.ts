@@ -1,8 +1,8 @@
 // Autopilot runs and their trials in the ledger: enough to resume a run after a restart (its parameters, where it
 // is, the trials done) and to report it. The GPUs a run holds between trials are rows of gpu_holds.
 
+import type { Role } from '../access/roles.ts';
 import type { Db } from '../ledger/db.ts';
-import type { Role } from '../runtime/define.ts';
 import type { KnobValues } from './search.ts';
 import type { SloTerm } from './slo.ts';
 export interface AutopilotParams {

@@ -2,12 +2,12 @@
 // measured like sglang.bench_serving; kept in the ledger with the attempt it ran on, and drawn as a PNG chart.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { renderBenchChart } from '../charts/bench.ts';
 import { UserError } from '../errors.ts';
 import type { Attempt } from '../ledger/attempts.ts';
 import { serverAuth } from '../lifecycle/api-key.ts';
 import { type Engine, hostOf } from '../lifecycle/engine.ts';
 import { readServerMetrics, type ServerMetrics } from '../lifecycle/sglang-metrics.ts';
+import { renderBenchChart } from './chart.ts';
 import { runLevel } from './client.ts';
 import { type LevelMetrics, levelMetrics } from './metrics.ts';
 import { type BenchParams, type BenchRow, createBenchStore } from './store.ts';

@@ -1,6 +1,6 @@
 // The chat seam. Faces (terminal, Slack) implement ChatAdapter; what the bot says is a structured view plus a plain
 // text fallback, so each face renders it its own way (text lines, Block Kit) from the same data.
-import type { Diagnosis } from '../lifecycle/diagnosis.ts';
+import type { Diagnosis } from '../logs/diagnosis.ts';
 
 export interface ChatRef {
   channel: string;

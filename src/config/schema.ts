@@ -1,18 +1,12 @@
 // The bot's config file, as a zod schema: the single source of truth for validation, defaults, types and the
 // JSON Schema editors use (schema/config.schema.json).
 import { z } from 'zod';
-import {
-  CODE_ARGS,
-  CODE_ENV,
-  codePathsAllowed,
-  DEFAULT_OPERATOR_ARGS,
-  DEFAULT_OPERATOR_ENV,
-} from '../access/operator.ts';
-import { FindingsSourceSchema } from '../findings/defaults.ts';
 import { pathString as pathStringOf } from '../paths.ts';
-import { ScheduleSchema } from '../schedule/config.ts';
-import { SmokeConfigSchema } from '../smoke/settings.ts';
+import { FindingsSourceSchema } from './findings.ts';
+import { CODE_ARGS, CODE_ENV, codePathsAllowed, DEFAULT_OPERATOR_ARGS, DEFAULT_OPERATOR_ENV } from './operator.ts';
+import { ScheduleSchema } from './schedule.ts';
 import { SlurmClusterSchema } from './slurm.ts';
+import { SmokeConfigSchema } from './smoke.ts';
 
 const pathString = pathStringOf(z);
 

@@ -1,13 +1,7 @@
 // The findings part: Markdown knowledge bases split into sections, indexed in memory, matched against crashes.
 export type { QueryTerm } from './bm25.ts';
 export { CATEGORY_TERMS, flagTerms, PHASE_TERMS } from './categories.ts';
-export {
-  defaultFindingsSources,
-  EXAMPLE_FINDINGS_PATH,
-  type FindingsSourceConfig,
-  FindingsSourceSchema,
-  sourcesFromConfig,
-} from './defaults.ts';
+export { defaultFindingsSources, EXAMPLE_FINDINGS_PATH, sourcesFromConfig } from './defaults.ts';
 export { type Excerpt, lineUrl, MAX_EXCERPT_LINES } from './excerpt.ts';
 export {
   createFindingsIndex,

@@ -3,16 +3,16 @@
 // change that turns success into the crash. Each step is a real attempt in the ledger (grouped in one chat thread),
 // stopped before the next. Assumes one setting is to blame; when the last one alone does not crash, it says so.
 
-import { previewVariant } from '../advice/profiles.ts';
+import type { Role } from '../access/roles.ts';
 import { UserError } from '../errors.ts';
-import type { DiagnoserFactory } from '../lifecycle/diagnosis.ts';
 import type { Engine } from '../lifecycle/engine.ts';
 import { launch } from '../lifecycle/launch.ts';
+import { planGpus } from '../lifecycle/leases.ts';
 import { stop } from '../lifecycle/stop.ts';
+import type { DiagnoserFactory } from '../logs/diagnosis.ts';
 import { diffProfiles, type ResolvedProfile } from '../profiles/index.ts';
+import { previewVariant } from '../profiles/saved.ts';
 import type { Overrides } from '../profiles/variant.ts';
-import type { Role } from '../runtime/define.ts';
-import { planGpus } from './leases.ts';
 
 export interface BisectStep {
   attemptId: number | null;

@@ -1,9 +1,10 @@
 // A server started with `--api-key` answers everything but /health and /metrics with 401 unless the request carries
 // `Authorization: Bearer KEY` (add_api_key_middleware in SGLang's srt utils; standin/README.md). The bot's own requests
 // (the first request, probe, smoke, bench) carry the key of the profile the attempt was launched with.
-import { resolveProfileName } from '../advice/profiles.ts';
+
 import type { Attempt } from '../ledger/attempts.ts';
 import type { ResolvedProfile } from '../profiles/index.ts';
+import { resolveProfileName } from '../profiles/saved.ts';
 import { argSecretName } from '../profiles/secrets.ts';
 import { SECRET } from '../redact.ts';
 import { type Engine, hostOf } from './engine.ts';

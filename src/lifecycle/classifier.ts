@@ -3,7 +3,7 @@
 
 import type { Clock } from '../clock.ts';
 import { type Catalog, createClassifier, loadCatalog } from '../logs/classify/index.ts';
-import type { DiagnoserFactory, Diagnosis } from './diagnosis.ts';
+import type { DiagnoserFactory, Diagnosis } from '../logs/diagnosis.ts';
 
 export function catalogFromConfig(signatures: readonly unknown[]): Catalog {
   return loadCatalog(signatures, { extraPath: 'signatures' });

@@ -2,6 +2,19 @@
 // directory with its PGID, start time and exit status), found again by that record after a restart.
 import { distAddress } from '../config/load.ts';
 import { RemoteError, UserError } from '../errors.ts';
+import { shq } from '../hosts/quote.ts';
+import type { Attempt } from '../ledger/attempts.ts';
+import { commandLine, dialectForVersion, flagView, type ResolvedProfile, renderLaunch } from '../profiles/index.ts';
+import { ENV_NAME } from '../profiles/schema.ts';
+import { type Secrets, serverArgv, splitSecrets } from '../profiles/secrets.ts';
+import { redactArgv, redactEnv, redactText, redactValue, SECRET } from '../redact.ts';
+import type { Plan, ServerBackend, ServerState } from './backend.ts';
+import { type Engine, hostOf } from './engine.ts';
+import { captureEnvironment } from './env.ts';
+import { markFollower } from './follower.ts';
+import { assertLaunchFlags, flagsContext, flagsSource, hostFlags } from './host-flags.ts';
+import { readVersions } from './host-info.ts';
+import type { LaunchRequest } from './launch.ts';
 import {
   findFreePort,
   type GpuPlan,
@@ -10,20 +23,7 @@ import {
   type PortPlan,
   planGpus,
   planPort,
-} from '../fleet/leases.ts';
-import { shq } from '../hosts/quote.ts';
-import type { Attempt } from '../ledger/attempts.ts';
-import { commandLine, dialectForVersion, flagView, type ResolvedProfile, renderLaunch } from '../profiles/index.ts';
-import { ENV_NAME } from '../profiles/schema.ts';
-import { type Secrets, serverArgv, splitSecrets } from '../profiles/secrets.ts';
-import { redactArgv, redactEnv, redactText, redactValue, SECRET } from '../redact.ts';
-import { captureEnvironment } from '../reports/env.ts';
-import type { Plan, ServerBackend, ServerState } from './backend.ts';
-import { type Engine, hostOf } from './engine.ts';
-import { markFollower } from './follower.ts';
-import { assertLaunchFlags, flagsContext, flagsSource, hostFlags } from './host-flags.ts';
-import { readVersions } from './host-info.ts';
-import type { LaunchRequest } from './launch.ts';
+} from './leases.ts';
 import type { NodeRef } from './nodes.ts';
 import { reconcile, reconcileDirect } from './reconcile.ts';
 import { readRemoteState, runIdFor } from './remote-state.ts';

@@ -2,7 +2,7 @@
 // a while to die). A short settle time lets the rest of the traceback arrive first. The alert is keyed by attempt,
 // so the report at exit does not post it again.
 import type { Attempt } from '../ledger/attempts.ts';
-import type { Diagnoser } from './diagnosis.ts';
+import type { Diagnoser } from '../logs/diagnosis.ts';
 import { type Engine, publish } from './engine.ts';
 
 export const SETTLE_MS = 150;

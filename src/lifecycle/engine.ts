@@ -12,9 +12,9 @@ import type { AuditLog } from '../ledger/audit.ts';
 import type { Db } from '../ledger/db.ts';
 import type { Outbox } from '../ledger/outbox.ts';
 import type { Logger } from '../logger.ts';
+import type { DiagnoserFactory } from '../logs/diagnosis.ts';
 import type { BotMetrics } from '../metrics/bot.ts';
 import type { ProfileSet } from '../profiles/index.ts';
-import type { DiagnoserFactory } from './diagnosis.ts';
 import type { LaunchEvent } from './launch.ts';
 
 export interface Engine {

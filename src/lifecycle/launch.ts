@@ -1,7 +1,18 @@
 // Launch: profile + host -> an attempt in the ledger -> the server started detached on the host -> its log
 // followed until it is ready (ready line, /health 200, and a first real request answered) or it fails.
 import { assertMayLaunch } from '../access/operator.ts';
+import type { Role } from '../access/roles.ts';
 import { UserError } from '../errors.ts';
+import type { Attempt } from '../ledger/attempts.ts';
+import { exitedClassification, type Phase } from '../logs/classify/index.ts';
+import type { DiagnoserFactory, Diagnosis } from '../logs/diagnosis.ts';
+import { parseMilestone } from '../logs/milestones.ts';
+import type { ResolvedProfile } from '../profiles/index.ts';
+import { rememberApiKey, serverAuth, statusText } from './api-key.ts';
+import type { Ending, Plan } from './backend.ts';
+import { backendFor } from './backends.ts';
+import { type Engine, hostOf, publish } from './engine.ts';
+import { markFollower } from './follower.ts';
 import {
   archOf,
   type HardwareWarning,
@@ -9,18 +20,7 @@ import {
   type KnownBadEntry,
   loadHardwareCatalog,
   uncheckedArchNote,
-} from '../fleet/hardware.ts';
-import type { Attempt } from '../ledger/attempts.ts';
-import { exitedClassification, type Phase } from '../logs/classify/index.ts';
-import { parseMilestone } from '../logs/milestones.ts';
-import type { ResolvedProfile } from '../profiles/index.ts';
-import type { Role } from '../runtime/define.ts';
-import { rememberApiKey, serverAuth, statusText } from './api-key.ts';
-import type { Ending, Plan } from './backend.ts';
-import { backendFor } from './backends.ts';
-import type { DiagnoserFactory, Diagnosis } from './diagnosis.ts';
-import { type Engine, hostOf, publish } from './engine.ts';
-import { markFollower } from './follower.ts';
+} from './hardware.ts';
 import { readComputeCap, readVersions } from './host-info.ts';
 import { logStart, stampOf } from './log-read.ts';
 import { failNodes, watchNodes } from './node-watch.ts';

@@ -2,9 +2,10 @@
 // and the times its lines carry. SGLang stamps each line with the host's local time (`[2026-12-01 09:46:49]`, with
 // milliseconds under SGLANG_LOG_MS): only differences between two lines of one log are used, so the host's time zone
 // and clock never matter.
+
+import type { DiagnoserFactory, Diagnosis } from '../logs/diagnosis.ts';
 import { LineSplitter } from '../logs/lines.ts';
 import { parseMilestone } from '../logs/milestones.ts';
-import type { DiagnoserFactory, Diagnosis } from './diagnosis.ts';
 import { type Engine, hostOf } from './engine.ts';
 import { READ_FROM, script } from './scripts.ts';
 

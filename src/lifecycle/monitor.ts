@@ -1,7 +1,7 @@
 // Keeps watching a running server after launch, in a long-lived bot, so a crash at the first real request (the
 // seeds' NaN) or hours later is still seen, classified and recorded.
 import type { Attempt } from '../ledger/attempts.ts';
-import type { DiagnoserFactory } from './diagnosis.ts';
+import type { DiagnoserFactory } from '../logs/diagnosis.ts';
 import type { Engine } from './engine.ts';
 import { markFollower } from './follower.ts';
 import { type LaunchEvent, recordExit } from './launch.ts';

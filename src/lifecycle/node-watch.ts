@@ -1,8 +1,8 @@
 // Multi-node attempts: every worker's log is followed beside the head's. A crash or exit on any node is the attempt's
 // crash, named by its node; the other nodes are then stopped (a head whose worker died waits on NCCL forever).
 import type { Attempt } from '../ledger/attempts.ts';
+import type { Diagnoser, DiagnoserFactory, Diagnosis } from '../logs/diagnosis.ts';
 import { backendFor } from './backends.ts';
-import type { Diagnoser, DiagnoserFactory, Diagnosis } from './diagnosis.ts';
 import { createEarlyAlert, SETTLE_MS } from './early-alert.ts';
 import { type Engine, hostOf, publish } from './engine.ts';
 import type { LaunchEvent } from './launch.ts';

@@ -10,8 +10,8 @@
 // A cluster's job that ended is closed with the scheduler's ending; one still queued is kept. A multi-node attempt
 // whose head is gone has its workers stopped.
 import type { Attempt } from '../ledger/attempts.ts';
+import type { Diagnosis } from '../logs/diagnosis.ts';
 import { backendFor } from './backends.ts';
-import type { Diagnosis } from './diagnosis.ts';
 import { type Engine, hostOf, publish } from './engine.ts';
 import { followerState } from './follower.ts';
 import { readAndJudge } from './log-read.ts';

@@ -1,7 +1,7 @@
 // Launch events as text lines for a person (terminal now; the Slack face renders its own blocks).
 import { duration } from '../format/table.ts';
 import { attemptWhere } from '../ledger/attempts.ts';
-import type { Diagnosis } from './diagnosis.ts';
+import type { Diagnosis } from '../logs/diagnosis.ts';
 import type { LaunchEvent } from './launch.ts';
 
 export function crashText(d: Diagnosis): string[] {

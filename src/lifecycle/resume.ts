@@ -1,7 +1,7 @@
 // A long-lived bot (interactive terminal, Slack) picks up where its previous run stopped: live attempts are checked
 // against their hosts (ended ones classified from their logs, told and alerted once), and the ones still running are
 // followed again from the last byte handled.
-import type { DiagnoserFactory } from './diagnosis.ts';
+import type { DiagnoserFactory } from '../logs/diagnosis.ts';
 import type { Engine } from './engine.ts';
 import { follow, type LaunchEvent } from './launch.ts';
 import { monitorAttempt } from './monitor.ts';

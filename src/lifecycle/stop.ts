@@ -2,11 +2,11 @@
 // go of their memory. Only the process group this bot recorded is signalled, after checking its start time (a
 // reused PID is never killed). A multi-node attempt is stopped on every node at once.
 import { RemoteError, UserError } from '../errors.ts';
-import { GPU_IN_USE_MIB } from '../fleet/leases.ts';
 import { type Attempt, parseGpus } from '../ledger/attempts.ts';
 import { backendFor } from './backends.ts';
 import { type Engine, hostOf, publish } from './engine.ts';
 import { type GpuReport, readGpus } from './host-info.ts';
+import { GPU_IN_USE_MIB } from './leases.ts';
 import { type NodeRef, nodeLabel, nodesOf } from './nodes.ts';
 import { reconcile } from './reconcile.ts';
 import { STOP, script } from './scripts.ts';

@@ -5,9 +5,11 @@ import { basename, join, resolve } from 'node:path';
 import { ConfigError, type Issue, UserError } from '../errors.ts';
 import { checkMerged } from './checks.ts';
 import { at } from './issues.ts';
-import { type Parsed, parseSource } from './parse.ts';
+import { type Parsed, type ProfileSource, parseSource } from './parse.ts';
 import { finish, type Layer, mergeLayers, type ResolvedProfile, toLayer } from './resolve.ts';
 import { didYouMean } from './suggest.ts';
+
+export type { ProfileSource } from './parse.ts';
 
 export interface ProfileSet {
   /** Profile names, sorted. */
@@ -15,16 +17,6 @@ export interface ProfileSet {
   has(name: string): boolean;
   /** Throws UserError "unknown profile 'x'" with a did-you-mean hint and the list of names. */
   get(name: string): ResolvedProfile;
-}
-
-/** One profile file's text, as read from disk (or made up by a test). */
-export interface ProfileSource {
-  name: string;
-  /** Absolute path, kept on the resolved profile. */
-  file: string;
-  /** How issues name the file, e.g. `profiles/glm5-attempt3.yaml`. */
-  label: string;
-  text: string;
 }
 
 export function loadProfiles(dir: string): ProfileSet {

@@ -5,8 +5,17 @@ import type { Issue } from '../errors.ts';
 import { yamlValue } from '../yaml.ts';
 import { checkFile } from './checks.ts';
 import { fromZod } from './issues.ts';
-import type { ProfileSource } from './load.ts';
 import { PROFILE_KEYS, PROFILE_NAME, profileSchema, type RawProfile } from './schema.ts';
+
+/** One profile file's text, as read from disk (or made up by a test). */
+export interface ProfileSource {
+  name: string;
+  /** Absolute path, kept on the resolved profile. */
+  file: string;
+  /** How issues name the file, e.g. `profiles/glm5-attempt3.yaml`. */
+  label: string;
+  text: string;
+}
 
 export interface Parsed {
   source: ProfileSource;

@@ -4,12 +4,12 @@
 import { UserError } from '../errors.ts';
 import type { Attempt } from '../ledger/attempts.ts';
 import { attemptRows } from '../lifecycle/attempts-table.ts';
+import type { EnvReport } from '../lifecycle/env.ts';
+import { hardwareOf } from '../lifecycle/env-parse.ts';
 import type { Catalog } from '../logs/classify/index.ts';
 import { commandLine } from '../profiles/index.ts';
 import { REDACTED, SECRET } from '../redact.ts';
-import type { EnvReport } from './env.ts';
-import { hardwareOf } from './env-parse.ts';
-import { renderTemplate } from './template.ts';
+import { renderTemplate } from '../templates/template.ts';
 import type { IssueTemplates } from './templates.ts';
 import { crashKeyOf, type DuplicateCheck } from './upstream.ts';
 

@@ -4,12 +4,12 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Attempt } from '../ledger/attempts.ts';
+import { environmentStore } from '../ledger/environments.ts';
 import { catalogFromConfig } from '../lifecycle/classifier.ts';
 import type { Engine } from '../lifecycle/engine.ts';
+import { captureEnvironment, type EnvReport } from '../lifecycle/env.ts';
 import { choosePrimary, type Draft, draftData, isFailing, newIssueUrl, renderDraft, selectAttempts } from './draft.ts';
-import { captureEnvironment, type EnvReport } from './env.ts';
 import { GITHUB_DEFAULTS, type IssueSearch, searchFromConfig } from './github.ts';
-import { environmentStore } from './ledger.ts';
 import { createScrubber } from './scrub.ts';
 import { loadIssueTemplates, templatesDir } from './templates.ts';
 import { type CrashKey, crashKeyOf, type DuplicateCheck, findDuplicates } from './upstream.ts';

@@ -3,12 +3,18 @@
 // with the line and column instead of shipping a hole to a public tracker.
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
-import { type LoadedConfig, PACKAGE_ROOT } from '../config/load.ts';
+import type { LoadedConfig } from '../config/load.ts';
 import { ConfigError } from '../errors.ts';
 import { expandHome } from '../paths.ts';
-import { checkTemplate, parseTemplate, type Template, type VarSchema } from './template.ts';
+import {
+  checkTemplate,
+  PACKAGE_TEMPLATES,
+  parseTemplate,
+  type Template,
+  type VarSchema,
+} from '../templates/template.ts';
 
-export const PACKAGE_TEMPLATES = join(PACKAGE_ROOT, 'templates');
+export { PACKAGE_TEMPLATES };
 export const TITLE_FILE = 'issue-title.txt';
 export const BODY_FILE = 'issue-body.md';
 

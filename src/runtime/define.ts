@@ -3,34 +3,13 @@
 // The schema is a function of zod, built on first use (src/runtime/args.ts): a definition loads without zod, so
 // `glm help` answers from the definitions alone (zod is ~15 MB of a process's memory).
 import type { z } from 'zod';
-import type { DiagnoserFactory } from '../lifecycle/diagnosis.ts';
+import type { Decision, Effect, Identity, Role } from '../access/roles.ts';
 import type { Engine } from '../lifecycle/engine.ts';
 import type { Logger } from '../logger.ts';
+import type { DiagnoserFactory } from '../logs/diagnosis.ts';
 
-/** read: looks only. write: changes a server or shared state (launch, stop), so it needs an operator. */
-export type Effect = 'read' | 'write';
-
-/** Roles, weakest first. A command needs `def.role`, else operator for write and viewer for read. */
-export type Role = 'viewer' | 'operator' | 'admin';
-
-/** Who asked, as a chat platform vouches for it (Slack: signed IDs, never display names). */
-export interface Identity {
-  user: string;
-  team?: string;
-  channel?: string;
-  /** How the request came: a typed command, a button, a modal. */
-  via?: 'command' | 'button' | 'modal';
-}
-
-export interface Decision {
-  allow: boolean;
-  /** Why, for the audit log and the person refused. */
-  reason: string;
-  /** How to get access. */
-  hint?: string;
-  /** The asker's role, when allowed: what a command may let them change (src/access/operator.ts). */
-  role?: Role;
-}
+export type { Decision, Effect, Identity, Role } from '../access/roles.ts';
+export { requiredRole } from '../access/roles.ts';
 
 export interface CommandContext {
   engine: Engine;
@@ -98,8 +77,4 @@ export function helpHint(ctx: Pick<CommandContext, 'origin' | 'longLived'>, topi
   if (ctx.origin === 'slack') return `/glm ${words}`;
   if (ctx.origin === 'terminal' && !ctx.longLived) return `npx glm ${words}`;
   return words;
-}
-
-export function requiredRole(def: Pick<CommandDef, 'effect' | 'role'>): Role {
-  return def.role ?? (def.effect === 'write' ? 'operator' : 'viewer');
 }

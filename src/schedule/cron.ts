@@ -2,7 +2,7 @@
 // does): which scheduled instants fall in a span, and the next one after a time. The span is walked minute by
 // minute (second by second for six-field expressions), which is cheap for the spans used here.
 import { createTask, type ScheduledTask } from 'node-cron';
-import type { ScheduleJob } from './config.ts';
+import type { ScheduleJob } from '../config/schedule.ts';
 
 const matchers = new Map<string, ScheduledTask>();
 

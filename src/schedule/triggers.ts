@@ -4,7 +4,7 @@
 // ledger and the job's channel (node-cron's own noOverlap would drop it with only a line on stderr).
 import { createTask } from 'node-cron';
 import type { Clock } from '../clock.ts';
-import type { ScheduleJob } from './config.ts';
+import type { ScheduleJob } from '../config/schedule.ts';
 import { latestIn, nextAfter } from './cron.ts';
 
 export interface Trigger {

@@ -3,10 +3,10 @@
 import type { SlackCommandMiddlewareArgs } from '@slack/bolt';
 import { resolveLaunchProfile } from '../advice/profiles.ts';
 import { describeError } from '../errors-render.ts';
-import { clashingAttempt } from '../fleet/leases.ts';
 import { resolveLaunchHosts } from '../hosts/from-config.ts';
 import type { Attempt } from '../ledger/attempts.ts';
 import { checkLaunch } from '../lifecycle/launch.ts';
+import { clashingAttempt } from '../lifecycle/leases.ts';
 import { parseArgs, validateArgs } from '../runtime/args.ts';
 import type { Identity } from '../runtime/define.ts';
 import { tokenize } from '../runtime/parse.ts';

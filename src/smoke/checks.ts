@@ -1,6 +1,6 @@
 // Is an answer right, and does it look like a working model wrote it? A broken build or kernel rarely fails
 // cleanly: it answers with nothing, loops on one phrase, or emits bytes that are not text.
-import type { SmokePrompt } from './settings.ts';
+import type { SmokePrompt } from '../config/smoke.ts';
 
 export interface Judgement {
   ok: boolean;

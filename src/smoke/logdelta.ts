@@ -2,7 +2,7 @@
 // gigabytes; only the new bytes travel), and classified: a NaN or a kernel fault during a smoke request shows up
 // here even when the HTTP side only saw a reset connection.
 import type { RemoteHost } from '../hosts/types.ts';
-import type { Diagnoser, DiagnoserFactory, Diagnosis } from '../lifecycle/diagnosis.ts';
+import type { Diagnoser, DiagnoserFactory, Diagnosis } from '../logs/diagnosis.ts';
 import { cleanLine } from '../logs/lines.ts';
 
 export interface LogMark {

@@ -3,19 +3,19 @@
 // a nightly SGLang build or a profile change). Launch and stop are the engine's own; nothing here starts a server
 // another way.
 
+import type { Role } from '../access/roles.ts';
 import { UserError } from '../errors.ts';
-import { gpusPerNode, launchBlocker } from '../fleet/leases.ts';
 import type { RemoteHost } from '../hosts/types.ts';
 import type { Attempt } from '../ledger/attempts.ts';
 import { serverAuth } from '../lifecycle/api-key.ts';
-import type { DiagnoserFactory, Diagnosis } from '../lifecycle/diagnosis.ts';
 import { type Engine, hostOf } from '../lifecycle/engine.ts';
 import { type LaunchEvent, launch, recordExit } from '../lifecycle/launch.ts';
+import { gpusPerNode, launchBlocker } from '../lifecycle/leases.ts';
 import { reconcile } from '../lifecycle/reconcile.ts';
 import { readServerMetrics, type ServerMetrics } from '../lifecycle/sglang-metrics.ts';
 import { stop } from '../lifecycle/stop.ts';
+import type { DiagnoserFactory, Diagnosis } from '../logs/diagnosis.ts';
 import type { ResolvedProfile } from '../profiles/index.ts';
-import type { Role } from '../runtime/define.ts';
 import { type Answer, ask } from './ask.ts';
 import { judge } from './checks.ts';
 import { classifyDelta, type LogMark, type LogVerdict, markLog, readSince } from './logdelta.ts';

@@ -1,14 +1,14 @@
 import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { FindingsSourceSchema } from '../../src/config/findings.ts';
 import {
   createFindingsIndex,
   defaultFindingsSources,
   EXAMPLE_FINDINGS_PATH,
-  FindingsSourceSchema,
   sourcesFromConfig,
 } from '../../src/findings/index.ts';
 import { createLocalHost } from '../../src/hosts/local.ts';
-import type { Diagnosis } from '../../src/lifecycle/diagnosis.ts';
+import type { Diagnosis } from '../../src/logs/diagnosis.ts';
 
 describe('embedded default and config entries', () => {
   it('the default is the shipped example, and it parses into findings', async () => {

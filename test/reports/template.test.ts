@@ -6,19 +6,19 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/errors.ts';
 import {
-  checkTemplate,
-  parseTemplate,
-  renderTemplate,
-  TemplateError,
-  type VarSchema,
-} from '../../src/reports/template.ts';
-import {
   BODY_FILE,
   ISSUE_VARIABLES,
   loadIssueTemplates,
   PACKAGE_TEMPLATES,
   TITLE_FILE,
 } from '../../src/reports/templates.ts';
+import {
+  checkTemplate,
+  parseTemplate,
+  renderTemplate,
+  TemplateError,
+  type VarSchema,
+} from '../../src/templates/template.ts';
 
 const schema: VarSchema = {
   title: 'text',

@@ -6,12 +6,13 @@ import { join } from 'node:path';
 import pino from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
 import { advise } from '../../src/advice/advise.ts';
-import { resolveLaunchProfile, variantsDir } from '../../src/advice/profiles.ts';
+import { resolveLaunchProfile } from '../../src/advice/profiles.ts';
 import { type App, createApp } from '../../src/app.ts';
 import { type LoadedConfig, PACKAGE_ROOT, validate } from '../../src/config/load.ts';
 import { ConfigError, UserError } from '../../src/errors.ts';
 import type { Engine } from '../../src/lifecycle/engine.ts';
 import { flagView } from '../../src/profiles/index.ts';
+import { variantsDir } from '../../src/profiles/saved.ts';
 import { parseSetPairs, variantName } from '../../src/profiles/variant.ts';
 
 const apps: App[] = [];

@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { variantsDir } from '../../src/advice/profiles.ts';
+import { variantsDir } from '../../src/profiles/saved.ts';
 import type { CommandContext } from '../../src/runtime/define.ts';
 import { startScheduler } from '../../src/schedule/scheduler.ts';
 import { freshDirs, terminalContext, testConfig } from '../helpers/app.ts';

@@ -7,9 +7,9 @@ import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSy
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { variantsDir } from '../../src/advice/profiles.ts';
 import { PACKAGE_ROOT, validate } from '../../src/config/load.ts';
 import { ConfigError } from '../../src/errors.ts';
+import { variantsDir } from '../../src/profiles/saved.ts';
 import { freshDirs, makeBot, testConfig } from '../helpers/app.ts';
 import { freePort, type Sshd, startSshd } from '../helpers/sshd.ts';
 import { type FakeSlack, startFakeSlack } from './fake-slack.ts';

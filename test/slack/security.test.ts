@@ -4,7 +4,7 @@
 import { existsSync, readdirSync } from 'node:fs';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { variantsDir } from '../../src/advice/profiles.ts';
+import { variantsDir } from '../../src/profiles/saved.ts';
 import { MAX_BODY_BYTES } from '../../src/slack/requests.ts';
 import { freshDirs, testConfig } from '../helpers/app.ts';
 import { type Sshd, startSshd } from '../helpers/sshd.ts';

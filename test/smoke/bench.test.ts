@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LevelMetrics } from '../../src/bench-load/metrics.ts';
-import { benchChartSvg, renderBenchChart } from '../../src/charts/bench.ts';
+import { benchChartSvg, renderBenchChart } from '../../src/bench-load/chart.ts';
 import { decodePng } from '../helpers/png.ts';
 import { freePort, type Sshd, startSshd } from '../helpers/sshd.ts';
 import { type SmokeBot, smokeBot } from './helpers.ts';

@@ -9,8 +9,14 @@ import { UserError } from '../../errors.ts';
 import { shArgv, shq } from '../../hosts/quote.ts';
 import type { ResolvedProfile } from '../../profiles/index.ts';
 import { isSecretName, redactArgv, redactText } from '../../redact.ts';
-import { checkTemplate, parseTemplate, renderTemplate, type Template, type VarSchema } from '../../reports/template.ts';
-import { PACKAGE_TEMPLATES } from '../../reports/templates.ts';
+import {
+  checkTemplate,
+  PACKAGE_TEMPLATES,
+  parseTemplate,
+  renderTemplate,
+  type Template,
+  type VarSchema,
+} from '../../templates/template.ts';
 
 export const SBATCH_FILE = 'sbatch.sh';
 

@@ -1,7 +1,43 @@
-// The ledger tables of issue drafts and advice (environments, attempt_environments, suggestions; see
-// src/ledger/db.ts), on the engine's own SQLite connection.
-import type { Db } from '../ledger/db.ts';
-import type { EnvReport } from './env.ts';
+// The host environments captured at launch (src/lifecycle/env.ts) for issue drafts and advice: the tables
+// environments and attempt_environments (see src/ledger/db.ts), on the engine's own SQLite connection.
+import type { Db } from './db.ts';
+
+/** What `sglang.check_env` (or the fallback) says, summarised: src/lifecycle/env-parse.ts reads it. */
+export interface GpuGroup {
+  ids: number[];
+  name: string;
+}
+
+export interface EnvFacts {
+  python?: string;
+  /** CUDA toolkit release (from NVCC or the torch build tag). */
+  cuda?: string;
+  driver?: string;
+  gpus: GpuGroup[];
+  /** `12.0`; the first group's when the GPUs differ. */
+  computeCapability?: string;
+  /** `sm120`, from the compute capability. */
+  arch?: string;
+  torch?: string;
+  /** Package name as check_env prints it -> version or `Module Not Found`. */
+  packages: Record<string, string>;
+  topology?: string;
+}
+
+export interface EnvReport {
+  /** Ledger row, once stored. */
+  id?: number;
+  host: string;
+  sglangVersion: string | null;
+  /** `check_env`: its own output; `fallback`: the equivalent, collected by the bot; `unavailable`: nothing. */
+  source: 'check_env' | 'fallback' | 'unavailable';
+  capturedAt: number;
+  /** What goes under "### Environment" (secrets removed; scrub it before it leaves the team). */
+  text: string;
+  facts: EnvFacts;
+  /** Why check_env did not run, or why nothing could be captured. */
+  problem?: string;
+}
 
 type Row = Record<string, unknown>;
 

@@ -6,9 +6,9 @@
 // of its profile), exchanged for a free one.
 import { UserError } from '../errors.ts';
 import type { Attempt } from '../ledger/attempts.ts';
-import { type Engine, hostOf } from '../lifecycle/engine.ts';
-import { type GpuReport, readGpus } from '../lifecycle/host-info.ts';
-import { FREE_PORT, script } from '../lifecycle/scripts.ts';
+import { type Engine, hostOf } from './engine.ts';
+import { type GpuReport, readGpus } from './host-info.ts';
+import { FREE_PORT, script } from './scripts.ts';
 
 /** A GPU with at least this much memory in use runs something (an idle card shows a few MiB). */
 export const GPU_IN_USE_MIB = 1024;

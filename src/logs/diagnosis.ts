@@ -1,4 +1,4 @@
-// The lifecycle's view of a crash: the shape of the classifier's result. The catalog-driven classifier
+// A crash as the lifecycle, alerts, smoke and reports see it: the shape of the classifier's result. The catalog-driven classifier
 // (src/logs/classify, adapted in src/lifecycle/classifier.ts) implements it.
 export interface Diagnosis {
   category: string;

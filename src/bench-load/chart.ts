@@ -2,9 +2,10 @@
 // of magnitude) against concurrency (log2 axis, so 1, 4, 16, 64 are evenly spaced), one marker per measured level.
 // Autopilot draws the same panels over its trials (a linear x axis with its own label) with its SLO on the latency
 // panel.
-import type { LevelMetrics } from '../bench-load/metrics.ts';
-import { svgToPng } from './render.ts';
-import { chartSvg, panel, type RefLine } from './svg.ts';
+
+import { svgToPng } from '../charts/render.ts';
+import { chartSvg, panel, type RefLine } from '../charts/svg.ts';
+import type { LevelMetrics } from './metrics.ts';
 
 export interface ChartOptions {
   /** The x axis is something other than concurrency (a trial number): its label; the axis is then linear. */

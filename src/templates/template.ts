@@ -8,8 +8,13 @@
 //   {{^name}}...{{/name}}     once when the list is empty, the flag false or the text empty
 //   {{! comment }}
 // A section or comment tag alone on its line takes the whole line with it, so Markdown keeps its shape.
+import { join } from 'node:path';
 import { ConfigError } from '../errors.ts';
+import { PACKAGE_ROOT } from '../package-root.ts';
 import { closest } from '../profiles/suggest.ts';
+
+/** The templates shipped with the package (issue title and body, the Slurm batch script). */
+export const PACKAGE_TEMPLATES = join(PACKAGE_ROOT, 'templates');
 
 /** What a template may use: a value (`text`), a true/false (`flag`), a list of values or of records, or a record. */
 export type VarSpec =

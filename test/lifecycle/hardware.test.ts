@@ -1,8 +1,8 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { PACKAGE_ROOT } from '../../src/config/load.ts';
-import { archOf, hardwareWarnings, loadHardwareCatalog } from '../../src/fleet/hardware.ts';
 import type { Attempt } from '../../src/ledger/attempts.ts';
+import { archOf, hardwareWarnings, loadHardwareCatalog } from '../../src/lifecycle/hardware.ts';
 import { flagView, loadProfiles } from '../../src/profiles/index.ts';
 
 const profiles = loadProfiles(join(PACKAGE_ROOT, 'profiles'));

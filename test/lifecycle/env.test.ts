@@ -3,7 +3,7 @@
 import { chmodSync, chownSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { captureEnvironment } from '../../src/reports/env.ts';
+import { captureEnvironment } from '../../src/lifecycle/env.ts';
 import { freshDirs, makeBot, STANDIN, type TestBot, testConfig } from '../helpers/app.ts';
 import { type Sshd, startSshd, testUser } from '../helpers/sshd.ts';
 

@@ -1,27 +1,9 @@
 // Reading `python3 -m sglang.check_env` output (docs/sglang.md §5: `key: value` lines, then the
 // multi-line `NVIDIA Topology:` block) into the few facts a report's title and the advice rules need. The text itself
-// is what goes into the report; these facts only summarise it.
+// is what goes into the report; these facts only summarise it (their shape is the ledger's: src/ledger/environments.ts).
+import type { EnvFacts } from '../ledger/environments.ts';
 
-export interface GpuGroup {
-  ids: number[];
-  name: string;
-}
-
-export interface EnvFacts {
-  python?: string;
-  /** CUDA toolkit release (from NVCC or the torch build tag). */
-  cuda?: string;
-  driver?: string;
-  gpus: GpuGroup[];
-  /** `12.0`; the first group's when the GPUs differ. */
-  computeCapability?: string;
-  /** `sm120`, from the compute capability. */
-  arch?: string;
-  torch?: string;
-  /** Package name as check_env prints it -> version or `Module Not Found`. */
-  packages: Record<string, string>;
-  topology?: string;
-}
+export type { EnvFacts, GpuGroup } from '../ledger/environments.ts';
 
 export function archOf(computeCapability: string | undefined): string | undefined {
   const m = computeCapability?.trim().match(/^(\d+)\.(\d+)$/);

@@ -3,28 +3,15 @@
 // SGLang version, and the result is kept in the ledger. When check_env cannot run, a constant script collects the
 // same facts (Python, CUDA, driver, GPUs and compute capability, `nvidia-smi topo -m`, key package versions).
 import type { HostConfig } from '../config/schema.ts';
-import { type Engine, hostOf } from '../lifecycle/engine.ts';
-import { readVersions } from '../lifecycle/host-info.ts';
-import { script } from '../lifecycle/scripts.ts';
-import { singleFlight } from '../lifecycle/single-flight.ts';
+import { type EnvReport, environmentStore } from '../ledger/environments.ts';
 import { redactText } from '../redact.ts';
-import { type EnvFacts, parseCheckEnv } from './env-parse.ts';
-import { environmentStore } from './ledger.ts';
+import { type Engine, hostOf } from './engine.ts';
+import { parseCheckEnv } from './env-parse.ts';
+import { readVersions } from './host-info.ts';
+import { script } from './scripts.ts';
+import { singleFlight } from './single-flight.ts';
 
-export interface EnvReport {
-  /** Ledger row, once stored. */
-  id?: number;
-  host: string;
-  sglangVersion: string | null;
-  /** `check_env`: its own output; `fallback`: the equivalent, collected by the bot; `unavailable`: nothing. */
-  source: 'check_env' | 'fallback' | 'unavailable';
-  capturedAt: number;
-  /** What goes under "### Environment" (secrets removed; scrub it before it leaves the team). */
-  text: string;
-  facts: EnvFacts;
-  /** Why check_env did not run, or why nothing could be captured. */
-  problem?: string;
-}
+export type { EnvReport } from '../ledger/environments.ts';
 
 /** The packages the fallback asks for: the ones an SGLang maintainer asks about first. */
 const FALLBACK_MODULES = ['torch', 'sglang', 'sgl_kernel', 'flashinfer', 'transformers', 'triton'];

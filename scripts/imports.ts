@@ -1,0 +1,205 @@
+// The import graph of the bot's own code (src/ and commands/) and the house rules over it: no cycle between files,
+// no cycle between parts (a part is a folder src/<name>, or commands/, or a file directly in src/), and only the
+// ledger touches SQLite. test/house/imports.test.ts fails the build on a broken rule; run this file to print the
+// findings: npm run imports
+//
+// Imports are read with TypeScript's own pre-processor (ts.preProcessFile), which sees `import ... from`,
+// `import type`, `export ... from` and `import()` alike: a type import ties two parts together as much as a value
+// import does, so none is left out.
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
+
+export const ROOT = fileURLToPath(new URL('..', import.meta.url));
+/** The folders whose files make up the graph. */
+export const SCANNED = ['src', 'commands'];
+
+export interface ImportGraph {
+  /** Repository-relative paths with `/`, sorted. */
+  files: string[];
+  /** file -> the files it imports (relative specifiers only). */
+  edges: Map<string, Set<string>>;
+  /** file -> the packages it imports (bare specifiers, e.g. better-sqlite3, node:fs). */
+  packages: Map<string, Set<string>>;
+  /** Relative imports that name no file: a broken graph would hide cycles, so they are reported. */
+  unresolved: string[];
+}
+
+function walk(dir: string, out: string[]): void {
+  for (const name of readdirSync(dir)) {
+    const p = join(dir, name);
+    if (statSync(p).isDirectory()) walk(p, out);
+    else if (/\.(ts|mts|cts)$/.test(name) && !name.endsWith('.d.ts')) out.push(p);
+  }
+}
+
+const rel = (root: string, p: string) => relative(root, p).split(sep).join('/');
+
+export function importGraph(root = ROOT, folders = SCANNED): ImportGraph {
+  const abs: string[] = [];
+  for (const f of folders) if (existsSync(join(root, f))) walk(join(root, f), abs);
+  const files = abs.map((p) => rel(root, p)).sort();
+  const known = new Set(files);
+  const edges = new Map<string, Set<string>>();
+  const packages = new Map<string, Set<string>>();
+  const unresolved: string[] = [];
+  for (const file of files) {
+    const info = ts.preProcessFile(readFileSync(join(root, file), 'utf8'), true, true);
+    const to = new Set<string>();
+    const pkgs = new Set<string>();
+    for (const { fileName: spec } of info.importedFiles) {
+      if (!spec.startsWith('.')) {
+        pkgs.add(spec);
+        continue;
+      }
+      const target = rel(root, resolve(dirname(join(root, file)), spec));
+      if (known.has(target)) to.add(target);
+      else if (!target.startsWith('..') && SCANNED.some((f) => target.startsWith(`${f}/`)))
+        unresolved.push(`${file}: '${spec}'`);
+    }
+    edges.set(file, to);
+    packages.set(file, pkgs);
+  }
+  return { files, edges, packages, unresolved };
+}
+
+/** The part a file belongs to: src/<folder>, commands, or the file itself when it sits directly in src/. */
+export function partOf(file: string): string {
+  const parts = file.split('/');
+  if (parts[0] === 'src') return parts.length > 2 ? `src/${parts[1]}` : file;
+  return parts[0] ?? file;
+}
+
+/** Strongly connected components with more than one member (or a self-import), found by Tarjan's algorithm. */
+function components(nodes: string[], next: (n: string) => Iterable<string>): string[][] {
+  let counter = 0;
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const out: string[][] = [];
+  const visit = (v: string): void => {
+    index.set(v, counter);
+    low.set(v, counter);
+    counter++;
+    stack.push(v);
+    onStack.add(v);
+    for (const w of next(v)) {
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+    }
+    if (low.get(v) === index.get(v)) {
+      const comp: string[] = [];
+      let w: string;
+      do {
+        w = stack.pop()!;
+        onStack.delete(w);
+        comp.push(w);
+      } while (w !== v);
+      if (comp.length > 1 || [...next(v)].includes(v)) out.push(comp.sort());
+    }
+  };
+  for (const n of nodes) if (!index.has(n)) visit(n);
+  return out.sort((a, b) => a[0]!.localeCompare(b[0]!));
+}
+
+/** One shortest cycle through the component's first member, as `a -> b -> a`. */
+function oneCycle(comp: string[], next: (n: string) => Iterable<string>): string[] {
+  const inComp = new Set(comp);
+  const start = comp[0]!;
+  const prev = new Map<string, string>();
+  const queue = [start];
+  while (queue.length > 0) {
+    const v = queue.shift()!;
+    for (const w of next(v)) {
+      if (!inComp.has(w)) continue;
+      if (w === start) {
+        const path = [start];
+        for (let u = v; u !== start; u = prev.get(u)!) path.splice(1, 0, u);
+        return [...path, start];
+      }
+      if (!prev.has(w)) {
+        prev.set(w, v);
+        queue.push(w);
+      }
+    }
+  }
+  return [start, start];
+}
+
+export interface Cycle {
+  /** Every member of the strongly connected component. */
+  members: string[];
+  /** One concrete cycle through them, first member repeated at the end. */
+  path: string[];
+  /** For part cycles: the file imports behind each step of `path`. */
+  because?: string[];
+  /** For part cycles: the pairs of members that import each other directly, as `a <-> b`. */
+  bothWays?: string[];
+}
+
+export function fileCycles(g: ImportGraph): Cycle[] {
+  const next = (n: string) => g.edges.get(n) ?? [];
+  return components(g.files, next).map((members) => ({ members, path: oneCycle(members, next) }));
+}
+
+export function partCycles(g: ImportGraph): Cycle[] {
+  const partEdges = new Map<string, Map<string, string[]>>();
+  for (const [from, tos] of g.edges) {
+    for (const to of tos) {
+      const a = partOf(from);
+      const b = partOf(to);
+      if (a === b) continue;
+      const m = partEdges.get(a) ?? new Map<string, string[]>();
+      partEdges.set(a, m);
+      m.set(b, [...(m.get(b) ?? []), `${from} -> ${to}`]);
+    }
+  }
+  const parts = [...new Set(g.files.map(partOf))].sort();
+  const next = (n: string) => partEdges.get(n)?.keys() ?? [];
+  return components(parts, next).map((members) => {
+    const path = oneCycle(members, next);
+    const because = path.slice(1).flatMap((to, i) => partEdges.get(path[i]!)?.get(to) ?? []);
+    const bothWays = members.flatMap((a) =>
+      members.filter((b) => a < b && partEdges.get(a)?.has(b) && partEdges.get(b)?.has(a)).map((b) => `${a} <-> ${b}`),
+    );
+    return { members, path, because, bothWays };
+  });
+}
+
+/** Files outside src/ledger that import better-sqlite3 or prepare SQL statements: only the ledger touches SQLite. */
+export function sqliteOutsideLedger(g: ImportGraph, root = ROOT): string[] {
+  const out: string[] = [];
+  for (const file of g.files) {
+    if (file.startsWith('src/ledger/')) continue;
+    if (g.packages.get(file)?.has('better-sqlite3')) out.push(`${file}: imports better-sqlite3`);
+    const text = readFileSync(join(root, file), 'utf8');
+    text.split('\n').forEach((line, i) => {
+      if (/\.prepare\(/.test(line)) out.push(`${file}:${i + 1}: calls .prepare(`);
+    });
+  }
+  return out;
+}
+
+export function describeCycle(kind: 'file' | 'part', c: Cycle): string {
+  const head = `${kind} cycle: ${c.path.join(' -> ')}`;
+  const members = c.members.length > c.path.length - 1 ? `\n  all in the cycle: ${c.members.join(', ')}` : '';
+  const because = c.because?.length ? `\n  through: ${c.because.join('; ')}` : '';
+  const both = c.bothWays?.length && c.members.length > 2 ? `\n  both ways: ${c.bothWays.join(', ')}` : '';
+  return head + members + because + both;
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const g = importGraph();
+  const lines = [
+    ...g.unresolved.map((u) => `unresolved import: ${u}`),
+    ...partCycles(g).map((c) => describeCycle('part', c)),
+    ...fileCycles(g).map((c) => describeCycle('file', c)),
+    ...sqliteOutsideLedger(g).map((s) => `SQLite outside the ledger: ${s}`),
+  ];
+  console.log(lines.length ? lines.join('\n') : `${g.files.length} files: no cycles, SQLite only in src/ledger`);
+  process.exitCode = lines.length ? 1 : 0;
+}

@@ -1,0 +1,66 @@
+// The house rules over the import graph (scripts/imports.ts): dependencies between parts point one way, files do
+// not import each other in a circle. A new cycle fails here, named with the imports that make it.
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { describeCycle, fileCycles, importGraph, partCycles, partOf } from '../../scripts/imports.ts';
+
+function tree(files: Record<string, string>): string {
+  const root = mkdtempSync(join(tmpdir(), 'glm-imports-'));
+  for (const [path, text] of Object.entries(files)) {
+    mkdirSync(dirname(join(root, path)), { recursive: true });
+    writeFileSync(join(root, path), text);
+  }
+  return root;
+}
+
+describe('the import check', () => {
+  it('finds part and file cycles through type imports, re-exports and import(), and names them', () => {
+    const root = tree({
+      'src/a/one.ts': "import type { B } from '../b/two.ts';\nexport type A = B;\n",
+      'src/b/two.ts': "export { three } from './three.ts';\nexport type B = string;\n",
+      'src/b/three.ts': "export const three = () => import('../a/one.ts');\n",
+      'src/c/solo.ts': "import { three } from '../b/three.ts';\nimport Database from 'better-sqlite3';\n",
+      'commands/x.ts': "import type { A } from '../src/a/one.ts';\n",
+    });
+    const g = importGraph(root);
+    expect(g.unresolved).toEqual([]);
+    expect(g.packages.get('src/c/solo.ts')).toEqual(new Set(['better-sqlite3']));
+    const parts = partCycles(g);
+    expect(parts.map((c) => c.members)).toEqual([['src/a', 'src/b']]);
+    expect(describeCycle('part', parts[0]!)).toBe(
+      'part cycle: src/a -> src/b -> src/a\n  through: src/a/one.ts -> src/b/two.ts; src/b/three.ts -> src/a/one.ts',
+    );
+    const files = fileCycles(g);
+    expect(files.map((c) => c.path)).toEqual([['src/a/one.ts', 'src/b/two.ts', 'src/b/three.ts', 'src/a/one.ts']]);
+  });
+
+  it('reports a relative import that names no file (a broken graph would hide cycles)', () => {
+    const g = importGraph(tree({ 'src/a/one.ts': "import { gone } from './gone.ts';\n" }));
+    expect(g.unresolved).toEqual(["src/a/one.ts: './gone.ts'"]);
+  });
+
+  it('counts a file directly in src/ as a part of its own, and commands/ as one part', () => {
+    expect(partOf('src/errors.ts')).toBe('src/errors.ts');
+    expect(partOf('src/lifecycle/slurm/cli.ts')).toBe('src/lifecycle');
+    expect(partOf('commands/launch.ts')).toBe('commands');
+  });
+});
+
+describe('the bot itself', () => {
+  const g = importGraph();
+
+  it('resolves every relative import of src/ and commands/', () => {
+    expect(g.files.length).toBeGreaterThan(100);
+    expect(g.unresolved).toEqual([]);
+  });
+
+  it('has no import cycle between parts (src/<folder>, commands/, a file in src/), type imports included', () => {
+    expect(partCycles(g).map((c) => describeCycle('part', c))).toEqual([]);
+  });
+
+  it('has no import cycle between files', () => {
+    expect(fileCycles(g).map((c) => describeCycle('file', c))).toEqual([]);
+  });
+});
