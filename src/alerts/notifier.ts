@@ -12,7 +12,7 @@ import type { Clock } from '../clock.ts';
 import { type Attempt, attemptWhere } from '../ledger/attempts.ts';
 import type { Db } from '../ledger/db.ts';
 import type { Outbox } from '../ledger/outbox.ts';
-import type { LaunchEvent } from '../lifecycle/launch.ts';
+import type { LaunchEvent } from '../lifecycle/launch/types.ts';
 import type { Diagnosis } from '../logs/diagnosis.ts';
 import { type AlertSources, buildAlert } from './build.ts';
 

@@ -3,7 +3,8 @@
 // its one message. Kept apart so the loop and the report each import it, not each other.
 import type { Attempt } from '../ledger/attempts.ts';
 import type { Engine } from '../lifecycle/engine.ts';
-import { type LaunchResult, launch } from '../lifecycle/launch.ts';
+import type { LaunchResult } from '../lifecycle/launch/types.ts';
+import { launch } from '../lifecycle/launch.ts';
 import { stop } from '../lifecycle/stop.ts';
 import type { DiagnoserFactory } from '../logs/diagnosis.ts';
 import type { ResolvedProfile } from '../profiles/index.ts';

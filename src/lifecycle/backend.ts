@@ -3,10 +3,8 @@
 // Slurm cluster submitted on its login node (slurm/backend.ts). Lifecycle code asks this interface, never either one.
 import type { Attempt, AttemptStatus } from '../ledger/attempts.ts';
 import type { Engine } from './engine.ts';
-import type { LaunchEvent, LaunchRequest } from './launch.ts';
+import type { LaunchEvent, LaunchRequest, MovedPort } from './launch/types.ts';
 import type { NodeRef } from './nodes.ts';
-import type { Reconciled } from './reconcile.ts';
-import type { NodeStop } from './stop.ts';
 
 /** What a launch will run, fully rendered (a dry run shows exactly this). */
 export interface Plan {
@@ -20,7 +18,28 @@ export interface Plan {
   /** The backend's own details, handed back to start(). */
   detail: unknown;
   /** The port it serves on, when the request's `movePort` moved it off a taken one, and why. */
-  movedPort?: { port: number; movedBecause: string };
+  movedPort?: MovedPort;
+}
+
+/** An attempt opened in the ledger (its GPUs and port leased), with the plan as it stood when it was opened. */
+export interface Opened {
+  attempt: Attempt;
+  /** The plan, its GPUs chosen again if a launch that won the race took the first choice. */
+  plan: Plan;
+}
+
+/** A live attempt checked against its backend's own record (src/lifecycle/reconcile.ts). */
+export interface Reconciled {
+  attempt: Attempt;
+  state: 'running' | 'queued' | 'closed' | 'unreachable';
+  note?: string;
+}
+
+/** One node's stop: how it went and the exit status its host recorded. */
+export interface NodeStop {
+  node: NodeRef;
+  how: 'TERM' | 'KILL' | 'already-gone';
+  exitCode: number | null;
 }
 
 /** An ending the backend itself names (a scheduler's): recorded as the attempt's outcome. */
@@ -44,10 +63,16 @@ export interface ServerState {
 
 export interface ServerBackend {
   readonly kind: 'direct' | 'slurm';
-  /** Renders what would run (argv, env, nodes, a batch script) without changing anything. */
-  plan(engine: Engine, req: LaunchRequest): Promise<Plan>;
-  /** Opens the attempt in the ledger and starts (or submits) the server; throws a UserError when refused. */
-  start(engine: Engine, req: LaunchRequest, plan: Plan): Promise<Attempt>;
+  /**
+   * Renders what would run (argv, env, nodes, a batch script) without changing anything. `reconcileHosts` checks the
+   * hosts' live attempts against their own records first (a backend that leases GPUs itself calls it; a dry run
+   * does not), passed in so a backend needs no other backend.
+   */
+  plan(engine: Engine, req: LaunchRequest, reconcileHosts: (hosts: string[]) => Promise<unknown>): Promise<Plan>;
+  /** Opens the attempt in the ledger, taking what it holds (GPU leases, its port); throws a UserError when refused. */
+  open(engine: Engine, req: LaunchRequest, plan: Plan): Promise<Opened>;
+  /** Starts (or submits) the opened attempt's server on every node, head first; closes the attempt when it fails. */
+  startNodes(engine: Engine, req: LaunchRequest, opened: Opened): Promise<Attempt>;
   /**
    * Waits until the server's processes run (a scheduler's queue), telling the queue as milestones; resolves with the
    * attempt as it is then, or with its ending when it ended before it ever ran.

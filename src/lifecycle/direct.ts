@@ -8,13 +8,13 @@ import { commandLine, dialectForVersion, flagView, type ResolvedProfile, renderL
 import { ENV_NAME } from '../profiles/schema.ts';
 import { type Secrets, serverArgv, splitSecrets } from '../profiles/secrets.ts';
 import { redactArgv, redactEnv, redactText, redactValue, SECRET } from '../redact.ts';
-import type { Plan, ServerBackend, ServerState } from './backend.ts';
+import type { Opened, Plan, ServerBackend, ServerState } from './backend.ts';
 import { type Engine, hostOf } from './engine.ts';
 import { captureEnvironment } from './env.ts';
 import { markFollower } from './follower.ts';
 import { assertLaunchFlags, flagsContext, flagsSource, hostFlags } from './host-flags.ts';
 import { readVersions } from './host-info.ts';
-import type { LaunchRequest } from './launch.ts';
+import type { LaunchRequest } from './launch/types.ts';
 import {
   findFreePort,
   type GpuPlan,
@@ -25,10 +25,10 @@ import {
   planPort,
 } from './leases.ts';
 import type { NodeRef } from './nodes.ts';
-import { reconcile, reconcileDirect } from './reconcile.ts';
+import { reconcileDirect } from './reconcile-direct.ts';
 import { readRemoteState, runIdFor } from './remote-state.ts';
 import { FOLLOW, LAUNCH, script } from './scripts.ts';
-import { stopNodes } from './stop.ts';
+import { stopNodes } from './stop-nodes.ts';
 
 async function renderFor(engine: Engine, req: LaunchRequest, profile: ResolvedProfile) {
   const { host, cfg } = hostOf(engine, req.hostName);
@@ -145,7 +145,11 @@ async function planAll(engine: Engine, req: LaunchRequest, d: Omit<DirectPlan, '
   return out;
 }
 
-async function plan(engine: Engine, req: LaunchRequest): Promise<Plan> {
+async function plan(
+  engine: Engine,
+  req: LaunchRequest,
+  reconcileHosts: (hosts: string[]) => Promise<unknown>,
+): Promise<Plan> {
   const hosts = req.nodes && req.nodes.length > 1 ? req.nodes : [req.hostName];
   if (hosts[0] !== req.hostName) throw new Error('launch: hostName must be node 0');
   const multi = hosts.length > 1;
@@ -158,7 +162,7 @@ async function plan(engine: Engine, req: LaunchRequest): Promise<Plan> {
     );
   }
   // A lease whose attempt ended while no bot watched (a restart) must not hold a launch back: ask the hosts first.
-  if (!req.dryRun) await reconcileHosts(engine, hosts);
+  if (!req.dryRun) await reconcileHosts(hosts);
   // A launch that may move takes its free port now: the command line shown and stored is the one that runs.
   const wanted = req.port ?? profile.port;
   const moved: PortPlan | undefined =
@@ -177,10 +181,11 @@ async function plan(engine: Engine, req: LaunchRequest): Promise<Plan> {
   };
 }
 
-async function start(engine: Engine, req: LaunchRequest, p: Plan): Promise<Attempt> {
+/** Leases the port and GPUs in the ledger (choosing GPUs again when a racing launch took them) and opens the attempt. */
+async function open(engine: Engine, req: LaunchRequest, p: Plan): Promise<Opened> {
   const d = p.detail as DirectPlan;
   let plans = d.plans;
-  const { port, multi } = d;
+  const { port } = d;
   await planPort(
     engine,
     plans.map((n) => n.hostName),
@@ -199,6 +204,12 @@ async function start(engine: Engine, req: LaunchRequest, p: Plan): Promise<Attem
   // The launching process answers for the attempt from now on: if it dies before it follows the log, another bot can
   // tell (src/lifecycle/follower.ts).
   markFollower(engine, attempt.id);
+  return { attempt, plan: { ...p, detail: { ...d, plans } satisfies DirectPlan } };
+}
+
+/** Captures the host's environment once, then starts every node, head first; a node that fails closes the attempt. */
+async function startNodes(engine: Engine, req: LaunchRequest, { attempt, plan: p }: Opened): Promise<Attempt> {
+  const { plans, multi } = p.detail as DirectPlan;
   // Once per host and SGLang version (cached in the ledger), for upstream reports; before the server starts, so
   // check_env's CUDA contexts never compete with the server's memory sizing. It never throws.
   await captureEnvironment(engine, req.hostName, { attemptId: attempt.id });
@@ -248,15 +259,11 @@ async function state(engine: Engine, attempt: Attempt): Promise<ServerState> {
   };
 }
 
-/** The hosts' own records of their live attempts (reconcile, before a launch takes GPUs). */
-async function reconcileHosts(engine: Engine, hosts: string[]): Promise<void> {
-  await reconcile(engine, hosts, { skipStarting: true });
-}
-
 export const directBackend: ServerBackend = {
   kind: 'direct',
   plan,
-  start,
+  open,
+  startNodes,
   admitted: async (engine, attempt) => ({ attempt: engine.attempts.get(attempt.id) ?? attempt }),
   state,
   followArgv(_engine, node: NodeRef, offset) {

@@ -15,7 +15,7 @@ import type { Logger } from '../logger.ts';
 import type { DiagnoserFactory } from '../logs/diagnosis.ts';
 import type { BotMetrics } from '../metrics/bot.ts';
 import type { ProfileSet } from '../profiles/index.ts';
-import type { LaunchEvent } from './launch.ts';
+import type { LaunchEvent } from './launch/types.ts';
 
 export interface Engine {
   loaded: LoadedConfig;

@@ -5,7 +5,7 @@ import type { Diagnoser, DiagnoserFactory, Diagnosis } from '../logs/diagnosis.t
 import { backendFor } from './backends.ts';
 import { createEarlyAlert, SETTLE_MS } from './early-alert.ts';
 import { type Engine, hostOf, publish } from './engine.ts';
-import type { LaunchEvent } from './launch.ts';
+import type { LaunchEvent } from './launch/types.ts';
 import { headNode, type NodeRef, nodeLabel, nodesOf } from './nodes.ts';
 import { readRemoteState } from './remote-state.ts';
 import { stopRequested } from './stop.ts';

@@ -2,7 +2,7 @@
 import { duration } from '../format/table.ts';
 import { attemptWhere } from '../ledger/attempts.ts';
 import type { Diagnosis } from '../logs/diagnosis.ts';
-import type { LaunchEvent } from './launch.ts';
+import type { LaunchEvent } from './launch/types.ts';
 
 export function crashText(d: Diagnosis): string[] {
   const lines = [

@@ -3,7 +3,8 @@
 // followed again from the last byte handled.
 import type { DiagnoserFactory } from '../logs/diagnosis.ts';
 import type { Engine } from './engine.ts';
-import { follow, type LaunchEvent } from './launch.ts';
+import { follow } from './launch/follow.ts';
+import type { LaunchEvent } from './launch/types.ts';
 import { monitorAttempt } from './monitor.ts';
 import { reconcile } from './reconcile.ts';
 

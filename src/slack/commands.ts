@@ -5,7 +5,7 @@ import { resolveLaunchProfile } from '../advice/profiles.ts';
 import { describeError } from '../errors-render.ts';
 import { resolveLaunchHosts } from '../hosts/from-config.ts';
 import type { Attempt } from '../ledger/attempts.ts';
-import { checkLaunch } from '../lifecycle/launch.ts';
+import { checkLaunch } from '../lifecycle/launch/check.ts';
 import { clashingAttempt } from '../lifecycle/leases.ts';
 import { parseArgs, validateArgs } from '../runtime/args.ts';
 import type { Identity } from '../runtime/define.ts';

@@ -4,7 +4,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { LaunchEvent } from '../../src/lifecycle/launch.ts';
+import type { LaunchEvent } from '../../src/lifecycle/launch/types.ts';
 import { type FakeSlack, startFakeSlack } from './fake-slack.ts';
 import { blockText, localConfig, OPS, startFace, waitFor } from './helpers.ts';
 

@@ -2,8 +2,8 @@
 // reports must match what the stand-in was told, at concurrency 1 and 64, over the SSH tunnel. Plus the chart.
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LevelMetrics } from '../../src/bench-load/metrics.ts';
 import { benchChartSvg, renderBenchChart } from '../../src/bench-load/chart.ts';
+import type { LevelMetrics } from '../../src/bench-load/metrics.ts';
 import { decodePng } from '../helpers/png.ts';
 import { freePort, type Sshd, startSshd } from '../helpers/sshd.ts';
 import { type SmokeBot, smokeBot } from './helpers.ts';

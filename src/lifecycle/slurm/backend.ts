@@ -8,16 +8,14 @@ import type { RemoteHost } from '../../hosts/types.ts';
 import type { Attempt } from '../../ledger/attempts.ts';
 import { commandLine, dialectForVersion, flagView, renderLaunch } from '../../profiles/index.ts';
 import { redactArgv, redactEnv, redactText } from '../../redact.ts';
-import type { Ending, Plan, QueueView, ServerBackend, ServerState } from '../backend.ts';
+import type { Ending, NodeStop, Opened, Plan, QueueView, Reconciled, ServerBackend, ServerState } from '../backend.ts';
 import { type Engine, hostOf } from '../engine.ts';
 import { readVersions } from '../host-info.ts';
-import type { LaunchRequest } from '../launch.ts';
+import type { LaunchRequest } from '../launch/types.ts';
 import { headNode, type NodeRef } from '../nodes.ts';
 import { initialProgress } from '../progress.ts';
-import type { Reconciled } from '../reconcile.ts';
 import { runIdFor } from '../remote-state.ts';
 import { script } from '../scripts.ts';
-import type { NodeStop } from '../stop.ts';
 import {
   ACTIVE_JOB_STATES,
   expandNodes,
@@ -133,10 +131,9 @@ function submitFix(stderr: string): string {
   return 'fix the job options (hosts.CLUSTER.slurm or the profile slurm:) as Slurm says';
 }
 
-async function start(engine: Engine, req: LaunchRequest, p: Plan): Promise<Attempt> {
+/** Opens the attempt: Slurm places the job and holds its GPUs, so the ledger keeps only its port. */
+async function open(engine: Engine, req: LaunchRequest, p: Plan): Promise<Opened> {
   const d = p.detail as SlurmPlan;
-  const { host, cfg } = clusterOf(engine, req.hostName);
-  // Slurm places the job and holds its GPUs: the ledger keeps no GPU leases for it, only its port.
   const attempt = engine.attempts.open({
     host: req.hostName,
     profile: req.profile.name,
@@ -156,6 +153,13 @@ async function start(engine: Engine, req: LaunchRequest, p: Plan): Promise<Attem
     // there, so each worker is a node of this host in the ledger.
     nodes: Array.from({ length: d.nodes - 1 }, (_, i) => ({ rank: i + 1, host: req.hostName, gpus: [] })),
   });
+  return { attempt, plan: p };
+}
+
+/** Submits the opened attempt's batch job on the login node; a refused submission closes the attempt. */
+async function startNodes(engine: Engine, req: LaunchRequest, { attempt, plan: p }: Opened): Promise<Attempt> {
+  const d = p.detail as SlurmPlan;
+  const { host, cfg } = clusterOf(engine, req.hostName);
   const runId = runIdFor(attempt);
   let out: Awaited<ReturnType<RemoteHost['exec']>>;
   try {
@@ -418,7 +422,8 @@ async function reconcile(engine: Engine, a: Attempt, opts: { skipStarting?: bool
 export const slurmBackend: ServerBackend = {
   kind: 'slurm',
   plan,
-  start,
+  open,
+  startNodes,
   admitted,
   state,
   followArgv(engine, node: NodeRef, offset) {

@@ -1,0 +1,119 @@
+// Launch, step 5: follow. Every node's log is read as it grows: milestones move the attempt's progress (told once
+// though every TP rank logs them), the classifier reads every line for a crash, the clock notices a hang and the
+// ready timeout. On the ready line, step 6 (./ready.ts) confirms the server answers; the outcome is recorded by
+// ./ready.ts or ./outcome.ts. Also used to re-attach to a loading attempt after a restart (src/lifecycle/resume.ts).
+import type { Attempt } from '../../ledger/attempts.ts';
+import type { DiagnoserFactory, Diagnosis } from '../../logs/diagnosis.ts';
+import { parseMilestone } from '../../logs/milestones.ts';
+import { backendFor } from '../backends.ts';
+import { type Engine, hostOf } from '../engine.ts';
+import { markFollower } from '../follower.ts';
+import { stampOf } from '../log-read.ts';
+import { failNodes, watchNodes } from '../node-watch.ts';
+import { advance, initialProgress } from '../progress.ts';
+import { watchAttempt } from '../watch.ts';
+import { recordEnding, recordExit, recordHang, recordRequestFailed, recordTimeout } from './outcome.ts';
+import { confirmReady, recordReady } from './ready.ts';
+import type { LaunchEvent, LaunchResult } from './types.ts';
+
+/** Follows a loading attempt to its outcome. Also used to re-attach after a restart. */
+export async function follow(
+  engine: Engine,
+  attempt: Attempt,
+  firstRequest: boolean,
+  emit: (e: LaunchEvent) => void,
+  diagnoser: DiagnoserFactory,
+): Promise<LaunchResult> {
+  // A scheduler's job may still wait in its queue: the log starts once it runs.
+  const admitted = await backendFor(engine, attempt.host).admitted(engine, attempt, emit);
+  if ('ended' in admitted) return recordEnding(engine, attempt, admitted.ended, emit);
+  attempt = admitted.attempt;
+  const { host } = hostOf(engine, attempt.host);
+  markFollower(engine, attempt.id);
+  let progress = initialProgress();
+  const told = new Set<string>();
+  let outcome: LaunchResult['outcome'] | undefined;
+  const timeoutMs = engine.loaded.config.timeouts.ready_s * 1000;
+  const abort = new AbortController();
+  // Every node's log; a worker that crashes or exits ends the attempt, whatever the head is doing.
+  const nodes = watchNodes(engine, attempt, diagnoser, abort);
+  const { diag, early } = nodes;
+  const timer = setTimeout(() => {
+    outcome = 'timeout';
+    abort.abort();
+  }, timeoutMs);
+  // A hang prints nothing, so it is noticed by the clock, not by a line.
+  let hang: Diagnosis | null = null;
+  const stallTimer = setInterval(() => {
+    hang = diag.stalled?.(engine.clock.now()) ?? null;
+    if (hang && !outcome) {
+      outcome = 'hang';
+      abort.abort();
+    }
+  }, 250);
+  let checking: Promise<void> | undefined;
+  let refused: string | undefined;
+  let readyStamp: number | undefined;
+
+  await watchAttempt(
+    engine,
+    attempt,
+    {
+      onLine: (line) => {
+        diag.push(line.text, line.lineNo);
+        early.check();
+        if (diag.crashed()) return undefined; // keep reading until the server is gone: later lines may matter
+        const m = parseMilestone(line.text);
+        if (!m) return undefined;
+        const step = advance(progress, m);
+        progress = step.progress;
+        // Every TP rank logs the same milestone: tell it once.
+        if (step.text && !told.has(step.text)) {
+          told.add(step.text);
+          engine.attempts.update(attempt.id, { lastMilestone: step.text });
+          engine.attempts.event(attempt.id, engine.clock.now(), 'milestone', { text: step.text });
+          emit({ kind: 'milestone', text: step.text, progress });
+          engine.notifier?.progress(attempt, step.text, progress.stage);
+        }
+        if (m.kind === 'ready' && !checking) {
+          readyStamp = stampOf(line.text);
+          checking = confirmReady(engine, host, attempt, firstRequest).then(
+            async (r) => {
+              if (r === true && !diag.crashed()) {
+                outcome = 'ready';
+                abort.abort();
+              } else if (typeof r === 'string') {
+                // An answer with an error status: a crash it caused shows in the log within moments (and wins);
+                // otherwise it is the verdict now, not after timeouts.ready_s.
+                await engine.clock.sleep(1000);
+                if (!diag.crashed() && !outcome) {
+                  refused = r;
+                  outcome = 'request_failed';
+                  abort.abort();
+                }
+              }
+            },
+            () => {},
+          );
+        }
+        return undefined;
+      },
+    },
+    abort.signal,
+  );
+  clearTimeout(timer);
+  clearInterval(stallTimer);
+  await checking;
+  const nodeFailure = await nodes.settle(outcome !== 'ready' && outcome !== 'hang' && outcome !== 'timeout');
+  if (nodeFailure && outcome !== 'ready') {
+    const f = await failNodes(engine, attempt, nodeFailure, emit);
+    return { outcome: 'crashed', commandLine: attempt.commandLine, attempt: f.attempt, diagnosis: f.diagnosis };
+  }
+
+  if (outcome === 'ready' && !diag.crashed()) return recordReady(engine, attempt, readyStamp, emit);
+  if (outcome === 'hang' && hang) return recordHang(engine, attempt, hang, emit);
+  if (outcome === 'request_failed' && refused) return recordRequestFailed(engine, attempt, refused, emit);
+  if (outcome === 'timeout') return recordTimeout(engine, attempt, diag.result(), timeoutMs, progress.stage);
+  // The server is gone, or the watch ended for another reason: the host's record and the log decide the outcome.
+  return recordExit(engine, attempt, diag.result(), emit);
+}

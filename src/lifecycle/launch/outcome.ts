@@ -1,0 +1,165 @@
+// How a followed launch ends when it does not get ready: a hang or a ready timeout (the server still runs and keeps
+// its GPUs: the attempt stays live), a first request answered with an error status (up, reported, left running), an
+// exit or crash (the host's record and the log decide, the classifier names it), or an ending the backend names
+// (a scheduler's time limit). Each is recorded in the ledger and told once.
+import type { Attempt } from '../../ledger/attempts.ts';
+import { exitedClassification, type Phase } from '../../logs/classify/index.ts';
+import type { Diagnosis } from '../../logs/diagnosis.ts';
+import type { Ending } from '../backend.ts';
+import { backendFor } from '../backends.ts';
+import { type Engine, publish } from '../engine.ts';
+import type { Progress } from '../progress.ts';
+import type { LaunchEvent, LaunchResult } from './types.ts';
+
+/** The server still runs (someone may want a py-spy dump): report, keep the attempt live, leave stopping to people. */
+export function recordHang(
+  engine: Engine,
+  attempt: Attempt,
+  d: Diagnosis,
+  emit: (e: LaunchEvent) => void,
+): LaunchResult {
+  engine.attempts.update(attempt.id, { classification: d });
+  engine.attempts.event(attempt.id, engine.clock.now(), 'hang', { summary: d.summary });
+  const a = engine.attempts.get(attempt.id)!;
+  publish(engine, emit, { kind: 'failed', attempt: a, outcome: 'hang', diagnosis: d, exitCode: null });
+  return { outcome: 'hang', commandLine: attempt.commandLine, attempt: a, diagnosis: d };
+}
+
+/** The server is up and keeps its GPUs (a wrong key is fixed by stopping it and launching again): live, reported. */
+export function recordRequestFailed(
+  engine: Engine,
+  attempt: Attempt,
+  refused: string,
+  emit: (e: LaunchEvent) => void,
+): LaunchResult {
+  const d: Diagnosis = {
+    category: 'first_request_failed',
+    phase: 'first_request',
+    summary: `the server is up, but its first request (POST /generate) was answered ${refused}`,
+    evidence: [],
+    rank: null,
+    dedupKey: `first_request/${refused.split(':')[0]}`,
+    confidence: 1,
+  };
+  engine.attempts.update(attempt.id, { classification: d, lastMilestone: `first request: ${refused}` });
+  const a = engine.attempts.get(attempt.id)!;
+  publish(engine, emit, { kind: 'failed', attempt: a, outcome: 'request_failed', diagnosis: d, exitCode: null });
+  return { outcome: 'request_failed', commandLine: attempt.commandLine, attempt: a, diagnosis: d };
+}
+
+/**
+ * Like a hang, the server still runs and still holds its GPUs: the attempt stays live (its lease with it) until
+ * someone stops it or it ends; closing it here would free GPUs that are still in use.
+ */
+export function recordTimeout(
+  engine: Engine,
+  attempt: Attempt,
+  d: Diagnosis,
+  timeoutMs: number,
+  stage: Progress['stage'],
+): LaunchResult {
+  engine.attempts.event(attempt.id, engine.clock.now(), 'ready_timeout', { seconds: timeoutMs / 1000, stage });
+  return {
+    outcome: 'timeout',
+    commandLine: attempt.commandLine,
+    attempt: engine.attempts.get(attempt.id),
+    diagnosis: d,
+  };
+}
+
+export async function recordExit(
+  engine: Engine,
+  attempt: Attempt,
+  fromLog: Diagnosis,
+  emit: (e: LaunchEvent) => void,
+): Promise<LaunchResult> {
+  const backend = backendFor(engine, attempt.host);
+  let exitCode: number | null = null;
+  let ending: Ending | undefined;
+  try {
+    const st = await backend.state(engine, attempt);
+    if (st.state !== 'none') exitCode = st.exitCode;
+    ending = st.ending;
+  } catch {
+    // unreachable now: the outcome still stands from the log
+  }
+  // The head is gone: workers of a multi-node server would wait for it forever.
+  if (attempt.nodeHosts.length > 1) {
+    await backend
+      .stop(engine, attempt, [0])
+      .catch((e: Error) =>
+        engine.log.error({ err: e.message, attempt: attempt.id }, 'could not stop the worker nodes'),
+      );
+  }
+  // A stop asked for (here or by another bot process) ended it: the stop's record, whoever writes first.
+  if (engine.attempts.events(attempt.id).some((e) => e.kind === 'stop_requested')) {
+    engine.attempts.finish(attempt.id, {
+      status: 'stopped',
+      outcome: 'stopped',
+      detail: 'stopped on request',
+      exitCode,
+      at: engine.clock.now(),
+    });
+    return {
+      outcome: 'exited',
+      commandLine: attempt.commandLine,
+      attempt: engine.attempts.get(attempt.id)!,
+      diagnosis: fromLog,
+    };
+  }
+  // A crash the log names wins; else the scheduler's own ending (time limit, preempted, ...) says what happened.
+  if (fromLog.category === 'none' && ending) return recordEnding(engine, attempt, ending, emit, fromLog);
+  // Exited non-zero with nothing in the log: a crash of unknown cause, never `none`.
+  const diagnosis =
+    fromLog.category === 'none' && exitCode !== null && exitCode !== 0
+      ? exitedClassification(fromLog.phase as Phase, { code: exitCode, signal: null }, null)
+      : fromLog;
+  const crashed = diagnosis.category !== 'none' || (exitCode !== null && exitCode !== 0);
+  const outcome = crashed ? diagnosis.category : 'exited';
+  const closed = engine.attempts.finish(attempt.id, {
+    status: crashed ? 'crashed' : 'exited',
+    outcome,
+    detail: diagnosis.summary,
+    exitCode,
+    at: engine.clock.now(),
+  });
+  engine.attempts.update(attempt.id, { classification: diagnosis });
+  const a = engine.attempts.get(attempt.id)!;
+  // A stop that raced us already closed the attempt as stopped: report what the ledger says.
+  if (closed) publish(engine, emit, { kind: 'failed', attempt: a, outcome, diagnosis, exitCode });
+  return { outcome: crashed ? 'crashed' : 'exited', commandLine: attempt.commandLine, attempt: a, diagnosis };
+}
+
+/** Closes an attempt with an ending its backend named (Slurm's TIMEOUT, PREEMPTED, a submit refused...). */
+export function recordEnding(
+  engine: Engine,
+  attempt: Attempt,
+  ending: Ending,
+  emit: (e: LaunchEvent) => void,
+  diagnosis?: Diagnosis,
+): LaunchResult {
+  const closed = engine.attempts.finish(attempt.id, { ...ending, at: engine.clock.now() });
+  // Not a crash of the server: the scheduler ended it. The log's evidence (if any) stays with it.
+  const d: Diagnosis = {
+    category: 'none',
+    phase: diagnosis?.phase ?? 'scheduler',
+    evidence: diagnosis?.evidence ?? [],
+    rank: null,
+    dedupKey: `${ending.outcome}:${attempt.id}`,
+    confidence: 1,
+    summary: ending.detail,
+    reason: `the scheduler's own record of the job: ${ending.outcome}`,
+  };
+  const a = engine.attempts.get(attempt.id)!;
+  if (closed) {
+    engine.attempts.event(attempt.id, engine.clock.now(), 'ended', { outcome: ending.outcome, detail: ending.detail });
+    publish(engine, emit, {
+      kind: 'failed',
+      attempt: a,
+      outcome: ending.outcome,
+      diagnosis: d,
+      exitCode: ending.exitCode,
+    });
+  }
+  return { outcome: 'ended', commandLine: attempt.commandLine, attempt: a, diagnosis: d };
+}

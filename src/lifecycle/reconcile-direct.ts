@@ -1,0 +1,123 @@
+// The direct backend's reconcile (what src/lifecycle/reconcile.ts asks of a host the bot starts servers on itself):
+// the host's run directory of the attempt, and of each of its nodes, against the ledger.
+import type { Attempt } from '../ledger/attempts.ts';
+import type { Diagnosis } from '../logs/diagnosis.ts';
+import type { Reconciled } from './backend.ts';
+import { type Engine, hostOf, publish } from './engine.ts';
+import { followerState } from './follower.ts';
+import { readAndJudge } from './log-read.ts';
+import { readRemoteState, runIdFor } from './remote-state.ts';
+import { stopNodes } from './stop-nodes.ts';
+
+/**
+ * A launch in flight (in any process) is `starting` until its host answers; one whose host has no record of it is
+ * closed only when it is older than this (the launcher's own exec gives up after 30 s, plus the environment capture).
+ */
+export const STARTING_GRACE_MS = 180_000;
+
+/** The direct backend's check: the host's run directory of the attempt (and of each of its nodes). */
+export async function reconcileDirect(engine: Engine, live: Attempt): Promise<Reconciled> {
+  let a = live;
+  const nodeHosts = a.nodeHosts.length > 0 ? a.nodeHosts : [a.host];
+  const { host, cfg } = hostOf(engine, a.host);
+  const st = await readRemoteState(host, cfg, runIdFor(a));
+  const mine = st.state !== 'none';
+  if (mine && a.pgid === null) {
+    // The host started it, but the launcher never recorded where: take the host's own record of the run.
+    engine.attempts.update(a.id, {
+      status: a.status === 'starting' ? 'loading' : a.status,
+      pgid: st.pgid,
+      pgidStart: st.start,
+      runDir: st.runDir,
+      logPath: `${st.runDir}/out.log`,
+    });
+    engine.attempts.event(a.id, engine.clock.now(), 'adopted', { pgid: st.pgid, runDir: st.runDir });
+    a = engine.attempts.get(a.id)!;
+  }
+  if (st.state === 'alive' || st.state === 'orphans') {
+    // Only an orphan: a follower that is still there checks readiness itself (with the first real request).
+    if (a.status === 'loading' && followerState(engine, a.id) === 'gone') a = await readyFromLog(engine, a);
+    return {
+      attempt: a,
+      state: 'running',
+      note: st.state === 'orphans' ? 'the main process is gone but part of its process group still runs' : undefined,
+    };
+  }
+  if (!mine && a.status === 'starting' && !a.pgid) {
+    // The launch never reported back and the host has no record of it: still in flight, or it never started.
+    if (engine.clock.now() - a.startedAt < STARTING_GRACE_MS) return { attempt: a, state: 'running', note: 'starting' };
+    engine.attempts.finish(a.id, {
+      status: 'failed',
+      outcome: 'launch_failed',
+      detail: 'the host has no record of this launch',
+      at: engine.clock.now(),
+    });
+    return { attempt: engine.attempts.get(a.id)!, state: 'closed' };
+  }
+  if (nodeHosts.length > 1) await stopNodes(engine, a, [0]);
+  const exitCode = mine && st.state === 'dead' ? st.exitCode : null;
+  const closed = await closeUnwatched(engine, a, exitCode);
+  return { attempt: closed, state: 'closed', note: 'ended while the bot was not watching' };
+}
+
+/** A server that ended unwatched: its log names the crash; closed once, and told once to whoever shows attempts. */
+async function closeUnwatched(engine: Engine, a: Attempt, exitCode: number | null): Promise<Attempt> {
+  let d: Diagnosis | null = null;
+  if (a.logPath) {
+    try {
+      d = (await readAndJudge(engine, a.host, a.logPath, engine.diagnoser)).diagnosis;
+    } catch (e) {
+      engine.log.warn({ err: (e as Error).message, attempt: a.id }, 'could not read the log of an ended attempt');
+    }
+  }
+  const classified = d !== null && d.category !== 'none';
+  const crashed = classified || (exitCode !== null && exitCode !== 0);
+  const outcome = classified ? d!.category : crashed ? 'crashed' : exitCode === 0 ? 'exited' : 'lost';
+  const closed = engine.attempts.finish(a.id, {
+    status: crashed ? 'crashed' : exitCode === 0 ? 'exited' : 'lost',
+    outcome,
+    detail: classified ? `ended while the bot was not watching: ${d!.summary}` : 'ended while the bot was not watching',
+    exitCode,
+    at: engine.clock.now(),
+  });
+  if (d) engine.attempts.update(a.id, { classification: d });
+  const now = engine.attempts.get(a.id)!;
+  const diagnosis: Diagnosis = d ?? {
+    category: 'none',
+    phase: 'unknown',
+    summary: 'ended while the bot was not watching; its log names no crash',
+    evidence: [],
+    rank: null,
+    dedupKey: 'none',
+    confidence: 0,
+  };
+  if (closed) {
+    publish(engine, () => {}, {
+      kind: 'failed',
+      attempt: now,
+      outcome: crashed ? outcome : exitCode === 0 ? 'exited' : 'lost',
+      diagnosis,
+      exitCode,
+    });
+  }
+  return now;
+}
+
+/**
+ * A loading attempt whose follower died (its launcher): when its log has the ready line and /health answers, it is
+ * ready, since the time its log says (not now).
+ */
+async function readyFromLog(engine: Engine, a: Attempt): Promise<Attempt> {
+  if (!a.logPath) return a;
+  const v = await readAndJudge(engine, a.host, a.logPath, undefined);
+  if (v.readyAfterMs === null) return a;
+  const { host } = hostOf(engine, a.host);
+  const h = await host.http(a.port, { method: 'GET', path: '/health', timeoutMs: 5000 }).catch(() => null);
+  if (h?.status !== 200) return a;
+  const readyAt = Math.min(a.startedAt + v.readyAfterMs, engine.clock.now());
+  engine.attempts.update(a.id, { status: 'ready', readyAt, lastMilestone: 'ready' });
+  engine.attempts.event(a.id, engine.clock.now(), 'ready', { from: 'log', seconds: v.readyAfterMs / 1000 });
+  const ready = engine.attempts.get(a.id)!;
+  publish(engine, () => {}, { kind: 'ready', attempt: ready, seconds: v.readyAfterMs / 1000 });
+  return ready;
+}
