@@ -8,6 +8,7 @@ import { validate } from '../src/config/load.ts';
 import { PACKAGE_ROOT } from '../src/package-root.ts';
 import { flagView } from '../src/profiles/index.ts';
 import { makeBot, type TestBot } from '../test/helpers/app.ts';
+import { ledgerDb } from '../test/helpers/ledger.ts';
 import { ms, pct, type Row, ratio } from './stats.ts';
 
 const RUNS = 5;
@@ -30,7 +31,7 @@ function bot(total: number): TestBot {
 
 /** `total` finished attempts: older ones on other hosts and models, then the newest 100 on gpu with glm5-nvfp4. */
 function fill(b: TestBot, total: number): void {
-  const db = b.app.engine.db;
+  const db = ledgerDb(b.app.engine);
   const campaign = flagView(b.app.engine.profiles.get('glm5-nvfp4'));
   const insert = db.prepare(`INSERT INTO attempts
     (host, profile, profile_json, flags_json, argv_json, env_json, command_line, port, gpus, actor, origin, status,

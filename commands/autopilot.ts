@@ -60,7 +60,7 @@ const command = defineCommand({
   async run(ctx, a) {
     const { resolveHostName } = await import('../src/hosts/from-config.ts');
     const { autopilotStore } = await import('../src/autopilot/store.ts');
-    const store = autopilotStore(ctx.engine.db);
+    const store = autopilotStore(ctx.engine.ledger);
     if (a.status) {
       const runs = store.list(10);
       const text = runs.length

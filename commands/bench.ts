@@ -44,7 +44,7 @@ const command = defineCommand({
     const { runBench } = await import('../src/bench-load/run.ts');
     const { createBenchStore } = await import('../src/bench-load/store.ts');
     if (history) {
-      const rows = createBenchStore(ctx.engine.db).list({ host });
+      const rows = createBenchStore(ctx.engine.ledger).list({ host });
       return json ? { text: JSON.stringify(rows, null, 2), data: rows } : { text: benchHistoryText(rows), data: rows };
     }
     if (requests && requests.length !== 1 && requests.length !== concurrency.length)

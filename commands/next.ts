@@ -18,7 +18,7 @@ const command = defineCommand({
   async run(ctx, { profile, limit, json }) {
     const { advise } = await import('../src/advice/advise.ts');
     const { saveVariant } = await import('../src/profiles/saved.ts');
-    const { suggestionStore } = await import('../src/advice/store.ts');
+    const { suggestionStore } = await import('../src/ledger/suggestions.ts');
     const { adviceText } = await import('../src/advice/text.ts');
     const a = advise(ctx.engine, { profile, limit });
     // A suggestion that is an existing profile needs no generated file.
@@ -30,7 +30,7 @@ const command = defineCommand({
         `suggested after attempt #${a.crash.attemptId} (${a.crash.category}): ${s.reason}`,
       );
     }
-    suggestionStore(ctx.engine).save(
+    ctx.engine.ledger.suggestions.save(
       a.suggestions.map((s) => ({
         profile: s.profile.name,
         base: s.base,

@@ -18,10 +18,10 @@ const command = defineCommand({
   async run(ctx, { json }) {
     const { nextAfter } = await import('../src/schedule/cron.ts');
     const { catchUpMs } = await import('../src/schedule/scheduler.ts');
-    const { createScheduleState } = await import('../src/schedule/state.ts');
+    const { createScheduleState } = await import('../src/ledger/schedule.ts');
     const cfg = ctx.engine.loaded.config;
     const jobs = cfg.schedule?.jobs ?? [];
-    const state = createScheduleState(ctx.engine.db);
+    const state = ctx.engine.ledger.schedule;
     const now = ctx.engine.clock.now();
     const rows = jobs.map((j) => {
       const st = state.get(j.name);

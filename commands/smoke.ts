@@ -43,8 +43,8 @@ const command = defineCommand({
     const { eventText } = await import('../src/lifecycle/render-events.ts');
     const { historyText, smokeText } = await import('../src/smoke/report.ts');
     const { runSmoke } = await import('../src/smoke/run.ts');
-    const { createSmokeStore } = await import('../src/smoke/store.ts');
-    const store = createSmokeStore(ctx.engine.db);
+    const { createSmokeStore } = await import('../src/ledger/smoke.ts');
+    const store = ctx.engine.ledger.smoke;
     // The history chart: TTFT and tokens/s per run, regressions marked; posted with the (nightly) report.
     const historyChart = async (h: string | undefined, p: string | undefined, key: string): Promise<OutputFile[]> => {
       const rows = store.list({ host: h, profile: p, limit: CHART_RUNS });

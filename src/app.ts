@@ -10,10 +10,8 @@ import { type LoadedConfig, loadConfig } from './config/load.ts';
 import { knownUpstream } from './corpus/similar.ts';
 import { createFindingsIndex, sourcesFromConfig } from './findings/index.ts';
 import { createHostPool } from './hosts/from-config.ts';
-import { createAttemptStore } from './ledger/attempts.ts';
-import { createAuditLog } from './ledger/audit.ts';
-import { openDb } from './ledger/db.ts';
-import { createOutbox, type Outbox } from './ledger/outbox.ts';
+import { openLedger } from './ledger/index.ts';
+import type { Outbox } from './ledger/outbox.ts';
 import { catalogDiagnoser, catalogFromConfig, nextStepsFrom } from './lifecycle/classifier.ts';
 import type { Engine } from './lifecycle/engine.ts';
 import { stopMonitors } from './lifecycle/watching.ts';
@@ -62,7 +60,7 @@ export function createApp(opts: AppOptions = {}): App {
   const env = opts.env ?? process.env;
   const loaded = opts.loaded ?? loadConfig(env);
   const log = opts.log ?? createLogger();
-  const db = openDb(join(loaded.dataDir, 'ledger.sqlite'));
+  const ledger = openLedger(join(loaded.dataDir, 'ledger.sqlite'), opts.chat?.face ?? 'terminal');
   // Profiles and the signature catalog are read on first use: a one-shot `glm help` or `glm status` needs neither
   // (the long-lived faces touch both at start, so a bad profile or signature still shows up there at once).
   let profiles: ProfileSet | undefined;
@@ -72,12 +70,12 @@ export function createApp(opts: AppOptions = {}): App {
     return catalog;
   };
   const engine: Engine = {
-    outbox: createOutbox(db, opts.chat?.face ?? 'terminal'),
+    outbox: ledger.outbox,
     loaded,
     pool: createHostPool(loaded, env, (host, text) => log.warn({ host }, text)),
-    db,
-    attempts: createAttemptStore(db),
-    audit: createAuditLog(db),
+    ledger: ledger.tables,
+    attempts: ledger.attempts,
+    audit: ledger.audit,
     get profiles() {
       profiles ??= loadProfiles(loaded.profilesDir);
       return profiles;
@@ -117,7 +115,7 @@ export function createApp(opts: AppOptions = {}): App {
     });
     engine.notifier = createNotifier(
       {
-        db,
+        alerts: ledger.tables.alerts,
         outbox,
         delivery,
         clock: engine.clock,
@@ -155,7 +153,7 @@ export function createApp(opts: AppOptions = {}): App {
       await delivery?.flush(5000);
       await delivery?.stop();
       await engine.pool.closeAll();
-      db.close();
+      ledger.close();
     },
   };
 }

@@ -3,7 +3,6 @@
 // produced it; a variant whose resolved flags equal an attempt in the ledger is never suggested.
 import { ConfigError, UserError } from '../errors.ts';
 import type { Attempt } from '../ledger/attempts.ts';
-import { environmentStore } from '../ledger/environments.ts';
 import type { Engine } from '../lifecycle/engine.ts';
 import type { AdviceRule } from '../logs/classify/schema.ts';
 import { flagView, isDsaModel, type ResolvedProfile } from '../profiles/index.ts';
@@ -139,7 +138,7 @@ export function advise(engine: Engine, opts: { profile?: string; limit?: number 
   const { crash, baseName } = pickCrash(engine, opts.profile);
   const base = resolveProfileName(engine, baseName);
   const key = crashKeyOf(crash.classification)!;
-  const env = environmentStore(engine.db).forAttempt(crash);
+  const env = engine.ledger.environments.forAttempt(crash);
   return adviseFor(
     engine,
     base,

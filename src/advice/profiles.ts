@@ -10,7 +10,6 @@ import type { Engine } from '../lifecycle/engine.ts';
 import type { ResolvedProfile } from '../profiles/index.ts';
 import { previewVariant, resolveProfileName, saveVariant, variantsDir } from '../profiles/saved.ts';
 import { parseSetPairs } from '../profiles/variant.ts';
-import { suggestionStore } from './store.ts';
 
 /**
  * What `launch PROFILE [--set ...]` runs: `next:N`, a profile or a saved variant, with `--set` changes validated as
@@ -25,7 +24,7 @@ export function resolveLaunchProfile(
   let name = spec;
   const next = spec.match(/^next:(\d+)$/);
   if (next) {
-    const s = suggestionStore(engine).latest(Number(next[1]));
+    const s = engine.ledger.suggestions.latest(Number(next[1]));
     if (!s) throw new UserError(`no suggestion ${spec}`, 'run next first; it numbers the suggestions it shows');
     name = s.profile;
   }

@@ -9,8 +9,8 @@ import type { Delivery } from '../chat/delivery.ts';
 import { viewText } from '../chat/text.ts';
 import type { ChatMessage, View } from '../chat/types.ts';
 import type { Clock } from '../clock.ts';
+import type { AlertTable } from '../ledger/alerts.ts';
 import { type Attempt, attemptWhere } from '../ledger/attempts.ts';
-import type { Db } from '../ledger/db.ts';
 import type { Outbox } from '../ledger/outbox.ts';
 import type { LaunchEvent } from '../lifecycle/launch/types.ts';
 import type { Diagnosis } from '../logs/diagnosis.ts';
@@ -39,10 +39,10 @@ function endState(a: Attempt): string {
 }
 
 export function createNotifier(
-  deps: { db: Db; outbox: Outbox; delivery: Delivery; clock: Clock; sources: AlertSources },
+  deps: { alerts: AlertTable; outbox: Outbox; delivery: Delivery; clock: Clock; sources: AlertSources },
   opts: NotifierOptions,
 ) {
-  const { db, outbox, delivery, clock } = deps;
+  const { alerts, outbox, delivery, clock } = deps;
   // Attempts loading now: the step their message shows and when it came, so tick() can keep the time moving.
   const loading = new Map<number, { attempt: Attempt; detail: string; at: number }>();
 
@@ -105,15 +105,13 @@ export function createNotifier(
   async function alert(a: Attempt, e: Extract<LaunchEvent, { kind: 'failed' }>): Promise<void> {
     const d = e.diagnosis;
     const now = clock.now();
-    const prior = db.prepare('SELECT * FROM alerts WHERE dedup_key = ?').get(d.dedupKey) as
-      | { attempt_id: number; count: number; ref_key: string }
-      | undefined;
+    const prior = alerts.get(d.dedupKey);
     if (prior && prior.attempt_id !== a.id) {
       // This attempt was already counted (its crash is told early and again at exit).
       const pointerKey = `alert:${a.id}:same-as:${prior.attempt_id}`;
       if (outbox.has(pointerKey)) return;
       const count = prior.count + 1;
-      db.prepare('UPDATE alerts SET count = ?, last_at = ? WHERE dedup_key = ?').run(count, now, d.dedupKey);
+      alerts.recount(d.dedupKey, count, now);
       // The alert now speaks of the newest attempt with this crash (what changed for it), naming where it began.
       const view = await buildAlert(deps.sources, a, d, count, prior.attempt_id);
       outbox.enqueue({
@@ -139,9 +137,7 @@ export function createNotifier(
     }
     if (prior) return; // this attempt's crash was already alerted (e.g. seen again after a restart)
     const refKey = `alert:${a.id}`;
-    db.prepare(
-      'INSERT OR IGNORE INTO alerts (dedup_key, attempt_id, category, count, first_at, last_at, ref_key) VALUES (?, ?, ?, 1, ?, ?, ?)',
-    ).run(d.dedupKey, a.id, d.category, now, now, refKey);
+    alerts.add({ dedupKey: d.dedupKey, attemptId: a.id, category: d.category, at: now, refKey });
     const view = await buildAlert(deps.sources, a, d, 1);
     outbox.enqueue({
       key: refKey,

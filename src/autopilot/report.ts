@@ -116,7 +116,7 @@ function saveWinner(ctl: Ctl, run: AutopilotRun, winner: string): string {
 
 /** Output throughput per tune trial (its bench figures), with the SLO's terms drawn on the latency panel. */
 async function chart(ctl: Ctl, run: AutopilotRun, trials: Trial[]): Promise<string | null> {
-  const bench = createBenchStore(ctl.engine.db);
+  const bench = createBenchStore(ctl.engine.ledger);
   const levels: LevelMetrics[] = [];
   for (const t of trials) {
     if (t.outcome !== 'measured' || t.attemptId === null) continue;

@@ -10,7 +10,6 @@ import { runBench } from '../bench-load/run.ts';
 import { UserError } from '../errors.ts';
 import { bisect, bisectUnits } from '../fleet/bisect.ts';
 import type { Attempt } from '../ledger/attempts.ts';
-import { environmentStore } from '../ledger/environments.ts';
 import { type Engine, hostOf } from '../lifecycle/engine.ts';
 import { knownCrashes } from '../lifecycle/launch/check.ts';
 import type { LaunchResult } from '../lifecycle/launch/types.ts';
@@ -39,7 +38,7 @@ type Stop = 'cancel' | 'shutdown' | 'deadline';
 
 /** Asks a run to stop: in this process at once, in another through the ledger (its loop polls the flag). */
 export function cancelAutopilot(engine: Engine, id: number): boolean {
-  autopilotStore(engine.db).requestCancel(id);
+  autopilotStore(engine.ledger).requestCancel(id);
   const l = loopsOf(engine).get(id);
   l?.abort.abort('cancel');
   return Boolean(l);
@@ -53,7 +52,7 @@ export async function startAutopilot(
   req: { hostName: string; profile: ResolvedProfile; actor: string; origin: string; params: AutopilotParams },
   hooks: Hooks,
 ): Promise<AutopilotOutcome> {
-  const store = autopilotStore(engine.db);
+  const store = autopilotStore(engine.ledger);
   const busy = store.unfinished(req.hostName)[0];
   if (busy)
     throw new UserError(
@@ -86,7 +85,7 @@ export async function startAutopilot(
 export function resumeAutopilots(engine: Engine, hooks: Hooks): Array<Promise<AutopilotOutcome>> {
   const now = engine.clock.now();
   const mine = loopsOf(engine);
-  return autopilotStore(engine.db)
+  return autopilotStore(engine.ledger)
     .unfinished()
     .filter((r) => !mine.has(r.id) && (r.status === 'interrupted' || now - r.heartbeatAt > STALE_MS))
     .map((r) => {
@@ -97,7 +96,7 @@ export function resumeAutopilots(engine: Engine, hooks: Hooks): Array<Promise<Au
 }
 
 async function drive(engine: Engine, run0: AutopilotRun, hooks: Hooks): Promise<AutopilotOutcome> {
-  const store = autopilotStore(engine.db);
+  const store = autopilotStore(engine.ledger);
   const abort = new AbortController();
   let resolveDone!: () => void;
   const done = new Promise<void>((r) => {
@@ -321,7 +320,7 @@ function nextSuggestion(
   // Never a configuration that failed here before; one that served is fair to take again.
   const onHost = engine.attempts.list({ host: run.host, limit: 100_000 }).filter(isFailing);
   const crashed = crash.attemptId ? engine.attempts.get(crash.attemptId) : undefined;
-  const arch = crashed ? environmentStore(engine.db).forAttempt(crashed)?.facts.arch : undefined;
+  const arch = crashed ? engine.ledger.environments.forAttempt(crashed)?.facts.arch : undefined;
   const advice = adviseFor(
     engine,
     base,

@@ -1,10 +1,13 @@
-// Autopilot runs and their trials in the ledger: enough to resume a run after a restart (its parameters, where it
-// is, the trials done) and to report it. The GPUs a run holds between trials are rows of gpu_holds.
-
+// Autopilot runs and their trials as the autopilot reads them: the ledger's tables (src/ledger/autopilot.ts) with the
+// run's parameters, its state and a trial's knobs typed. The GPUs a run holds between trials are rows of gpu_holds.
 import type { Role } from '../access/roles.ts';
-import type { Db } from '../ledger/db.ts';
+import type { AutopilotRun as RunRow, Trial as TrialRow } from '../ledger/autopilot.ts';
+import type { LedgerTables } from '../ledger/index.ts';
 import type { KnobValues } from './search.ts';
 import type { SloTerm } from './slo.ts';
+
+export type { RunStatus } from '../ledger/autopilot.ts';
+
 export interface AutopilotParams {
   attempts: number;
   hours: number;
@@ -33,216 +36,11 @@ export interface AutopilotState {
   bisected?: boolean;
 }
 
-export type RunStatus = 'running' | 'interrupted' | 'done' | 'cancelled' | 'failed';
+export type AutopilotRun = RunRow<AutopilotParams, AutopilotState>;
+export type Trial = TrialRow<KnobValues>;
 
-export interface AutopilotRun {
-  id: number;
-  host: string;
-  profile: string;
-  actor: string;
-  origin: string;
-  status: RunStatus;
-  phase: 'find' | 'tune' | 'report';
-  params: AutopilotParams;
-  state: AutopilotState;
-  groupKey: string;
-  gpus: number[];
-  cancelRequested: boolean;
-  heartbeatAt: number;
-  startedAt: number;
-  deadlineAt: number;
-  endedAt: number | null;
-  result: unknown;
-}
-
-export interface Trial {
-  runId: number;
-  n: number;
-  phase: 'find' | 'bisect' | 'tune';
-  attemptId: number | null;
-  profile: string;
-  /** What this trial changed, as `field=value, ...` against the previous configuration or the working one. */
-  changes: string;
-  knobs: KnobValues | null;
-  /** works | crashed | smoke_failed | not_ready | skipped_known | measured | bench_failed */
-  outcome: string;
-  category: string | null;
-  throughput: number | null;
-  ttftP99: number | null;
-  itlP50: number | null;
-  meetsSlo: boolean | null;
-  note: string | null;
-  at: number;
-}
-
-type Row = Record<string, unknown>;
-
-const runOf = (r: Row): AutopilotRun => ({
-  id: r.id as number,
-  host: r.host as string,
-  profile: r.profile as string,
-  actor: r.actor as string,
-  origin: r.origin as string,
-  status: r.status as RunStatus,
-  phase: r.phase as AutopilotRun['phase'],
-  params: JSON.parse(r.params_json as string),
-  state: JSON.parse(r.state_json as string),
-  groupKey: r.group_key as string,
-  gpus: (r.gpus as string) ? (r.gpus as string).split(',').map(Number) : [],
-  cancelRequested: r.cancel_requested === 1,
-  heartbeatAt: r.heartbeat_at as number,
-  startedAt: r.started_at as number,
-  deadlineAt: r.deadline_at as number,
-  endedAt: (r.ended_at as number) ?? null,
-  result: r.result_json ? JSON.parse(r.result_json as string) : null,
-});
-
-const trialOf = (r: Row): Trial => ({
-  runId: r.run_id as number,
-  n: r.n as number,
-  phase: r.phase as Trial['phase'],
-  attemptId: (r.attempt_id as number) ?? null,
-  profile: r.profile as string,
-  changes: r.changes as string,
-  knobs: r.knobs_json ? JSON.parse(r.knobs_json as string) : null,
-  outcome: r.outcome as string,
-  category: (r.category as string) ?? null,
-  throughput: (r.throughput as number) ?? null,
-  ttftP99: (r.ttft_p99 as number) ?? null,
-  itlP50: (r.itl_p50 as number) ?? null,
-  meetsSlo: r.meets_slo === null || r.meets_slo === undefined ? null : r.meets_slo === 1,
-  note: (r.note as string) ?? null,
-  at: r.at as number,
-});
-
-export function autopilotStore(db: Db) {
-  return {
-    /** Opens a run and holds its GPUs, or refuses when another run holds one of them (one transaction). */
-    open(
-      r: Omit<AutopilotRun, 'id' | 'status' | 'cancelRequested' | 'endedAt' | 'result' | 'heartbeatAt'>,
-    ): AutopilotRun {
-      return db
-        .transaction(() => {
-          const info = db
-            .prepare(
-              `INSERT INTO autopilot_runs (host, profile, actor, origin, status, phase, params_json, state_json, group_key,
-                 gpus, heartbeat_at, started_at, deadline_at) VALUES (?, ?, ?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?)`,
-            )
-            .run(
-              r.host,
-              r.profile,
-              r.actor,
-              r.origin,
-              r.phase,
-              JSON.stringify(r.params),
-              JSON.stringify(r.state),
-              r.groupKey,
-              r.gpus.join(','),
-              r.startedAt,
-              r.startedAt,
-              r.deadlineAt,
-            );
-          const id = Number(info.lastInsertRowid);
-          const hold = db.prepare('INSERT INTO gpu_holds (host, gpu, group_key, holder) VALUES (?, ?, ?, ?)');
-          for (const g of r.gpus) hold.run(r.host, g, r.groupKey, `autopilot run #${id} (${r.profile}, ${r.actor})`);
-          return runOf(db.prepare('SELECT * FROM autopilot_runs WHERE id = ?').get(id) as Row);
-        })
-        .immediate();
-    },
-    get(id: number): AutopilotRun | undefined {
-      const r = db.prepare('SELECT * FROM autopilot_runs WHERE id = ?').get(id) as Row | undefined;
-      return r ? runOf(r) : undefined;
-    },
-    /** Runs not ended (running, or interrupted by a bot that stopped), oldest first. */
-    unfinished(host?: string): AutopilotRun[] {
-      const rows = db
-        .prepare(
-          `SELECT * FROM autopilot_runs WHERE status IN ('running', 'interrupted') ${host ? 'AND host = ?' : ''} ORDER BY id`,
-        )
-        .all(...(host ? [host] : [])) as Row[];
-      return rows.map(runOf);
-    },
-    list(limit = 20): AutopilotRun[] {
-      return (db.prepare('SELECT * FROM autopilot_runs ORDER BY id DESC LIMIT ?').all(limit) as Row[]).map(runOf);
-    },
-    update(
-      id: number,
-      patch: Partial<Pick<AutopilotRun, 'status' | 'phase' | 'state' | 'heartbeatAt' | 'endedAt' | 'result'>>,
-    ): void {
-      const cols: Record<string, unknown> = {
-        status: patch.status,
-        phase: patch.phase,
-        state_json: patch.state === undefined ? undefined : JSON.stringify(patch.state),
-        heartbeat_at: patch.heartbeatAt,
-        ended_at: patch.endedAt,
-        result_json: patch.result === undefined ? undefined : JSON.stringify(patch.result),
-      };
-      const set = Object.entries(cols).filter(([, v]) => v !== undefined);
-      if (set.length === 0) return;
-      db.prepare(`UPDATE autopilot_runs SET ${set.map(([k]) => `${k} = ?`).join(', ')} WHERE id = ?`).run(
-        ...set.map(([, v]) => v),
-        id,
-      );
-    },
-    requestCancel(id: number): void {
-      db.prepare('UPDATE autopilot_runs SET cancel_requested = 1 WHERE id = ?').run(id);
-    },
-    cancelRequested(id: number): boolean {
-      return (
-        (db.prepare('SELECT cancel_requested FROM autopilot_runs WHERE id = ?').get(id) as Row)?.cancel_requested === 1
-      );
-    },
-    /** Ends a run: its status, result, and its GPUs let go. */
-    finish(id: number, status: RunStatus, at: number, result: unknown): void {
-      db.transaction(() => {
-        this.update(id, { status, endedAt: at, result });
-        const r = this.get(id);
-        if (r) db.prepare('DELETE FROM gpu_holds WHERE group_key = ?').run(r.groupKey);
-      })();
-    },
-    addTrial(t: Omit<Trial, 'n'>): Trial {
-      return db
-        .transaction(() => {
-          const n =
-            ((db.prepare('SELECT MAX(n) AS n FROM autopilot_trials WHERE run_id = ?').get(t.runId) as Row).n as
-              | number
-              | null) ?? 0;
-          db.prepare(
-            `INSERT INTO autopilot_trials (run_id, n, phase, attempt_id, profile, changes, knobs_json, outcome, category,
-               throughput, ttft_p99, itl_p50, meets_slo, note, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-          ).run(
-            t.runId,
-            n + 1,
-            t.phase,
-            t.attemptId,
-            t.profile,
-            t.changes,
-            t.knobs ? JSON.stringify(t.knobs) : null,
-            t.outcome,
-            t.category,
-            t.throughput,
-            t.ttftP99,
-            t.itlP50,
-            t.meetsSlo === null ? null : t.meetsSlo ? 1 : 0,
-            t.note,
-            t.at,
-          );
-          return { ...t, n: n + 1 };
-        })
-        .immediate();
-    },
-    trials(runId: number): Trial[] {
-      return (db.prepare('SELECT * FROM autopilot_trials WHERE run_id = ? ORDER BY n').all(runId) as Row[]).map(
-        trialOf,
-      );
-    },
-    /** Who holds each of these GPUs between trials (another group than `groupKey`). */
-    holdsOn(host: string, except?: string): Array<{ gpu: number; holder: string; groupKey: string }> {
-      return (db.prepare('SELECT gpu, holder, group_key FROM gpu_holds WHERE host = ? ORDER BY gpu').all(host) as Row[])
-        .filter((r) => r.group_key !== except)
-        .map((r) => ({ gpu: r.gpu as number, holder: r.holder as string, groupKey: r.group_key as string }));
-    },
-  };
+export function autopilotStore(ledger: Pick<LedgerTables, 'autopilot'>) {
+  return ledger.autopilot<AutopilotParams, AutopilotState, KnobValues>();
 }
 
 export type AutopilotStore = ReturnType<typeof autopilotStore>;

@@ -80,7 +80,7 @@ export async function launchTrial(ctl: Ctl, run: AutopilotRun, profile: Resolved
 
 /** The one parent message of the run, re-rendered in place. */
 export function updateView(engine: Engine, run: AutopilotRun, detail: string): void {
-  const trials = autopilotStore(engine.db).trials(run.id);
+  const trials = autopilotStore(engine.ledger).trials(run.id);
   const view: AutopilotView = runView(run, trials, launchesOf(engine, run).length, engine.clock.now(), detail);
   engine.notifier?.updateGroup?.(run.groupKey, view);
 }

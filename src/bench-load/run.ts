@@ -98,7 +98,7 @@ export async function runBench(engine: Engine, req: BenchRequest, say: (t: strin
     `bench-attempt${attempt.id}-${new Date(started).toISOString().replace(/[:.]/g, '-')}.png`,
   );
   writeFileSync(chartPath, png);
-  const row = createBenchStore(engine.db).add({
+  const row = createBenchStore(engine.ledger).add({
     at: started,
     host: req.hostName,
     profile: attempt.profile,

@@ -1,80 +1,11 @@
-// Benchmark sweeps in the ledger, per attempt: what was asked and every level's figures.
-import type { Db } from '../ledger/db.ts';
+// Bench runs as the bench part reads them: the ledger's table (src/ledger/bench.ts) with each level's figures typed.
+import type { BenchRow as Row } from '../ledger/bench.ts';
+import type { LedgerTables } from '../ledger/index.ts';
 import type { LevelMetrics } from './metrics.ts';
 
-export interface BenchParams {
-  concurrencies: number[];
-  inputLen: number;
-  outputLen: number;
-  /** Per level (one number: the same for every level); null: the default. */
-  requests: number[] | null;
-}
+export type { BenchParams } from '../ledger/bench.ts';
+export type BenchRow = Row<LevelMetrics>;
 
-export interface BenchRow {
-  id: number;
-  at: number;
-  host: string;
-  profile: string;
-  attemptId: number | null;
-  actor: string;
-  origin: string;
-  params: BenchParams;
-  levels: LevelMetrics[];
-  chartPath: string | null;
-  durationMs: number;
-}
-
-type Row = Record<string, unknown>;
-
-const fromRow = (r: Row): BenchRow => ({
-  id: r.id as number,
-  at: r.at as number,
-  host: r.host as string,
-  profile: r.profile as string,
-  attemptId: (r.attempt_id as number) ?? null,
-  actor: r.actor as string,
-  origin: r.origin as string,
-  params: JSON.parse(r.params_json as string),
-  levels: JSON.parse(r.results_json as string),
-  chartPath: (r.chart_path as string) ?? null,
-  durationMs: r.duration_ms as number,
-});
-
-export function createBenchStore(db: Db) {
-  return {
-    add(r: Omit<BenchRow, 'id'>): BenchRow {
-      const info = db
-        .prepare(
-          `INSERT INTO bench_runs (at, host, profile, attempt_id, actor, origin, params_json, results_json, chart_path,
-             duration_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-        )
-        .run(
-          r.at,
-          r.host,
-          r.profile,
-          r.attemptId,
-          r.actor,
-          r.origin,
-          JSON.stringify(r.params),
-          JSON.stringify(r.levels),
-          r.chartPath,
-          r.durationMs,
-        );
-      return { ...r, id: Number(info.lastInsertRowid) };
-    },
-    list(filter: { host?: string; attemptId?: number; limit?: number } = {}): BenchRow[] {
-      const where: string[] = [];
-      const args: unknown[] = [];
-      if (filter.host) {
-        where.push('host = ?');
-        args.push(filter.host);
-      }
-      if (filter.attemptId !== undefined) {
-        where.push('attempt_id = ?');
-        args.push(filter.attemptId);
-      }
-      const sql = `SELECT * FROM bench_runs ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY id DESC LIMIT ?`;
-      return (db.prepare(sql).all(...args, filter.limit ?? 20) as Row[]).map(fromRow).reverse();
-    },
-  };
+export function createBenchStore(ledger: Pick<LedgerTables, 'bench'>) {
+  return ledger.bench<LevelMetrics>();
 }

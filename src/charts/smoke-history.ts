@@ -1,6 +1,6 @@
 // The nightly smoke history: time to first token and decode tokens/s per run (oldest left), regressions ringed in
 // red, failed runs as gaps. Posted with the nightly report.
-import type { SmokeRow } from '../smoke/store.ts';
+import type { SmokeRow } from '../ledger/smoke.ts';
 import { svgToPng } from './render.ts';
 import { chartSvg, panel } from './svg.ts';
 

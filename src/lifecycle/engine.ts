@@ -9,7 +9,7 @@ import type { HostPool } from '../hosts/from-config.ts';
 import type { RemoteHost } from '../hosts/types.ts';
 import type { Attempt, AttemptStore } from '../ledger/attempts.ts';
 import type { AuditLog } from '../ledger/audit.ts';
-import type { Db } from '../ledger/db.ts';
+import type { LedgerTables } from '../ledger/index.ts';
 import type { Outbox } from '../ledger/outbox.ts';
 import type { Logger } from '../logger.ts';
 import type { DiagnoserFactory } from '../logs/diagnosis.ts';
@@ -20,8 +20,8 @@ import type { LaunchEvent } from './launch/types.ts';
 export interface Engine {
   loaded: LoadedConfig;
   pool: HostPool;
-  /** The ledger's one SQLite connection, for parts that keep their own tables in it (drafts, smoke, schedule). */
-  db: Db;
+  /** The ledger's other tables (smoke, bench, schedule, alerts, ...): parts get repositories, never the connection. */
+  ledger: LedgerTables;
   attempts: AttemptStore;
   audit: AuditLog;
   /** This face's outbox: every chat message goes through it. */

@@ -3,7 +3,7 @@
 // SGLang version, and the result is kept in the ledger. When check_env cannot run, a constant script collects the
 // same facts (Python, CUDA, driver, GPUs and compute capability, `nvidia-smi topo -m`, key package versions).
 import type { HostConfig } from '../config/schema.ts';
-import { type EnvReport, environmentStore } from '../ledger/environments.ts';
+import type { EnvReport } from '../ledger/environments.ts';
 import { redactText } from '../redact.ts';
 import { type Engine, hostOf } from './engine.ts';
 import { parseCheckEnv } from './env-parse.ts';
@@ -145,7 +145,7 @@ export async function captureEnvironment(
   hostName: string,
   opts: { attemptId?: number; fresh?: boolean } = {},
 ): Promise<EnvReport> {
-  const store = environmentStore(engine.db);
+  const store = engine.ledger.environments;
   let cfg: HostConfig;
   let sglang: string | null = null;
   try {

@@ -104,12 +104,7 @@ export async function planGpus(
 }
 
 function heldGpus(engine: Engine, host: string, except?: string): Map<number, string> {
-  const rows = engine.db.prepare('SELECT gpu, group_key, holder FROM gpu_holds WHERE host = ?').all(host) as Array<{
-    gpu: number;
-    group_key: string;
-    holder: string;
-  }>;
-  return new Map(rows.filter((r) => r.group_key !== except).map((r) => [r.gpu, r.holder]));
+  return engine.ledger.autopilot().heldGpus(host, except);
 }
 
 /** GPUs per node: the profile's list, else its tensor-parallel size split over the nodes. */

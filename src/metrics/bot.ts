@@ -47,13 +47,7 @@ export function createBotMetrics(engine: Engine): BotMetrics {
     registers: [registry],
     collect() {
       this.reset();
-      const rows = engine.db
-        .prepare(
-          `SELECT COALESCE(outcome, status) AS outcome,
-             COALESCE(json_extract(classification_json, '$.category'), 'none') AS cls, COUNT(*) AS n
-           FROM attempts GROUP BY 1, 2`,
-        )
-        .all() as Array<{ outcome: string; cls: string; n: number }>;
+      const rows = engine.ledger.outcomeCounts();
       for (const r of rows) this.set({ outcome: r.outcome, crash_class: r.cls }, r.n);
     },
   });

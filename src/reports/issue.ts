@@ -4,7 +4,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Attempt } from '../ledger/attempts.ts';
-import { environmentStore } from '../ledger/environments.ts';
 import { catalogFromConfig } from '../lifecycle/classifier.ts';
 import type { Engine } from '../lifecycle/engine.ts';
 import { captureEnvironment, type EnvReport } from '../lifecycle/env.ts';
@@ -59,7 +58,7 @@ export async function draftIssue(engine: Engine, req: IssueDraftRequest): Promis
   const templates = loadIssueTemplates(templatesDir(engine.loaded));
   const attempts = selectAttempts(candidates(engine, req.ids), req.ids);
   const primary = choosePrimary(attempts, req.primary);
-  let env = environmentStore(engine.db).forAttempt(primary);
+  let env = engine.ledger.environments.forAttempt(primary);
   if (!env && engine.loaded.config.hosts[primary.host]) env = await captureEnvironment(engine, primary.host);
   const catalog = catalogFromConfig(engine.loaded.config.signatures);
   const crashes: CrashKey[] = [];

@@ -14,6 +14,7 @@ import type { ScheduleJob } from '../config/schedule.ts';
 import { duration, span } from '../format/table.ts';
 import { resolveLaunchHosts } from '../hosts/from-config.ts';
 import type { Outbox } from '../ledger/outbox.ts';
+import type { ScheduleState } from '../ledger/schedule.ts';
 import type { Engine } from '../lifecycle/engine.ts';
 import type { DiagnoserFactory } from '../logs/diagnosis.ts';
 import { argsOf, parseArgs } from '../runtime/args.ts';
@@ -21,7 +22,6 @@ import type { CommandContext, CommandOutput } from '../runtime/define.ts';
 import { tokenize } from '../runtime/parse.ts';
 import type { Dispatch } from '../runtime/registry.ts';
 import { dueIn, latestIn, nextAfter } from './cron.ts';
-import { createScheduleState, type ScheduleState } from './state.ts';
 import { cronTriggers, type Trigger, type TriggerFactory } from './triggers.ts';
 
 export interface SchedulerApp {
@@ -82,7 +82,7 @@ export function startScheduler(app: SchedulerApp, opts: SchedulerOptions = {}): 
   const { engine, dispatch } = app;
   const log = engine.log.child({ part: 'scheduler' });
   const jobs = engine.loaded.config.schedule?.jobs ?? [];
-  const state: ScheduleState = createScheduleState(engine.db);
+  const state: ScheduleState = engine.ledger.schedule;
   /** Each job's run under way (waiting for its hosts, or running). */
   const busy = new Map<string, { dueAt: number; since: number; waiting: boolean }>();
   /** Per host, the newest run that holds or waits for it: the next run touching the host waits for this one. */

@@ -312,7 +312,7 @@ export function onAutopilotStopClick(deps: FaceDeps) {
     await ack();
     const identity = clicker(body);
     const id = Number(action.value);
-    const run = Number.isSafeInteger(id) && id > 0 ? autopilotStore(deps.glm.engine.db).get(id) : undefined;
+    const run = Number.isSafeInteger(id) && id > 0 ? autopilotStore(deps.glm.engine.ledger).get(id) : undefined;
     if (!run || (run.status !== 'running' && run.status !== 'interrupted')) {
       auditClick(deps, identity, 'autopilot', { cancel: true, run: action.value }, 'allow', 'not running any more');
       reply(deps, identity, body.response_url, { text: `autopilot run #${action.value} is not running any more` });

@@ -1,9 +1,9 @@
 // A smoke result as text: verdict first, the comparison with the last passing run, then one line per answer and
 // what the log said. The same text goes to the terminal, a Slack reply, or the scheduled job's channel.
 import { table } from '../format/table.ts';
+import type { SmokeRow } from '../ledger/smoke.ts';
 import { serverMetricsText } from '../lifecycle/sglang-metrics.ts';
 import type { SmokeResult } from './run.ts';
-import type { SmokeRow } from './store.ts';
 
 const ms = (v: number | null | undefined) => (v === null || v === undefined ? '-' : `${Math.round(v)} ms`);
 const tps = (v: number | null | undefined) => (v === null || v === undefined ? '-' : `${v.toFixed(1)} tok/s`);

@@ -7,6 +7,7 @@ import type { Role } from '../access/roles.ts';
 import { UserError } from '../errors.ts';
 import type { RemoteHost } from '../hosts/types.ts';
 import type { Attempt } from '../ledger/attempts.ts';
+import type { SmokeRow, Verdict } from '../ledger/smoke.ts';
 import { serverAuth } from '../lifecycle/api-key.ts';
 import { type Engine, hostOf } from '../lifecycle/engine.ts';
 import { recordExit } from '../lifecycle/launch/outcome.ts';
@@ -22,7 +23,6 @@ import { type Answer, ask } from './ask.ts';
 import { judge } from './checks.ts';
 import { classifyDelta, type LogMark, type LogVerdict, markLog, readSince } from './logdelta.ts';
 import { type EffectiveSmoke, effectiveSmoke } from './settings.ts';
-import { createSmokeStore, type SmokeRow, type Verdict } from './store.ts';
 
 export interface SmokeRequest {
   hostName: string;
@@ -189,7 +189,7 @@ export async function runSmoke(engine: Engine, req: SmokeRequest, hooks: Hooks):
   const settings = effectiveSmoke(engine.loaded.config.smoke, profileName, profile.smoke);
   const budgetMs = (req.budgetS ?? settings.budgetS) * 1000;
   const deadline = wallStart + budgetMs;
-  const store = createSmokeStore(engine.db);
+  const store = engine.ledger.smoke;
 
   let attempt: Attempt | null = mode === 'running' ? active! : null;
   let prompts: PromptResult[] = [];

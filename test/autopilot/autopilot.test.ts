@@ -74,7 +74,7 @@ describe('autopilot', () => {
     expect(attempts.length).toBeLessThanOrEqual(10);
     expect(attempts.every((a) => a.groupKey === out.run.groupKey && !a.active)).toBe(true);
     expect(await idleGpus(bot)).toBe(true);
-    expect(autopilotStore(bot.app.engine.db).holdsOn('gpu')).toEqual([]);
+    expect(autopilotStore(bot.app.engine.ledger).holdsOn('gpu')).toEqual([]);
     // The winner as a profile that extends the start and names only what changed.
     const file = parse(readFileSync(out.profileFile!, 'utf8')) as Record<string, unknown>;
     expect(file.extends).toBe('glm5-nvfp4');
@@ -105,7 +105,7 @@ describe('autopilot', () => {
     const running = a.run(
       `autopilot glm5-nvfp4 --attempts 6 --knobs chunked_prefill_size ${LOAD} --port ${port} --json`,
     );
-    const store = autopilotStore(a.app.engine.db);
+    const store = autopilotStore(a.app.engine.ledger);
     await until(
       () => store.trials(1).some((t) => t.phase === 'tune' && t.changes !== '(working configuration)'),
       120_000,
@@ -142,7 +142,7 @@ describe('autopilot', () => {
     const other = await c.run(`launch small --port ${await freePort()}`);
     expect(other.exitCode).toBe(2);
     expect(other.text).toMatch(/held by (attempt #\d+ \(glm5-tilelang-bf16|autopilot run #1)/);
-    const held = autopilotStore(c.app.engine.db).holdsOn('gpu');
+    const held = autopilotStore(c.app.engine.ledger).holdsOn('gpu');
     expect(held.map((h) => h.gpu)).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
     expect(held[0]!.holder).toMatch(/^autopilot run #1 \(glm5-tilelang-bf16, tester\)$/);
     const cancel = await c.run('autopilot --cancel');
@@ -152,7 +152,7 @@ describe('autopilot', () => {
     expect(out.ending).toBe('cancelled');
     expect(liveOfRuns(c)).toEqual([]);
     expect(await idleGpus(c)).toBe(true);
-    expect(autopilotStore(c.app.engine.db).holdsOn('gpu')).toEqual([]);
+    expect(autopilotStore(c.app.engine.ledger).holdsOn('gpu')).toEqual([]);
     expect(existsSync(out.profileFile ?? '/nonexistent')).toBe(false);
   }, 120_000);
 

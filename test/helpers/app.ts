@@ -8,6 +8,7 @@ import { type App, createApp } from '../../src/app.ts';
 import { createConsoleAdapter } from '../../src/chat/console.ts';
 import { type LoadedConfig, PACKAGE_ROOT, validate } from '../../src/config/load.ts';
 import type { CommandContext } from '../../src/runtime/define.ts';
+import { ledgerDb } from './ledger.ts';
 import type { Sshd } from './sshd.ts';
 import { userDir } from './sshd.ts';
 
@@ -177,7 +178,7 @@ export function makeChatBot(loaded: LoadedConfig, actor = 'U-tester'): ChatBot {
  * host, finds it gone and closes it.
  */
 export function seedUnwatched(app: App, hosts: readonly string[]): void {
-  const insert = app.engine.db.prepare(`INSERT INTO attempts
+  const insert = ledgerDb(app.engine).prepare(`INSERT INTO attempts
     (host, profile, profile_json, flags_json, argv_json, env_json, command_line, port, actor, origin, status, active,
      pgid, pgid_start, started_at, model_path)
     VALUES (?, 'small', '{}', '{}', '[]', '{}', 'python -m sglang.launch_server ...', 30000, 'bench', 'terminal',

@@ -4,7 +4,14 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { describeCycle, fileCycles, importGraph, partCycles, partOf } from '../../scripts/imports.ts';
+import {
+  describeCycle,
+  fileCycles,
+  importGraph,
+  partCycles,
+  partOf,
+  sqliteOutsideLedger,
+} from '../../scripts/imports.ts';
 
 function tree(files: Record<string, string>): string {
   const root = mkdtempSync(join(tmpdir(), 'glm-imports-'));
@@ -36,6 +43,19 @@ describe('the import check', () => {
     expect(files.map((c) => c.path)).toEqual([['src/a/one.ts', 'src/b/two.ts', 'src/b/three.ts', 'src/a/one.ts']]);
   });
 
+  it('names every file outside src/ledger that imports better-sqlite3 or prepares a statement', () => {
+    const root = tree({
+      'src/ledger/db.ts': "import Database from 'better-sqlite3';\nexport const q = (db) => db.prepare('SELECT 1');\n",
+      'src/smoke/store.ts':
+        "import type { Db } from '../ledger/db.ts';\nexport const f = (db: Db) => db.prepare('SELECT 1');\n",
+      'src/x/raw.ts': "import Database from 'better-sqlite3';\n",
+    });
+    expect(sqliteOutsideLedger(importGraph(root), root)).toEqual([
+      'src/smoke/store.ts:2: calls .prepare(',
+      'src/x/raw.ts: imports better-sqlite3',
+    ]);
+  });
+
   it('reports a relative import that names no file (a broken graph would hide cycles)', () => {
     const g = importGraph(tree({ 'src/a/one.ts': "import { gone } from './gone.ts';\n" }));
     expect(g.unresolved).toEqual(["src/a/one.ts: './gone.ts'"]);
@@ -62,5 +82,9 @@ describe('the bot itself', () => {
 
   it('has no import cycle between files', () => {
     expect(fileCycles(g).map((c) => describeCycle('file', c))).toEqual([]);
+  });
+
+  it('touches SQLite only in src/ledger: no other file imports better-sqlite3 or calls .prepare(', () => {
+    expect(sqliteOutsideLedger(g)).toEqual([]);
   });
 });

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { captureEnvironment } from '../../src/lifecycle/env.ts';
 import { freshDirs, makeBot, STANDIN, type TestBot, testConfig } from '../helpers/app.ts';
+import { ledgerDb } from '../helpers/ledger.ts';
 import { type Sshd, startSshd, testUser } from '../helpers/sshd.ts';
 
 let sshd: Sshd;
@@ -39,7 +40,7 @@ function bot(dirs: { workdir: string; dataDir: string }, python?: string): TestB
 }
 
 const rows = (b: TestBot) =>
-  b.app.engine.db.prepare('SELECT host, sglang_version, source FROM environments ORDER BY id').all();
+  ledgerDb(b.app.engine).prepare('SELECT host, sglang_version, source FROM environments ORDER BY id').all();
 
 describe('captureEnvironment', () => {
   it("keeps check_env's own output, once per host and SGLang version, and links it to attempts", async () => {
@@ -98,7 +99,7 @@ describe('captureEnvironment', () => {
     expect(second.id).toBe(first.id);
     expect(second.capturedAt).toBe(first.capturedAt);
     expect(rows(again)).toEqual([{ host: 'gpu', sglang_version: '0.5.8+standin', source: 'check_env' }]);
-    const link = again.app.engine.db.prepare('SELECT * FROM attempt_environments').all();
+    const link = ledgerDb(again.app.engine).prepare('SELECT * FROM attempt_environments').all();
     expect(link).toEqual([{ attempt_id: attempt.id, environment_id: first.id }]);
     // An attempt the ledger does not know leaves the report unlinked, and nothing throws.
     expect((await captureEnvironment(again.app.engine, 'gpu', { attemptId: 999 })).id).toBe(first.id);

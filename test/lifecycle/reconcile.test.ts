@@ -8,6 +8,7 @@ import { validate } from '../../src/config/load.ts';
 import type { RemoteHost } from '../../src/hosts/types.ts';
 import { PACKAGE_ROOT } from '../../src/package-root.ts';
 import { makeBot } from '../helpers/app.ts';
+import { ledgerDb } from '../helpers/ledger.ts';
 
 describe('reconcile', () => {
   it('checks the hosts of all live attempts concurrently, and closes the ones their hosts do not know', async () => {
@@ -26,7 +27,7 @@ describe('reconcile', () => {
       defaultHost: 'h0',
     };
     const b = makeBot(loaded, { dataDir, workdir: join(dataDir, 'h0') });
-    const insert = b.app.engine.db.prepare(`INSERT INTO attempts
+    const insert = ledgerDb(b.app.engine).prepare(`INSERT INTO attempts
       (host, profile, profile_json, flags_json, argv_json, env_json, command_line, port, actor, origin, status, active,
        pgid, pgid_start, started_at, model_path)
       VALUES (?, 'small', '{}', '{}', '[]', '{}', 'x', 30000, 't', 'terminal', 'running', 1, 4242, 'x', 1, '')`);

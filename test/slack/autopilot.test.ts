@@ -57,11 +57,15 @@ describe('autopilot in Slack', () => {
     await waitFor('the refusal', () =>
       fake.responses.find((r) => r.id === denied.rid && /not allowed/.test(String(r.body.text))),
     );
-    expect(autopilotStore(face.glm.engine.db).get(1)!.status).toBe('running');
+    expect(autopilotStore(face.glm.engine.ledger).get(1)!.status).toBe('running');
 
     const ok = clickBody(fake, 'glm_autopilot_stop', '1', 'UOPER');
     await postSigned(face.port, ok.body);
-    await waitFor('the run cancelled', () => autopilotStore(face.glm.engine.db).get(1)!.status === 'cancelled', 60_000);
+    await waitFor(
+      'the run cancelled',
+      () => autopilotStore(face.glm.engine.ledger).get(1)!.status === 'cancelled',
+      60_000,
+    );
     expect(face.glm.engine.attempts.list({ limit: 100 }).filter((a) => a.active)).toEqual([]);
     const audit = face.glm.engine.audit.list(100).filter((a) => a.command === 'autopilot');
     expect(audit.map((a) => [a.actor, a.decision])).toEqual(

@@ -11,6 +11,7 @@ import { variantsDir } from '../../src/profiles/saved.ts';
 import type { CommandContext } from '../../src/runtime/define.ts';
 import { startScheduler } from '../../src/schedule/scheduler.ts';
 import { freshDirs, terminalContext, testConfig } from '../helpers/app.ts';
+import { ledgerDb } from '../helpers/ledger.ts';
 import { freePort, type Sshd, startSshd } from '../helpers/sshd.ts';
 import { type FakeSlack, startFakeSlack } from './fake-slack.ts';
 import { ACCESS, blockText, clickBody, OPS, postSigned, slashBody, startFace, waitFor } from './helpers.ts';
@@ -118,7 +119,7 @@ const procFile = (pid: string, f: string) => {
 };
 
 function allTables(): string {
-  const db = face.glm.engine.db;
+  const db = ledgerDb(face.glm.engine);
   const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as { name: string }[];
   return tables.map((t) => `${t.name}: ${JSON.stringify(db.prepare(`SELECT * FROM "${t.name}"`).all())}`).join('\n');
 }
@@ -219,7 +220,7 @@ describe('canaries', () => {
     await sched.stop();
     await face.glm.delivery!.flush(10_000);
     expect(fake.calls.length).toBeGreaterThan(before);
-    const audit = face.glm.engine.db.prepare("SELECT command FROM audit WHERE actor = 'scheduler'").all() as {
+    const audit = ledgerDb(face.glm.engine).prepare("SELECT command FROM audit WHERE actor = 'scheduler'").all() as {
       command: string;
     }[];
     expect(audit.map((r) => r.command)).toEqual(expect.arrayContaining(['status', 'attempts', 'draft-issue']));
@@ -260,7 +261,7 @@ describe('canaries', () => {
     for (const c of Object.values(BOT_ENV)) expect(serverEnv).not.toContain(c);
     // Every log line and every audit row is whole JSON.
     for (const l of face.logLines) expect(() => JSON.parse(l), l).not.toThrow();
-    const rows = face.glm.engine.db.prepare('SELECT args_json FROM audit').all() as { args_json: string }[];
+    const rows = ledgerDb(face.glm.engine).prepare('SELECT args_json FROM audit').all() as { args_json: string }[];
     for (const r of rows) expect(() => JSON.parse(r.args_json)).not.toThrow();
   });
 });

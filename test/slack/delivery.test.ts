@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { LaunchEvent } from '../../src/lifecycle/launch/types.ts';
+import { ledgerDb } from '../helpers/ledger.ts';
 import { type FakeSlack, startFakeSlack } from './fake-slack.ts';
 import { blockText, localConfig, OPS, startFace, waitFor } from './helpers.ts';
 
@@ -215,7 +216,9 @@ describe('a post whose answer was lost (issue 17, item 15)', () => {
       expect(slack.messages.filter((m) => m.text === 'first message')).toHaveLength(1);
       const m1 = slack.messages.find((m) => m.text === 'first message')!;
       expect(m1.metadata?.event_type).toBe('glm_outbox');
-      const row = second.glm.engine.db.prepare("SELECT id, created_at FROM outbox WHERE key = 'slack|m1'").get() as {
+      const row = ledgerDb(second.glm.engine)
+        .prepare("SELECT id, created_at FROM outbox WHERE key = 'slack|m1'")
+        .get() as {
         id: number;
         created_at: number;
       };

@@ -11,6 +11,7 @@ import { PACKAGE_ROOT, validate } from '../../src/config/load.ts';
 import { ConfigError } from '../../src/errors.ts';
 import { variantsDir } from '../../src/profiles/saved.ts';
 import { freshDirs, makeBot, testConfig } from '../helpers/app.ts';
+import { ledgerDb } from '../helpers/ledger.ts';
 import { freePort, type Sshd, startSshd } from '../helpers/sshd.ts';
 import { type FakeSlack, startFakeSlack } from './fake-slack.ts';
 import { ACCESS, blockText, OPS, postSigned, slashBody, startFace, waitFor } from './helpers.ts';
@@ -63,7 +64,9 @@ const variantFiles = () => {
   return existsSync(dir) ? readdirSync(dir) : [];
 };
 const lastAudit = () =>
-  face.glm.engine.db.prepare('SELECT actor, command, decision, result FROM audit ORDER BY id DESC LIMIT 1').get() as {
+  ledgerDb(face.glm.engine)
+    .prepare('SELECT actor, command, decision, result FROM audit ORDER BY id DESC LIMIT 1')
+    .get() as {
     actor: string;
     command: string;
     decision: string;

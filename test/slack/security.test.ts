@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { variantsDir } from '../../src/profiles/saved.ts';
 import { MAX_BODY_BYTES } from '../../src/slack/requests.ts';
 import { freshDirs, testConfig } from '../helpers/app.ts';
+import { ledgerDb } from '../helpers/ledger.ts';
 import { type Sshd, startSshd } from '../helpers/sshd.ts';
 import { type FakeSlack, startFakeSlack } from './fake-slack.ts';
 import { ACCESS, blockText, OPS, postSigned, sign, slashBody, startFace, waitFor } from './helpers.ts';
@@ -42,7 +43,10 @@ async function answer(rid: string): Promise<string> {
 }
 
 const auditRows = () =>
-  face.glm.engine.db.prepare('SELECT * FROM audit ORDER BY id').all() as { command: string; args_json: string }[];
+  ledgerDb(face.glm.engine).prepare('SELECT * FROM audit ORDER BY id').all() as {
+    command: string;
+    args_json: string;
+  }[];
 
 describe('permission before work', () => {
   it('launches from an unlisted user in an unlisted channel touch no disk, no ledger table but audit, no host', async () => {
@@ -72,7 +76,7 @@ describe('the audit log survives hostile values', () => {
     for (const r of auditRows()) expect(() => JSON.parse(r.args_json)).not.toThrow();
     expect(auditRows().at(-1)!.args_json).not.toMatch(/OPENAI_API_KEY=x/);
     // A row written by an older bot (cut-off JSON) does not stop the listing either.
-    face.glm.engine.db
+    ledgerDb(face.glm.engine)
       .prepare(
         "INSERT INTO audit (at, actor, origin, place, command, args_json, decision, result, duration_ms) VALUES (1, 'old', 'slack', 'C', 'status', '{\"text\":\"OPENAI_API_KEY=[REDACTED]', 'deny', 'x', 0)",
       )

@@ -10,10 +10,11 @@ import { type App, createApp } from '../../src/app.ts';
 import type { ChatAdapter, ChatMessage } from '../../src/chat/types.ts';
 import type { Clock } from '../../src/clock.ts';
 import { span } from '../../src/format/table.ts';
+import { createScheduleState } from '../../src/ledger/schedule.ts';
 import { type Scheduler, startScheduler } from '../../src/schedule/scheduler.ts';
-import { createScheduleState } from '../../src/schedule/state.ts';
 import { clockTriggers, cronTriggers } from '../../src/schedule/triggers.ts';
 import { freshDirs, terminalContext, testConfig, until } from '../helpers/app.ts';
+import { ledgerDb } from '../helpers/ledger.ts';
 import { freePort, type Sshd, startSshd } from '../helpers/sshd.ts';
 import { profilesWith } from './helpers.ts';
 
@@ -114,14 +115,16 @@ describe('jobs on one host', () => {
       expect.stringMatching(/^PASS scheduled launch-smoke [\s\S]*attempt #2 \(small-here\)/),
     ]);
     // Not at the same time: the launch job's smoke finished before the other's started.
-    const rows = app.engine.db.prepare('SELECT id, actor, attempt_id AS attempt FROM smoke_runs ORDER BY id').all();
+    const rows = ledgerDb(app.engine)
+      .prepare('SELECT id, actor, attempt_id AS attempt FROM smoke_runs ORDER BY id')
+      .all();
     expect(rows).toEqual([
       { id: 1, actor: 'scheduler', attempt: 2 },
       { id: 2, actor: 'scheduler', attempt: 1 },
     ]);
     // A job that only reads did not wait.
     expect(posts('C0LEDGER')).toEqual([expect.stringMatching(/^OK scheduled ledger-report/)]);
-    expect(createScheduleState(app.engine.db).events()).toEqual([
+    expect(app.engine.ledger.schedule.events()).toEqual([
       expect.objectContaining({
         job: 'running-smoke',
         kind: 'waited',
@@ -150,7 +153,7 @@ describe('runs missed during a long outage', () => {
       'scheduled running-smoke: 3 runs due 2026-03-11 02:30 UTC to 2026-03-13 02:30 UTC were missed while the bot was down: not run (all are older than the catch-up window (30 s)): smoke --host gpu',
     ]);
     expect(posts('C0LAUNCH')).toHaveLength(1);
-    const events = createScheduleState(app.engine.db).events();
+    const events = app.engine.ledger.schedule.events();
     expect(events.filter((e) => e.kind === 'missed').map((e) => e.job)).toEqual([
       'ledger-report',
       'running-smoke',

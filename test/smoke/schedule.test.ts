@@ -9,12 +9,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type App, createApp } from '../../src/app.ts';
 import type { ChatAdapter, ChatMessage } from '../../src/chat/types.ts';
 import type { Clock } from '../../src/clock.ts';
+import { createScheduleState } from '../../src/ledger/schedule.ts';
 import type { CommandContext } from '../../src/runtime/define.ts';
 import { type Scheduler, startScheduler } from '../../src/schedule/scheduler.ts';
-import { createScheduleState } from '../../src/schedule/state.ts';
 import { clockTriggers } from '../../src/schedule/triggers.ts';
 import { renderMessage } from '../../src/slack/blocks.ts';
 import { freshDirs, terminalContext, testConfig } from '../helpers/app.ts';
+import { ledgerDb } from '../helpers/ledger.ts';
 import { freePort, type Sshd, startSshd } from '../helpers/sshd.ts';
 
 let sshd: Sshd;
@@ -160,7 +161,7 @@ describe('scheduled jobs', () => {
       place: 'C0SMOKE (command)',
       decision: 'allow',
     });
-    const smokeRow = app.engine.db.prepare('SELECT actor, origin, verdict FROM smoke_runs').get();
+    const smokeRow = ledgerDb(app.engine).prepare('SELECT actor, origin, verdict FROM smoke_runs').get();
     expect(smokeRow).toEqual({ actor: 'scheduler', origin: 'scheduler', verdict: 'pass' });
 
     // The same minute again: nothing new.
@@ -190,7 +191,7 @@ describe('scheduled jobs', () => {
       'scheduled nightly-smoke: the run due 2026-03-10 02:51 Europe/Berlin is skipped: the run due 2026-03-10 02:50 Europe/Berlin is still running (since 2026-03-10 02:45 Europe/Berlin): smoke --host gpu',
       expect.stringMatching(/^PASS scheduled nightly-smoke \(due 2026-03-10 02:50 Europe\/Berlin\)/),
     ]);
-    expect(createScheduleState(app.engine.db).events({ job: 'nightly-smoke' })).toMatchObject([
+    expect(app.engine.ledger.schedule.events({ job: 'nightly-smoke' })).toMatchObject([
       { kind: 'skipped', dueAt: due1 + 60_000, detail: expect.stringMatching(/still running/) },
     ]);
     await shutdown(app, s);
@@ -233,7 +234,7 @@ describe('scheduled jobs', () => {
     expect(smoke[0]!.text).toMatch(
       /the run due 2026-03-12 02:30 Europe\/Berlin was missed while the bot was down and is older than the catch-up window \(2 h\): not run/,
     );
-    expect(app.engine.db.prepare('SELECT COUNT(*) AS n FROM smoke_runs').get()).toEqual({ n: 3 });
+    expect(ledgerDb(app.engine).prepare('SELECT COUNT(*) AS n FROM smoke_runs').get()).toEqual({ n: 3 });
     await shutdown(app, s);
   });
   it('a failed run: the verdict first, the on-call mentioned (user and user group)', async () => {

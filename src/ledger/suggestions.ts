@@ -1,5 +1,5 @@
 // Each `next` run's numbered suggestions, kept in the ledger so `launch next:N` means what that person just read.
-import type { Engine } from '../lifecycle/engine.ts';
+import type { Db } from './db.ts';
 
 export interface StoredSuggestion {
   batch: number;
@@ -30,8 +30,7 @@ function fromRow(r: Row): StoredSuggestion {
   };
 }
 
-export function suggestionStore(engine: Engine) {
-  const db = engine.db;
+export function suggestionStore(db: Db) {
   return {
     /** Stores a run's suggestions as a new batch, numbered from 1; returns the batch. */
     save(items: Array<Omit<StoredSuggestion, 'batch' | 'n' | 'at' | 'actor'>>, at: number, actor: string): number {

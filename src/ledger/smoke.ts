@@ -1,5 +1,5 @@
 // Smoke history in the ledger: every run, and the passing ones a new run is compared with.
-import type { Db } from '../ledger/db.ts';
+import type { Db } from './db.ts';
 
 export type Verdict = 'pass' | 'fail' | 'regression' | 'error';
 

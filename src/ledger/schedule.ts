@@ -1,7 +1,7 @@
 // Per job, in the ledger: when it was first seen (runs due before that were never ours to miss), when its last run
 // was due, started and finished, and how it went. Catch-up at start-up reads this. Beside it, what happened to runs
 // besides running: waits for another job on the same host, skips, runs missed while the bot was down.
-import type { Db } from '../ledger/db.ts';
+import type { Db } from './db.ts';
 
 export interface JobState {
   job: string;
