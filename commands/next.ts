@@ -18,7 +18,6 @@ const command = defineCommand({
   async run(ctx, { profile, limit, json }) {
     const { advise } = await import('../src/advice/advise.ts');
     const { saveVariant } = await import('../src/profiles/saved.ts');
-    const { suggestionStore } = await import('../src/ledger/suggestions.ts');
     const { adviceText } = await import('../src/advice/text.ts');
     const a = advise(ctx.engine, { profile, limit });
     // A suggestion that is an existing profile needs no generated file.

@@ -18,7 +18,6 @@ const command = defineCommand({
   async run(ctx, { json }) {
     const { nextAfter } = await import('../src/schedule/cron.ts');
     const { catchUpMs } = await import('../src/schedule/scheduler.ts');
-    const { createScheduleState } = await import('../src/ledger/schedule.ts');
     const cfg = ctx.engine.loaded.config;
     const jobs = cfg.schedule?.jobs ?? [];
     const state = ctx.engine.ledger.schedule;

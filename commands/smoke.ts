@@ -43,7 +43,6 @@ const command = defineCommand({
     const { eventText } = await import('../src/lifecycle/render-events.ts');
     const { historyText, smokeText } = await import('../src/smoke/report.ts');
     const { runSmoke } = await import('../src/smoke/run.ts');
-    const { createSmokeStore } = await import('../src/ledger/smoke.ts');
     const store = ctx.engine.ledger.smoke;
     // The history chart: TTFT and tokens/s per run, regressions marked; posted with the (nightly) report.
     const historyChart = async (h: string | undefined, p: string | undefined, key: string): Promise<OutputFile[]> => {

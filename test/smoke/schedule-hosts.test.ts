@@ -10,7 +10,6 @@ import { type App, createApp } from '../../src/app.ts';
 import type { ChatAdapter, ChatMessage } from '../../src/chat/types.ts';
 import type { Clock } from '../../src/clock.ts';
 import { span } from '../../src/format/table.ts';
-import { createScheduleState } from '../../src/ledger/schedule.ts';
 import { type Scheduler, startScheduler } from '../../src/schedule/scheduler.ts';
 import { clockTriggers, cronTriggers } from '../../src/schedule/triggers.ts';
 import { freshDirs, terminalContext, testConfig, until } from '../helpers/app.ts';

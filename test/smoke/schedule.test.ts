@@ -9,7 +9,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type App, createApp } from '../../src/app.ts';
 import type { ChatAdapter, ChatMessage } from '../../src/chat/types.ts';
 import type { Clock } from '../../src/clock.ts';
-import { createScheduleState } from '../../src/ledger/schedule.ts';
 import type { CommandContext } from '../../src/runtime/define.ts';
 import { type Scheduler, startScheduler } from '../../src/schedule/scheduler.ts';
 import { clockTriggers } from '../../src/schedule/triggers.ts';
