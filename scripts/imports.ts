@@ -1,6 +1,6 @@
 // The import graph of the bot's own code (src/ and commands/) and the house rules over it: no cycle between files,
-// no cycle between parts (a part is a folder src/<name>, or commands/, or a file directly in src/), and only the
-// ledger touches SQLite. test/house/imports.test.ts fails the build on a broken rule; run this file to print the
+// no cycle between parts (a part is a folder src/<name>, or commands/, or a file directly in src/), only the ledger
+// touches SQLite, and each folder imports only what its main file's `// May import:` line lists. test/house/imports.test.ts fails the build on a broken rule; run this file to print the
 // findings: npm run imports
 //
 // Imports are read with TypeScript's own pre-processor (ts.preProcessFile), which sees `import ... from`,
@@ -184,6 +184,55 @@ export function sqliteOutsideLedger(g: ImportGraph, root = ROOT): string[] {
   return out;
 }
 
+/**
+ * Each folder's main file says, in its first paragraph, what the folder owns and `// May import: a, b, c.` (part
+ * names without `src/`; continuation lines start with `//   `). What it imports must be in that list: the paragraph
+ * stays true because the build fails when it is not. Returns each problem in words.
+ */
+export function undeclaredImports(g: ImportGraph, root = ROOT): string[] {
+  const folders = [...new Set(g.files.map(partOf))].filter((p) => p === 'commands' || !p.endsWith('.ts')).sort();
+  const parts = new Set(g.files.map(partOf));
+  const actual = new Map<string, Set<string>>();
+  for (const [from, tos] of g.edges) {
+    for (const to of tos) {
+      const a = partOf(from);
+      const b = partOf(to);
+      if (a !== b) actual.set(a, (actual.get(a) ?? new Set()).add(b));
+    }
+  }
+  const out: string[] = [];
+  for (const part of folders) {
+    const declaring = g.files
+      .filter((f) => partOf(f) === part)
+      .map((f) => ({ f, lines: readFileSync(join(root, f), 'utf8').split('\n') }))
+      .filter(({ lines }) => lines.some((l) => l.startsWith('// May import:')));
+    if (declaring.length !== 1) {
+      out.push(
+        declaring.length === 0
+          ? `${part}: no file says what it may import (a '// May import: ...' line in its main file's first paragraph)`
+          : `${part}: '// May import:' in ${declaring.length} files (${declaring.map((d) => d.f).join(', ')}); keep one`,
+      );
+      continue;
+    }
+    const { f, lines } = declaring[0]!;
+    const at = lines.findIndex((l) => l.startsWith('// May import:'));
+    let text = lines[at]!.slice('// May import:'.length);
+    for (let i = at + 1; lines[i]?.startsWith('//   '); i++) text += ` ${lines[i]!.slice(2)}`;
+    const names = text
+      .trim()
+      .replace(/\.$/, '')
+      .split(/,\s*/)
+      .map((n) => n.trim())
+      .filter((n) => n && n !== 'nothing');
+    const declared = new Set(names.map((n) => (n === 'commands' ? n : `src/${n}`)));
+    for (const n of declared) if (!parts.has(n)) out.push(`${f}: may import '${n}', which is no part of the bot`);
+    for (const b of [...(actual.get(part) ?? [])].sort()) {
+      if (!declared.has(b)) out.push(`${f}: ${part} imports ${b}, which its '// May import:' line does not list`);
+    }
+  }
+  return out;
+}
+
 export function describeCycle(kind: 'file' | 'part', c: Cycle): string {
   const head = `${kind} cycle: ${c.path.join(' -> ')}`;
   const members = c.members.length > c.path.length - 1 ? `\n  all in the cycle: ${c.members.join(', ')}` : '';
@@ -199,6 +248,7 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
     ...partCycles(g).map((c) => describeCycle('part', c)),
     ...fileCycles(g).map((c) => describeCycle('file', c)),
     ...sqliteOutsideLedger(g).map((s) => `SQLite outside the ledger: ${s}`),
+    ...undeclaredImports(g),
   ];
   console.log(lines.length ? lines.join('\n') : `${g.files.length} files: no cycles, SQLite only in src/ledger`);
   process.exitCode = lines.length ? 1 : 0;

@@ -1,3 +1,7 @@
+// Part src/advice: owns `next`: the configurations to try after a crash, from the catalog's rules and the ledger, and
+//   what `launch next:N` means.
+// May import: access, errors.ts, ledger, lifecycle, logs, profiles, reports.
+//
 // `next`: from the last crash's class, the attempts already made and the profile's flags, the next configurations to
 // try. Each suggestion is a variant of the profile (a few changed fields) with the reason from the catalog rule that
 // produced it; a variant whose resolved flags equal an attempt in the ledger is never suggested.

@@ -1,3 +1,6 @@
+// Part src/alerts: owns attempt events turned into chat messages and deduplicated crash alerts, through the outbox.
+// May import: chat, clock.ts, ledger, lifecycle, logs.
+//
 // Turns an attempt's life into chat messages through the outbox: one parent message per attempt, updated in place
 // with every step of its load (and its elapsed time, kept moving by tick() while a load is stuck, which then says
 // "no progress for N min"); its thread gets only phase changes (weights, KV cache, CUDA graphs, warm-up), alerts and

@@ -1,3 +1,6 @@
+// Part src/bench-load: owns load benchmarks (bench_serving's figures), their history and their chart.
+// May import: charts, errors.ts, format, hosts, ledger, lifecycle, smoke.
+//
 // A load benchmark of the server running on a host: a warm-up request, then a sweep over concurrency levels, each
 // measured like sglang.bench_serving; kept in the ledger with the attempt it ran on, and drawn as a PNG chart.
 import { mkdirSync, writeFileSync } from 'node:fs';

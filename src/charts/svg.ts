@@ -1,3 +1,6 @@
+// Part src/charts: owns SVG charts rendered to PNG.
+// May import: ledger.
+//
 // Hand-built SVG for the bot's charts: a panel of lines over an x axis (concurrency, or one point per night), a
 // legend, gridlines with readable tick labels, and optional marks (a regression). Text is escaped; every number is
 // rounded so the document stays small.

@@ -1,3 +1,6 @@
+// Part src/chat: owns the chat seam (ChatAdapter, views), the console face and outbox delivery.
+// May import: clock.ts, findings, format, ledger, logger.ts, logs.
+//
 // The chat seam. Faces (terminal, Slack) implement ChatAdapter; what the bot says is a structured view plus a plain
 // text fallback, so each face renders it its own way (text lines, Block Kit) from the same data.
 import type { Diagnosis } from '../logs/diagnosis.ts';

@@ -1,3 +1,7 @@
+// Part src/config: owns the bot's config file: its schema (every section's, and its defaults), loading and
+//   validation.
+// May import: errors.ts, glob.ts, package-root.ts, paths.ts, yaml.ts.
+//
 // Finds, parses and validates the config; every problem is reported at once as `path: message (fix: ...)`.
 import { existsSync, readFileSync } from 'node:fs';
 import { isIP } from 'node:net';

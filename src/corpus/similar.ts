@@ -1,3 +1,6 @@
+// Part src/corpus: owns the corpus of known upstream crashes, its evaluation and similarity search.
+// May import: logs, package-root.ts.
+//
 // Known upstream crashes beside the team's findings: the corpus (real crash excerpts from public SGLang/vLLM/...
 // issues, each with its source issue) searched by the crash's own root line, so an alert can say "looks like
 // sgl-project/sglang#NNNN: title (closed)". Only the labelled root line, the exception type and the issue title are

@@ -1,3 +1,6 @@
+// Part src/fleet: owns operations over several attempts: flag bisection.
+// May import: access, errors.ts, lifecycle, logs, profiles.
+//
 // Flag bisection: between a profile that serves and one that crashes, launch GOOD with half of the differing
 // settings taken from BAD, keep the half that still crashes, and repeat, until one setting is left: the smallest
 // change that turns success into the crash. Each step is a real attempt in the ledger (grouped in one chat thread),

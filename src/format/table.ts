@@ -1,3 +1,6 @@
+// Part src/format: owns plain-text tables.
+// May import: nothing.
+//
 // Plain-text tables for the terminal (and code blocks in chat).
 
 /** Narrowest a column is cut to before the table is shown as one block per row instead. */

@@ -1,7 +1,8 @@
-// The ledger owns the bot's SQLite file: attempts and their outcomes, GPU leases and holds, the chat outbox, the
-// audit log, alerts, environments, smoke and bench history, schedule state, suggestions, autopilot runs. It is the
-// only part that imports better-sqlite3 or prepares a statement (test/house/imports.test.ts checks it); every other
-// part receives the tables it uses, never the connection. It may import only src/errors.ts and src/redact.ts.
+// Part src/ledger: owns the bot's SQLite file: attempts and their outcomes, GPU leases and holds, the chat outbox, the
+//   audit log, alerts, environments, smoke and bench history, schedule state, suggestions, autopilot runs. It is the
+//   only part that imports better-sqlite3 or prepares a statement; every other part receives the tables it uses,
+//   never the connection.
+// May import: errors.ts, redact.ts.
 import { alertTable } from './alerts.ts';
 import { createAttemptStore } from './attempts.ts';
 import { createAuditLog } from './audit.ts';

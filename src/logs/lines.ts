@@ -1,3 +1,6 @@
+// Part src/logs: owns log lines, milestones, the crash classifier (src/logs/classify) and the Diagnosis it yields.
+// May import: errors.ts, package-root.ts.
+//
 // Bytes from a log become lines: ANSI escapes stripped, a `\r` progress bar reduced to its last state, lines longer
 // than `maxLineBytes` cut (memory stays bounded whatever the writer does). Each line carries the byte offset just
 // past its newline, so a follower can resume exactly after the last line it handled.

@@ -1,3 +1,6 @@
+// Part src/metrics: owns the bot's Prometheus metrics and their endpoint.
+// May import: hosts, lifecycle.
+//
 // The bot's own Prometheus metrics (prom-client), served at /metrics by its long-lived face next to /healthz.
 // Ledger-backed figures (attempts by outcome and crash class, the outbox) are read from SQLite at scrape time, so they
 // survive restarts and agree with `attempts`; event figures (command durations, Slack Web API calls) count from start.

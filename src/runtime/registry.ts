@@ -1,3 +1,6 @@
+// Part src/runtime: owns the command runtime: definitions, parsing, authorisation, dispatch, audit.
+// May import: access, config, errors-render.ts, errors.ts, lifecycle, logger.ts, logs.
+//
 // Finds a command by name and runs it: parse, validate, authorise, run, audit. Every face (terminal, Slack,
 // scheduler) comes through here.
 import { suggest } from '../config/suggest.ts';

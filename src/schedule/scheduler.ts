@@ -1,3 +1,6 @@
+// Part src/schedule: owns scheduled jobs: cron, catch-up, queueing per host, reports to the channel.
+// May import: alerts, chat, clock.ts, config, format, hosts, ledger, lifecycle, logs, runtime.
+//
 // Scheduled jobs: a command line of the registry run on a cron expression, through the same dispatch (parsing,
 // authorisation, audit) as a person's command, as actor `scheduler`. Its output goes to the job's channel through
 // the outbox (files the command made, like a benchmark chart, as uploads in the report's thread). A run missed

@@ -1,3 +1,7 @@
+// Part src/slack: owns the Slack face: Bolt app, signed requests, Block Kit, buttons and modals.
+// May import: access, advice, app.ts, autopilot, chat, clock.ts, config, errors-render.ts, errors.ts, format, hosts,
+//   ledger, lifecycle, logger.ts, metrics, redact.ts, runtime, schedule.
+//
 // `glm slack`: the bot as a Slack app (Socket Mode with SLACK_APP_TOKEN, else HTTP with SLACK_SIGNING_SECRET), up
 // until SIGTERM/SIGINT. Logs go to stdout as NDJSON (a container's log), secrets redacted.
 import { mkdirSync } from 'node:fs';

@@ -1,3 +1,6 @@
+// Part src/smoke: owns smoke checks: prompts with expected answers, baselines, regressions.
+// May import: access, config, errors.ts, format, hosts, ledger, lifecycle, logs, profiles.
+//
 // A smoke check: prompts with expected answers, streamed through /v1/chat/completions and the native /generate,
 // against the server running on a host, or against a fresh launch of a profile that is stopped afterwards (to test
 // a nightly SGLang build or a profile change). Launch and stop are the engine's own; nothing here starts a server

@@ -1,3 +1,6 @@
+// Part src/templates: owns the strict Mustache subset the user-editable templates/ are rendered with.
+// May import: errors.ts, package-root.ts, profiles.
+//
 // A small, strict Mustache subset for the user-editable templates in templates/. Strict both ways: a template that
 // names a variable the renderer does not offer is refused before anything is rendered (a typo would otherwise ship
 // an empty section to a public tracker), and a declared variable without a value at render time is an error, never

@@ -11,6 +11,7 @@ import {
   partCycles,
   partOf,
   sqliteOutsideLedger,
+  undeclaredImports,
 } from '../../scripts/imports.ts';
 
 function tree(files: Record<string, string>): string {
@@ -56,6 +57,21 @@ describe('the import check', () => {
     ]);
   });
 
+  it("holds each folder to its main file's '// May import:' line", () => {
+    const root = tree({
+      'src/a/main.ts': "// Part src/a: owns a.\n// May import: b,\n//   errors.ts.\nimport { b } from '../b/b.ts';\n",
+      'src/a/more.ts': "import { c } from '../c/c.ts';\nimport { E } from '../errors.ts';\n",
+      'src/b/b.ts': '// May import: gone.\nexport const b = 1;\n',
+      'src/c/c.ts': 'export const c = 1;\n',
+      'src/errors.ts': 'export const E = 1;\n',
+    });
+    expect(undeclaredImports(importGraph(root), root)).toEqual([
+      "src/a/main.ts: src/a imports src/c, which its '// May import:' line does not list",
+      "src/b/b.ts: may import 'src/gone', which is no part of the bot",
+      "src/c: no file says what it may import (a '// May import: ...' line in its main file's first paragraph)",
+    ]);
+  });
+
   it('reports a relative import that names no file (a broken graph would hide cycles)', () => {
     const g = importGraph(tree({ 'src/a/one.ts': "import { gone } from './gone.ts';\n" }));
     expect(g.unresolved).toEqual(["src/a/one.ts: './gone.ts'"]);
@@ -82,6 +98,10 @@ describe('the bot itself', () => {
 
   it('has no import cycle between files', () => {
     expect(fileCycles(g).map((c) => describeCycle('file', c))).toEqual([]);
+  });
+
+  it("imports in each folder only what its main file's '// May import:' line lists", () => {
+    expect(undeclaredImports(g)).toEqual([]);
   });
 
   it('touches SQLite only in src/ledger: no other file imports better-sqlite3 or calls .prepare(', () => {
