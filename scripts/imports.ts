@@ -176,10 +176,12 @@ export function sqliteOutsideLedger(g: ImportGraph, root = ROOT): string[] {
   for (const file of g.files) {
     if (file.startsWith('src/ledger/')) continue;
     if (g.packages.get(file)?.has('better-sqlite3')) out.push(`${file}: imports better-sqlite3`);
+    // A statement prepared from SQL text (a string or template literal, maybe on the next line); other methods
+    // named prepare (HostPool.prepare([...hosts])) are not SQLite.
     const text = readFileSync(join(root, file), 'utf8');
-    text.split('\n').forEach((line, i) => {
-      if (/\.prepare\(/.test(line)) out.push(`${file}:${i + 1}: calls .prepare(`);
-    });
+    for (const m of text.matchAll(/\.prepare\(\s*['"`]/g)) {
+      out.push(`${file}:${text.slice(0, m.index).split('\n').length}: calls .prepare(`);
+    }
   }
   return out;
 }

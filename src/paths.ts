@@ -3,7 +3,8 @@
 // ENAMETOOLONG). Limits are Linux's (limits.h): PATH_MAX is 4096 bytes with the terminating NUL, NAME_MAX 255 bytes.
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import type { Zod } from './runtime/define.ts';
+// A type-only import: erased from the compiled file, which still loads without zod.
+import type { z as zod } from 'zod';
 
 export const PATH_MAX_BYTES = 4095;
 export const NAME_MAX_BYTES = 255;
@@ -28,7 +29,7 @@ export function pathProblem(p: string): string | undefined {
  * A path as a zod string: one line, within the limits. Built from the zod the caller has (a command's definition is
  * handed its zod: src/runtime/define.ts), so this file loads without zod.
  */
-export function pathString(z: Zod) {
+export function pathString(z: typeof zod) {
   return z
     .string()
     .min(1)

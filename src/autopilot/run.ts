@@ -1,6 +1,6 @@
 // Part src/autopilot: owns autopilot runs: find a working configuration, tune it under an SLO, report the winner.
 // May import: access, advice, bench-load, chat, errors.ts, fleet, format, ledger, lifecycle, logs, profiles, reports,
-//   smoke.
+//   runtime, smoke.
 //
 // Autopilot: from a crashing profile to the fastest configuration that works, unattended, within a budget. The loop
 // a person ran by hand: launch; on a crash read its class and take the next suggestion for it (never one already

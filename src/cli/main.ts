@@ -1,6 +1,6 @@
 // Part src/cli: owns the terminal face: one-shot commands and the interactive session.
-// May import: app.ts, autopilot, chat, config, errors-render.ts, ledger, lifecycle, logger.ts, metrics, runtime,
-//   schedule, slack.
+// May import: commands, app.ts, autopilot, chat, config, errors-render.ts, errors.ts, ledger, lifecycle, logger.ts,
+//   metrics, runtime, schedule, slack.
 //
 // The terminal face: `glm COMMAND ...` runs one command; `glm` alone opens an interactive session on the same
 // command registry (the way a newcomer meets the bot on its embedded default).

@@ -1,5 +1,5 @@
 // Part src/hosts: owns RemoteHost: SSH and local hosts, known_hosts pinning, argv quoting, HTTP to the servers.
-// May import: config, errors.ts, glob.ts.
+// May import: config, errors.ts, glob.ts, paths.ts.
 //
 // The seam every remote effect goes through. Implementations take argv arrays, never shell strings; quoting
 // happens once, inside (src/hosts/quote.ts).

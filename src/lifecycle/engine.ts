@@ -15,10 +15,9 @@ import type { RemoteHost } from '../hosts/types.ts';
 import type { Attempt, AttemptStore } from '../ledger/attempts.ts';
 import type { AuditLog } from '../ledger/audit.ts';
 import type { LedgerTables } from '../ledger/index.ts';
-import type { Outbox } from '../ledger/outbox.ts';
+import type { Outbox, OutboxItem } from '../ledger/outbox.ts';
 import type { Logger } from '../logger.ts';
 import type { DiagnoserFactory } from '../logs/diagnosis.ts';
-import type { BotMetrics } from '../metrics/bot.ts';
 import type { ProfileSet } from '../profiles/index.ts';
 import type { LaunchEvent } from './launch/types.ts';
 
@@ -35,7 +34,12 @@ export interface Engine {
   clock: Clock;
   log: Logger;
   /** Prometheus metrics of a long-lived face (src/metrics/bot.ts); absent in one-shot commands. */
-  metrics?: Pick<BotMetrics, 'commandDone' | 'delivered'>;
+  metrics?: {
+    /** A command finished (dispatch): its name, ok/failed/error/denied, and how long it took. */
+    commandDone(command: string, result: string, ms: number): void;
+    /** An outbox item reached the chat at `at`: a crash alert's latency is observed. */
+    delivered(item: OutboxItem, at: number): void;
+  };
   /** The crash classifier, for logs read after the fact (an attempt that ended while no bot watched). */
   diagnoser?: DiagnoserFactory;
   /** The team's knowledge bases, quoted in crash alerts and searched by `findings`. */

@@ -1,5 +1,5 @@
 // Part src/metrics: owns the bot's Prometheus metrics and their endpoint.
-// May import: hosts, lifecycle.
+// May import: chat, hosts, ledger, lifecycle.
 //
 // The bot's own Prometheus metrics (prom-client), served at /metrics by its long-lived face next to /healthz.
 // Ledger-backed figures (attempts by outcome and crash class, the outbox) are read from SQLite at scrape time, so they

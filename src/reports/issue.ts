@@ -1,6 +1,6 @@
 // Part src/reports: owns upstream bug-report drafts: attempts table, environment, duplicates, redaction, issue
 //   templates.
-// May import: config, corpus, errors.ts, ledger, lifecycle, logs, profiles, redact.ts, templates.
+// May import: config, corpus, errors.ts, ledger, lifecycle, logs, paths.ts, profiles, redact.ts, templates.
 //
 // `draft-issue`: failing attempts from the ledger + the host environment + the classification + upstream duplicates
 // -> a report in SGLang's bug-report shape, saved as a file, with a prefilled new-issue link when it fits in a URL.

@@ -44,12 +44,14 @@ describe('the import check', () => {
     expect(files.map((c) => c.path)).toEqual([['src/a/one.ts', 'src/b/two.ts', 'src/b/three.ts', 'src/a/one.ts']]);
   });
 
-  it('names every file outside src/ledger that imports better-sqlite3 or prepares a statement', () => {
+  it('names every file outside src/ledger that imports better-sqlite3 or prepares an SQL statement', () => {
     const root = tree({
       'src/ledger/db.ts': "import Database from 'better-sqlite3';\nexport const q = (db) => db.prepare('SELECT 1');\n",
       'src/smoke/store.ts':
         "import type { Db } from '../ledger/db.ts';\nexport const f = (db: Db) => db.prepare('SELECT 1');\n",
       'src/x/raw.ts': "import Database from 'better-sqlite3';\n",
+      // Not SQL: another method named prepare (HostPool.prepare resolves hosts).
+      'src/y/pool.ts': "export const p = (pool) => pool.prepare(['a', 'b']);\n",
     });
     expect(sqliteOutsideLedger(importGraph(root), root)).toEqual([
       'src/smoke/store.ts:2: calls .prepare(',
