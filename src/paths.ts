@@ -2,7 +2,7 @@
 // byte or an over-long name makes Node and the kernel throw errors that say nothing useful (ERR_INVALID_ARG_VALUE,
 // ENAMETOOLONG). Limits are Linux's (limits.h): PATH_MAX is 4096 bytes with the terminating NUL, NAME_MAX 255 bytes.
 import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { isAbsolute, join, resolve } from 'node:path';
 // A type-only import: erased from the compiled file, which still loads without zod.
 import type { z as zod } from 'zod';
 
@@ -37,4 +37,10 @@ export function pathString(z: typeof zod) {
       const problem = pathProblem(s) ?? (/[\n\r]/.test(s) ? 'must not contain line breaks' : undefined);
       if (problem) ctx.addIssue({ code: 'custom', message: problem });
     });
+}
+
+/** A local file named in the config: `~` and `~/...` from the home directory, a relative path from `baseDir`. */
+export function localPath(path: string, baseDir: string): string {
+  if (path === '~' || path.startsWith('~/')) return resolve(homedir(), path.slice(2));
+  return isAbsolute(path) ? path : resolve(baseDir, path);
 }

@@ -2,10 +2,9 @@
 // RemoteHost.exec (argv only). The change marker is cheap (stat), so it can be checked before searches and the file
 // itself read only when it moved.
 import { readFile, stat } from 'node:fs/promises';
-import { homedir } from 'node:os';
-import { isAbsolute, resolve } from 'node:path';
 import { RemoteError } from '../errors.ts';
 import type { RemoteHost } from '../hosts/types.ts';
+import { localPath } from '../paths.ts';
 
 export interface FindingsSource {
   /** Shown with each excerpt (`team`, `gpu1-research`). */
@@ -33,11 +32,6 @@ export interface ReaderOptions {
 
 export function readerFor(src: FindingsSource, opts: ReaderOptions): SourceReader {
   return src.host ? remoteReader(src.host, src.path, opts) : localReader(localPath(src.path, opts.baseDir), opts);
-}
-
-export function localPath(path: string, baseDir: string): string {
-  if (path === '~' || path.startsWith('~/')) return resolve(homedir(), path.slice(2));
-  return isAbsolute(path) ? path : resolve(baseDir, path);
 }
 
 function localReader(path: string, opts: ReaderOptions): SourceReader {
