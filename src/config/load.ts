@@ -9,9 +9,9 @@ import { ConfigError, type Issue } from '../errors.ts';
 import { localPath } from '../findings/sources.ts';
 import { PACKAGE_ROOT } from '../package-root.ts';
 import { expandHome, pathProblem } from '../paths.ts';
+import { closest } from '../suggest.ts';
 import { yamlValue } from '../yaml.ts';
 import { type Config, ConfigSchema, type HostConfig, HostSchema, SshSchema } from './schema.ts';
-import { suggest } from './suggest.ts';
 
 export { PACKAGE_ROOT };
 
@@ -192,7 +192,7 @@ function crossChecks(cfg: Config): Issue[] {
     if (jump !== undefined) {
       const j = cfg.hosts[jump];
       if (!j) {
-        const s = suggest(jump, names);
+        const s = closest(jump, names);
         issues.push({
           path: `hosts.${name}.ssh.jump`,
           message: `names unknown host '${jump}'`,
@@ -211,7 +211,7 @@ function crossChecks(cfg: Config): Issue[] {
   }
   cfg.findings.forEach((f, i) => {
     if (f.host !== undefined && !cfg.hosts[f.host]) {
-      const s = suggest(f.host, names);
+      const s = closest(f.host, names);
       issues.push({
         path: `findings.${i}.host`,
         message: `names unknown host '${f.host}'`,
@@ -229,7 +229,7 @@ function crossChecks(cfg: Config): Issue[] {
     }
     g.hosts.forEach((h, i) => {
       if (!cfg.hosts[h]) {
-        const s = suggest(h, names);
+        const s = closest(h, names);
         issues.push({
           path: `host_groups.${group}.hosts.${i}`,
           message: `names unknown host '${h}'`,
@@ -249,7 +249,7 @@ function crossChecks(cfg: Config): Issue[] {
     }
   }
   if (cfg.default_host !== undefined && !cfg.hosts[cfg.default_host]) {
-    const s = suggest(cfg.default_host, names);
+    const s = closest(cfg.default_host, names);
     issues.push({
       path: 'default_host',
       message: `names unknown host '${cfg.default_host}'`,
@@ -281,7 +281,7 @@ export function zodIssues(err: z.ZodError, raw: unknown, knownKeys?: (path: Prop
     if (i.code === 'unrecognized_keys') {
       const known = knownKeys?.(i.path) ?? [];
       for (const k of i.keys) {
-        const s = suggest(k, known);
+        const s = closest(k, known);
         out.push({
           path: path === '(top level)' ? k : `${path}.${k}`,
           message: 'unknown key',
@@ -293,7 +293,7 @@ export function zodIssues(err: z.ZodError, raw: unknown, knownKeys?: (path: Prop
     } else if (i.code === 'invalid_value' && 'values' in i) {
       const got = String(valueAt(raw, i.path));
       const values = (i.values as unknown[]).map(String);
-      const s = suggest(got, values);
+      const s = closest(got, values);
       out.push({
         path,
         message: `'${got}' is not one of ${values.join(', ')}`,

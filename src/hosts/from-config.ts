@@ -2,9 +2,9 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import type { LoadedConfig } from '../config/load.ts';
-import { suggest } from '../config/suggest.ts';
 import { ConfigError, UserError } from '../errors.ts';
 import { expandHome } from '../paths.ts';
+import { closest } from '../suggest.ts';
 import { createLocalHost } from './local.ts';
 import { createSshHost, type SshTarget } from './ssh.ts';
 import {
@@ -164,7 +164,7 @@ export function resolveHostName(loaded: LoadedConfig, name: string | undefined):
   if (!chosen)
     throw new UserError('no host given and no default_host configured', `pass --host with one of: ${names.join(', ')}`);
   if (!loaded.config.hosts[chosen]) {
-    const s = suggest(chosen, names);
+    const s = closest(chosen, names);
     throw new UserError(
       `unknown host '${chosen}'`,
       s ? `did you mean '${s}'? hosts: ${names.join(', ')}` : `hosts: ${names.join(', ')}`,
@@ -194,7 +194,7 @@ export function resolveLaunchHosts(
   }
   if (!name || loaded.config.hosts[name]) return { hosts: [resolveHostName(loaded, name)] };
   const groups = Object.keys(loaded.config.host_groups);
-  const s = suggest(name, [...hostNames(loaded), ...groups]);
+  const s = closest(name, [...hostNames(loaded), ...groups]);
   throw new UserError(
     `unknown host or host group '${name}'`,
     `${s ? `did you mean '${s}'? ` : ''}hosts: ${hostNames(loaded).join(', ')}; ${

@@ -9,7 +9,7 @@
 //   {{! comment }}
 // A section or comment tag alone on its line takes the whole line with it, so Markdown keeps its shape.
 import { ConfigError } from '../errors.ts';
-import { closest } from '../profiles/suggest.ts';
+import { closest } from '../suggest.ts';
 
 /** What a template may use: a value (`text`), a true/false (`flag`), a list of values or of records, or a record. */
 export type VarSpec =

@@ -1,8 +1,9 @@
 // Finds a command by name and runs it: parse, validate, authorise, run, audit. Every face (terminal, Slack,
 // scheduler) comes through here.
-import { suggest } from '../config/suggest.ts';
+
 import { ConfigError, NotAllowedError, UserError } from '../errors.ts';
 import { describeError } from '../errors-render.ts';
+import { closest } from '../suggest.ts';
 import { parseArgs, validateArgs } from './args.ts';
 import {
   type CommandContext,
@@ -60,7 +61,7 @@ export function createDispatch(commands: CommandDef[]): Dispatch {
       name = tokens[0] ?? 'help';
       const def = byName.get(name);
       if (!def) {
-        const s = suggest(name, [...byName.keys()]);
+        const s = closest(name, [...byName.keys()]);
         const list = `${helpHint(ctx)} lists the commands`;
         throw new UserError(`unknown command '${name}'`, s ? `did you mean '${s}'? ${list}` : list);
       }
