@@ -6,7 +6,7 @@ import type { HostConfig } from '../config/schema.ts';
 import { type Engine, hostOf } from '../lifecycle/engine.ts';
 import { readVersions } from '../lifecycle/host-info.ts';
 import { script } from '../lifecycle/scripts.ts';
-import { singleFlight } from '../lifecycle/single-flight.ts';
+import { type SingleFlight, singleFlight } from '../single-flight.ts';
 import { redactText } from '../redact.ts';
 import { type EnvFacts, parseCheckEnv } from './env-parse.ts';
 import { environmentStore } from './ledger.ts';
@@ -146,7 +146,7 @@ async function runCapture(engine: Engine, hostName: string, cfg: HostConfig, sgl
 }
 
 // Two launches on one host (or a launch and a draft) asking at once share one check_env run.
-const flights = new WeakMap<Engine, ReturnType<typeof singleFlight<EnvReport>>>();
+const flights = new WeakMap<Engine, SingleFlight<EnvReport>>();
 
 /**
  * The host's environment for an upstream report: from the ledger when this host and SGLang version were captured
@@ -184,7 +184,7 @@ export async function captureEnvironment(
   }
   let flight = flights.get(engine);
   if (!flight) {
-    flight = singleFlight<EnvReport>(0);
+    flight = singleFlight<EnvReport>();
     flights.set(engine, flight);
   }
   let report: EnvReport;
