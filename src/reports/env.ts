@@ -6,8 +6,8 @@ import type { HostConfig } from '../config/schema.ts';
 import { type Engine, hostOf } from '../lifecycle/engine.ts';
 import { readVersions } from '../lifecycle/host-info.ts';
 import { script } from '../lifecycle/scripts.ts';
-import { type SingleFlight, singleFlight } from '../single-flight.ts';
 import { redactText } from '../redact.ts';
+import { type SingleFlight, singleFlight } from '../single-flight.ts';
 import { type EnvFacts, parseCheckEnv } from './env-parse.ts';
 import { environmentStore } from './ledger.ts';
 
