@@ -2,9 +2,11 @@
 // argv) arrives as a positional parameter, quoted once by the host's exec, so no user text is ever parsed by a shell.
 // They run under dash as well as bash (`kill -SIG -PGID`, no `--`), and need util-linux setsid/flock and procps ps.
 
+import { HOME_PATH_SH } from '../hosts/quote.ts';
+
 const PRELUDE = `
 set -u
-home_path() { case $1 in "~") printf %s "$HOME" ;; "~/"*) printf %s "$HOME/\${1#"~/"}" ;; *) printf %s "$1" ;; esac; }
+${HOME_PATH_SH}
 # alive PGID START: the group leader is the very process we started (same start time: no PID reuse) and not a zombie.
 alive() {
   [ -r "/proc/$1/stat" ] || return 1
@@ -117,7 +119,8 @@ echo "GLM_STARTED $pg $st $R"
 
 /** secret-value WORKDIR NAME: one value of the host's secrets file (for the bot's own requests to its server). */
 export const SECRET_VALUE = `
-W=$1; case $W in "~") W=$HOME ;; "~/"*) W=$HOME/\${W#"~/"} ;; esac
+${HOME_PATH_SH}
+W=$(home_path "$1")
 [ -r "$W/secrets.env" ] || exit 1
 ( set -a; . "$W/secrets.env"; printenv "$2" ) | tr -d '\\n'
 `;
