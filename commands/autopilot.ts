@@ -58,7 +58,7 @@ const command = defineCommand({
     }),
   effect: 'write',
   async run(ctx, a) {
-    const { resolveHostName } = await import('../src/hosts/from-config.ts');
+    const { resolveHostName } = await import('../src/config/hosts.ts');
     const { autopilotStore } = await import('../src/autopilot/store.ts');
     const store = autopilotStore(ctx.engine.db);
     if (a.status) {

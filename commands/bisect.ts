@@ -22,7 +22,7 @@ const command = defineCommand({
     }),
   effect: 'write',
   async run(ctx, { good, bad, host, port, cancel, json }) {
-    const { resolveHostName } = await import('../src/hosts/from-config.ts');
+    const { resolveHostName } = await import('../src/config/hosts.ts');
     const { resolveProfileName } = await import('../src/advice/profiles.ts');
     const { bisect } = await import('../src/fleet/bisect.ts');
     const hostName = resolveHostName(ctx.engine.loaded, host);

@@ -19,7 +19,7 @@ const command = defineCommand({
     }),
   effect: 'read',
   async run(ctx, { host, attempt: id, node: rank, lines, follow }) {
-    const { resolveHostName } = await import('../src/hosts/from-config.ts');
+    const { resolveHostName } = await import('../src/config/hosts.ts');
     const { hostOf } = await import('../src/lifecycle/engine.ts');
     const { nodeLabel, nodesOf } = await import('../src/lifecycle/nodes.ts');
     const { SNAPSHOT, script, TAIL } = await import('../src/lifecycle/scripts.ts');

@@ -2,9 +2,9 @@
 // "working on it" line; authorisation, SSH and everything slow happen after it, and the answer replaces that line.
 import type { SlackCommandMiddlewareArgs } from '@slack/bolt';
 import { resolveLaunchProfile } from '../advice/profiles.ts';
+import { resolveLaunchHosts } from '../config/hosts.ts';
 import { describeError } from '../errors-render.ts';
 import { clashingAttempt } from '../fleet/leases.ts';
-import { resolveLaunchHosts } from '../hosts/from-config.ts';
 import type { Attempt } from '../ledger/attempts.ts';
 import { checkLaunch } from '../lifecycle/launch.ts';
 import { parseArgs, validateArgs } from '../runtime/args.ts';
