@@ -84,7 +84,7 @@ const command = defineCommand({
             authenticated: false,
             python: null,
             sglang: null,
-            problem: describeError(e, ctx.log),
+            problem: describeError(e, ctx.log, ctx),
             gpus: null,
             flags: null,
             profiles: [] as Array<{

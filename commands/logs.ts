@@ -30,10 +30,11 @@ const command = defineCommand({
         ? ctx.engine.attempts.get(id)
         : (ctx.engine.attempts.activeOn(hostName!) ?? ctx.engine.attempts.list({ host: hostName, limit: 1 })[0]);
     if (!a)
-      throw new UserError(
-        id !== undefined ? `no attempt #${id}` : `no attempts on ${hostName} yet`,
-        'list them with: attempts',
-      );
+      throw new UserError(id !== undefined ? `no attempt #${id}` : `no attempts on ${hostName} yet`, {
+        kind: 'command',
+        lead: 'list them with',
+        command: 'attempts',
+      });
     const nodes = nodesOf(ctx.engine, a);
     const n = nodes.find((x) => x.rank === (rank ?? 0));
     if (!n)

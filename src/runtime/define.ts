@@ -3,6 +3,7 @@
 // The schema is a function of zod, built on first use (src/runtime/args.ts): a definition loads without zod, so
 // `glm help` answers from the definitions alone (zod is ~15 MB of a process's memory).
 import type { z } from 'zod';
+import { commandText, type Face } from '../errors-render.ts';
 import type { DiagnoserFactory } from '../lifecycle/diagnosis.ts';
 import type { Engine } from '../lifecycle/engine.ts';
 import type { Logger } from '../logger.ts';
@@ -93,11 +94,8 @@ export function defineCommand<S extends z.ZodObject>(def: CommandDef<S>): Comman
 }
 
 /** How a person asks for help where they are: `npx glm help` in a shell, `/glm help` in Slack, `help` in a session. */
-export function helpHint(ctx: Pick<CommandContext, 'origin' | 'longLived'>, topic?: string): string {
-  const words = topic ? `help ${topic}` : 'help';
-  if (ctx.origin === 'slack') return `/glm ${words}`;
-  if (ctx.origin === 'terminal' && !ctx.longLived) return `npx glm ${words}`;
-  return words;
+export function helpHint(ctx: Face, topic?: string): string {
+  return commandText(ctx, topic ? `help ${topic}` : 'help');
 }
 
 export function requiredRole(def: Pick<CommandDef, 'effect' | 'role'>): Role {

@@ -62,8 +62,7 @@ export function helpText(
       command,
       rows.map((c) => c.name),
     );
-    const list = `${helpHint(where)} lists the commands`;
-    throw new UserError(`unknown command '${command}'`, s ? `did you mean '${s}'? ${list}` : list);
+    throw new UserError(`unknown command '${command}'`, { kind: 'unknown-command', ...(s ? { suggestion: s } : {}) });
   }
   return [
     `${def.name}: ${def.summary}`,

@@ -5,14 +5,7 @@ import { ConfigError, NotAllowedError, UserError } from '../errors.ts';
 import { describeError } from '../errors-render.ts';
 import { closest } from '../suggest.ts';
 import { parseArgs, validateArgs } from './args.ts';
-import {
-  type CommandContext,
-  type CommandDef,
-  type CommandOutput,
-  type Decision,
-  helpHint,
-  requiredRole,
-} from './define.ts';
+import { type CommandContext, type CommandDef, type CommandOutput, type Decision, requiredRole } from './define.ts';
 import { helpRewrite } from './help.ts';
 import { checkArgv, tokenize } from './parse.ts';
 
@@ -61,9 +54,11 @@ export function createDispatch(commands: CommandDef[]): Dispatch {
       name = tokens[0] ?? 'help';
       const def = byName.get(name);
       if (!def) {
-        const s = closest(name, [...byName.keys()]);
-        const list = `${helpHint(ctx)} lists the commands`;
-        throw new UserError(`unknown command '${name}'`, s ? `did you mean '${s}'? ${list}` : list);
+        const suggestion = closest(name, [...byName.keys()]);
+        throw new UserError(`unknown command '${name}'`, {
+          kind: 'unknown-command',
+          ...(suggestion ? { suggestion } : {}),
+        });
       }
       // Authorise before validating: someone refused learns nothing about hosts or profiles from the errors.
       const decision = await authorize(def, ctx);
@@ -86,7 +81,10 @@ export function createDispatch(commands: CommandDef[]): Dispatch {
       if (e instanceof NotAllowedError) denied = true;
       result = `${denied ? 'denied' : 'error'}: ${e instanceof Error ? e.message : String(e)}`;
       // Bad input (a user error, or a config or profile that does not validate, e.g. a bad --set value) is 2.
-      return { text: describeError(e, ctx.log), exitCode: e instanceof UserError || e instanceof ConfigError ? 2 : 1 };
+      return {
+        text: describeError(e, ctx.log, ctx),
+        exitCode: e instanceof UserError || e instanceof ConfigError ? 2 : 1,
+      };
     } finally {
       ctx.engine.audit.record({
         at: started,

@@ -138,7 +138,7 @@ export async function launchRefusal(
     );
     return null;
   } catch (e) {
-    return describeError(e, deps.log);
+    return describeError(e, deps.log, { origin: 'slack', longLived: true });
   }
 }
 

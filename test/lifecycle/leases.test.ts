@@ -6,6 +6,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UserError } from '../../src/errors.ts';
+import { describeError } from '../../src/errors-render.ts';
 import { createAttemptStore, type NewAttempt } from '../../src/ledger/attempts.ts';
 import { openDb } from '../../src/ledger/db.ts';
 import { readGpus } from '../../src/lifecycle/host-info.ts';
@@ -44,7 +45,7 @@ describe('leases in the ledger', () => {
     expect((err as UserError).message).toBe(
       `GPUs 1,2 on h: GPU 1 held by attempt #${first.id} (p), launched by alice at 2026-11-29T12:00:00.000Z, starting`,
     );
-    expect((err as UserError).hint).toMatch(`stop --attempt ${first.id}`);
+    expect(describeError(err)).toMatch(`stop it with: stop --attempt ${first.id}`);
     expect(() => other.open(row('4', 30000, 'bob'))).toThrow(/port 30000 on h is served by attempt #1/);
     // Beside it, on other GPUs and another port: fine.
     const beside = other.open(row('2,3', 30001, 'bob'));
