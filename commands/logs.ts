@@ -19,6 +19,14 @@ const command = defineCommand({
     }),
   effect: 'read',
   async run(ctx, { host, attempt: id, node: rank, lines, follow }) {
+    // Following never ends: only a terminal shows that; a chat message (or a scheduled report) cannot.
+    if (follow && ctx.origin !== 'terminal')
+      throw new UserError('logs --follow streams without end, which a Slack message cannot', {
+        kind: 'command',
+        lead: 'use',
+        command: 'logs --lines N',
+        tail: ', or the Logs button on the attempt message (it uploads the tail as a file)',
+      });
     const { resolveHostName } = await import('../src/config/hosts.ts');
     const { hostOf } = await import('../src/lifecycle/engine.ts');
     const { nodeLabel, nodesOf } = await import('../src/lifecycle/nodes.ts');

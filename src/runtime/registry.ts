@@ -15,6 +15,16 @@ export interface Dispatch {
   run(text: string, ctx: CommandContext): Promise<CommandOutput>;
   /** Words already split by a shell (`npx glm COMMAND ...`): used as they are, never re-tokenized. */
   runArgv(argv: readonly string[], ctx: CommandContext): Promise<CommandOutput>;
+  /**
+   * Command text read exactly as `run` reads it (same tokenizer, help flags, lookup, schema and errors), without
+   * running it: for a face that decides something before the run (Slack asks before a launch replaces a server).
+   */
+  parse(text: string): Parsed;
+}
+
+export interface Parsed {
+  def: CommandDef;
+  args: Record<string, unknown>;
 }
 
 export function createDispatch(commands: CommandDef[]): Dispatch {
@@ -30,6 +40,9 @@ export function createDispatch(commands: CommandDef[]): Dispatch {
       }
       return runTokens(tokens, ctx);
     },
+    parse(text) {
+      return parseTokens(tokenize(text.trim()));
+    },
     runArgv(argv, ctx) {
       let tokens: string[];
       try {
@@ -42,6 +55,24 @@ export function createDispatch(commands: CommandDef[]): Dispatch {
   };
   return dispatch;
 
+  function lookup(tokens: string[]): { def: CommandDef; rest: string[] } {
+    const name = tokens[0] ?? 'help';
+    const def = byName.get(name);
+    if (!def) {
+      const suggestion = closest(name, [...byName.keys()]);
+      throw new UserError(`unknown command '${name}'`, {
+        kind: 'unknown-command',
+        ...(suggestion ? { suggestion } : {}),
+      });
+    }
+    return { def, rest: tokens.slice(1) };
+  }
+
+  function parseTokens(given: string[]): Parsed {
+    const { def, rest } = lookup(helpRewrite(given));
+    return { def, args: validateArgs(def, parseArgs(def, rest)) };
+  }
+
   async function runTokens(given: string[] | undefined, ctx: CommandContext, early?: unknown): Promise<CommandOutput> {
     const started = ctx.engine.clock.now();
     let name = '';
@@ -52,14 +83,7 @@ export function createDispatch(commands: CommandDef[]): Dispatch {
       if (early) throw early;
       const tokens = helpRewrite(given ?? []);
       name = tokens[0] ?? 'help';
-      const def = byName.get(name);
-      if (!def) {
-        const suggestion = closest(name, [...byName.keys()]);
-        throw new UserError(`unknown command '${name}'`, {
-          kind: 'unknown-command',
-          ...(suggestion ? { suggestion } : {}),
-        });
-      }
+      const { def } = lookup(tokens);
       // Authorise before validating: someone refused learns nothing about hosts or profiles from the errors.
       const decision = await authorize(def, ctx);
       if (!decision.allow) {
