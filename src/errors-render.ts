@@ -41,6 +41,11 @@ export function userErrorFix(e: UserError, face: Face = SESSION): string | undef
   }
 }
 
+/** A refusal by the access policy (a Decision that does not allow), worded like every other refusal. */
+export function describeRefusal(d: { reason: string; hint?: string | undefined }): string {
+  return `not allowed: ${d.reason}${d.hint ? `\n  ${d.hint}` : ''}`;
+}
+
 export function describeError(e: unknown, log?: Logger, face: Face = SESSION): string {
   if (e instanceof UserError) {
     const fix = userErrorFix(e, face);

@@ -2,7 +2,7 @@
 // scheduler) comes through here.
 
 import { ConfigError, NotAllowedError, UserError } from '../errors.ts';
-import { describeError } from '../errors-render.ts';
+import { describeError, describeRefusal } from '../errors-render.ts';
 import { closest } from '../suggest.ts';
 import { parseArgs, validateArgs } from './args.ts';
 import { type CommandContext, type CommandDef, type CommandOutput, type Decision, requiredRole } from './define.ts';
@@ -94,7 +94,7 @@ export function createDispatch(commands: CommandDef[]): Dispatch {
         } catch {
           args = { text: tokens.slice(1).join(' ') };
         }
-        return { text: `not allowed: ${decision.reason}${decision.hint ? `\n  ${decision.hint}` : ''}`, exitCode: 2 };
+        return { text: describeRefusal(decision), exitCode: 2 };
       }
       args = validateArgs(def, parseArgs(def, tokens.slice(1)));
       const out = await def.run({ ...ctx, role: decision.role ?? 'viewer' }, args);

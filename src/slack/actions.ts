@@ -1,6 +1,7 @@
 // Buttons on attempt messages (Stop, Probe, Logs), the stop confirmation modal, and the "replace the running
 // server?" prompt. A button's value is only an id: the attempt (or pending confirmation) is looked up again, and the
 // clicker is authorised again, on every click; the clicker is often not the person who launched.
+
 import type {
   BlockAction,
   ButtonAction,
@@ -9,6 +10,7 @@ import type {
   ViewSubmitAction,
 } from '@slack/bolt';
 import { autopilotStore } from '../autopilot/store.ts';
+import { describeRefusal } from '../errors-render.ts';
 import type { Attempt } from '../ledger/attempts.ts';
 import type { Identity } from '../runtime/define.ts';
 import { launchClash, launchRefusal, runCommand } from './commands.ts';
@@ -54,7 +56,7 @@ export function onStopClick(deps: FaceDeps) {
     const d = await deps.policy.decide(commandDef(deps, 'stop'), who_);
     if (!d.allow) {
       auditClick(deps, who_, 'stop', args, 'deny', `denied: ${d.reason}`);
-      reply(deps, who_, body.response_url, { text: `not allowed: ${d.reason}${d.hint ? `\n  ${d.hint}` : ''}` });
+      reply(deps, who_, body.response_url, { text: describeRefusal(d) });
       return;
     }
     if (!a.active) {
