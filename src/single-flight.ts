@@ -7,6 +7,8 @@ export interface SingleFlight<T> {
   (key: string, read: () => Promise<T>): Promise<T>;
   /** The read under way for `key`, if one is. */
   pending(key: string): Promise<T> | undefined;
+  /** Drops what is kept for `key` (a result that should not be reused after all): the next call reads again. */
+  forget(key: string): void;
 }
 
 export function singleFlight<T>(opts: { ttlMs?: number; clock?: Clock } = {}): SingleFlight<T> {
@@ -30,5 +32,10 @@ export function singleFlight<T>(opts: { ttlMs?: number; clock?: Clock } = {}): S
     entries.set(key, { at: clock.now(), pending });
     return pending;
   };
-  return Object.assign(flight, { pending: (key: string) => entries.get(key)?.pending });
+  return Object.assign(flight, {
+    pending: (key: string) => entries.get(key)?.pending,
+    forget: (key: string) => {
+      entries.delete(key);
+    },
+  });
 }

@@ -44,5 +44,9 @@ describe('singleFlight', () => {
     t = 1000;
     await expect(flight('k', async () => Promise.reject(new Error('down')))).rejects.toThrow('down');
     expect(await flight('k', async () => 'third')).toBe('third');
+    // A kept result can be dropped: the next call reads again (host flags drop the shipped-table fallback so).
+    expect(await flight('k', async () => 'fourth')).toBe('third');
+    flight.forget('k');
+    expect(await flight('k', async () => 'fifth')).toBe('fifth');
   });
 });

@@ -194,7 +194,8 @@ exit 0
 
 /** read LOG OFFSET: the log from byte OFFSET to its current end. */
 export const READ_FROM = `
-LOG=$1; case $LOG in "~/"*) LOG=$HOME/\${LOG#"~/"} ;; esac
+${HOME_PATH_SH}
+LOG=$(home_path "$1")
 tail -c "+$(($2 + 1))" -- "$LOG" 2>/dev/null || true
 `;
 
@@ -210,7 +211,8 @@ tail -c "+$(($2 + 1))" -- "$LOG" 2>/dev/null | head -c "$3" || true
  * snapshot and none of it again.
  */
 export const SNAPSHOT = `
-LOG=$1; case $LOG in "~/"*) LOG=$HOME/\${LOG#"~/"} ;; esac
+${HOME_PATH_SH}
+LOG=$(home_path "$1")
 size=$(wc -c < "$LOG") || exit 1
 head -c "$size" -- "$LOG" | tail -n "$2"
 printf '\\nGLM_SIZE %s\\n' "$size"
@@ -218,7 +220,8 @@ printf '\\nGLM_SIZE %s\\n' "$size"
 
 /** tail LOG N */
 export const TAIL = `
-LOG=$1; case $LOG in "~/"*) LOG=$HOME/\${LOG#"~/"} ;; esac
+${HOME_PATH_SH}
+LOG=$(home_path "$1")
 tail -n "$2" -- "$LOG"
 `;
 
