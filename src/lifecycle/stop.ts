@@ -32,6 +32,15 @@ export interface NodeStop {
  * The live attempt a stop (or probe) means: the one named, else the only one on the host. Several servers on one host
  * make `--host` ambiguous: then say which there are, rather than guess.
  */
+/** The refusal for an attempt that has ended: how it ended, and where to see what runs. */
+function notRunning(a: Attempt): UserError {
+  return new UserError(`attempt #${a.id} is not running: it ended ${a.outcome ?? a.status}`, {
+    kind: 'command',
+    lead: 'see',
+    command: 'status',
+  });
+}
+
 function targetAttempt(engine: Engine, hostName: string | undefined, attemptId?: number): Attempt {
   if (attemptId !== undefined) {
     const a = engine.attempts.get(attemptId);
@@ -41,12 +50,7 @@ function targetAttempt(engine: Engine, hostName: string | undefined, attemptId?:
         lead: 'see the attempts with',
         command: 'attempts',
       });
-    if (!a.active)
-      throw new UserError(`attempt #${a.id} is not running: it ended ${a.outcome ?? a.status}`, {
-        kind: 'command',
-        lead: 'see',
-        command: 'status',
-      });
+    if (!a.active) throw notRunning(a);
     return a;
   }
   const live = hostName ? engine.attempts.allActiveOn(hostName) : [];
@@ -136,12 +140,7 @@ export async function stop(
         command: 'status',
       });
     }
-    if (!attempt.active)
-      throw new UserError(`attempt #${attempt.id} is not running: it ended ${attempt.outcome ?? attempt.status}`, {
-        kind: 'command',
-        lead: 'see',
-        command: 'status',
-      });
+    if (!attempt.active) throw notRunning(attempt);
   }
   // Told before the signals: a node watcher that sees a node go down now knows it was asked to (see failNodes).
   engine.attempts.event(attempt.id, engine.clock.now(), 'stop_requested', { actor });
