@@ -4,28 +4,14 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { UserError } from '../src/errors.ts';
 import { describeError, type Face } from '../src/errors-render.ts';
-import { createAttemptStore, type NewAttempt } from '../src/ledger/attempts.ts';
+import { createAttemptStore } from '../src/ledger/attempts.ts';
 import { openDb } from '../src/ledger/db.ts';
+import { attemptRow } from './helpers/app.ts';
 import { userDir } from './helpers/sshd.ts';
 
 const ONE_SHOT: Face = { origin: 'terminal', longLived: false };
 const SESSION: Face = { origin: 'terminal', longLived: true };
 const SLACK: Face = { origin: 'slack', longLived: true };
-
-const row = (gpus: string, port: number): NewAttempt => ({
-  host: 'h',
-  profile: 'p',
-  profileJson: '{}',
-  flags: {},
-  argv: [],
-  env: {},
-  commandLine: 'x',
-  port,
-  gpus,
-  actor: 'alice',
-  origin: 'terminal',
-  startedAt: Date.UTC(2026, 10, 29, 12),
-});
 
 function refusal(fn: () => unknown): UserError {
   try {
@@ -40,8 +26,8 @@ function refusal(fn: () => unknown): UserError {
 describe('error rendering', () => {
   it("the ledger's refusals carry kind and data, and each face words the same one its own way", () => {
     const attempts = createAttemptStore(openDb(join(userDir('glm-errors-db-'), 'ledger.db')));
-    const first = attempts.open(row('0,1', 30000));
-    const gpus = refusal(() => attempts.open(row('1', 30001)));
+    const first = attempts.open(attemptRow('0,1', 30000));
+    const gpus = refusal(() => attempts.open(attemptRow('1', 30001)));
     expect(gpus.kind).toBe('gpus-held');
     expect(gpus.data).toEqual({ kind: 'gpus-held', holder: first.id });
     // The ledger says what is wrong, never how a face types a command.
@@ -54,7 +40,7 @@ describe('error rendering', () => {
       `  wait for it to end, stop it with: /glm stop --attempt ${first.id}, or launch on other GPUs (--gpus, or gpus: [...] in the profile)`,
     );
     expect(fix(SESSION)).toContain(`stop it with: stop --attempt ${first.id},`);
-    const port = refusal(() => attempts.open(row('5', 30000)));
+    const port = refusal(() => attempts.open(attemptRow('5', 30000)));
     expect(port.data).toEqual({ kind: 'port-taken', holder: first.id });
     expect(describeError(port, undefined, SLACK)).toContain(`or stop it first with: /glm stop --attempt ${first.id}`);
     expect(describeError(port, undefined, ONE_SHOT)).toContain(
