@@ -201,7 +201,8 @@ tail -c "+$(($2 + 1))" -- "$LOG" 2>/dev/null || true
 
 /** read-range LOG START LEN: LEN bytes of the log from byte START (the context before a resume point). */
 export const READ_RANGE = `
-LOG=$1; case $LOG in "~/"*) LOG=$HOME/\${LOG#"~/"} ;; esac
+${HOME_PATH_SH}
+LOG=$(home_path "$1")
 tail -c "+$(($2 + 1))" -- "$LOG" 2>/dev/null | head -c "$3" || true
 `;
 
@@ -239,7 +240,8 @@ nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader,nounits 2>
 /** versions PYTHON PATH_PREPEND: the host's Python and SGLang versions. */
 export const VERSIONS = `
 if [ -n "$2" ]; then PATH=$2:$PATH; export PATH; fi
-PY=$1; case $PY in "~/"*) PY=$HOME/\${PY#"~/"} ;; esac
+${HOME_PATH_SH}
+PY=$(home_path "$1")
 printf 'python %s\\n' "$("$PY" --version 2>&1 | head -n 1)"
 printf 'sglang %s\\n' "$("$PY" -c 'import sglang; print(sglang.__version__)' 2>&1 | tail -n 1)"
 `;
@@ -251,7 +253,8 @@ printf 'sglang %s\\n' "$("$PY" -c 'import sglang; print(sglang.__version__)' 2>&
 export const SGLANG_HELP = `
 if [ -n "$2" ]; then PATH=$2:$PATH; export PATH; fi
 while IFS= read -r kv; do case $kv in [A-Za-z_]*=*) export "$kv" ;; esac; done
-PY=$1; case $PY in "~/"*) PY=$HOME/\${PY#"~/"} ;; esac
+${HOME_PATH_SH}
+PY=$(home_path "$1")
 exec "$PY" -m sglang.launch_server --help
 `;
 

@@ -2,7 +2,9 @@
 // here"), captured on the GPU host at launch. check_env imports torch, so it costs seconds: it runs once per host and
 // SGLang version, and the result is kept in the ledger. When check_env cannot run, a constant script collects the
 // same facts (Python, CUDA, driver, GPUs and compute capability, `nvidia-smi topo -m`, key package versions).
+
 import type { HostConfig } from '../config/schema.ts';
+import { HOME_PATH_SH } from '../hosts/quote.ts';
 import { type Engine, hostOf } from '../lifecycle/engine.ts';
 import { readVersions } from '../lifecycle/host-info.ts';
 import { script } from '../lifecycle/scripts.ts';
@@ -35,7 +37,8 @@ const FALLBACK_MODULES = ['torch', 'sglang', 'sgl_kernel', 'flashinfer', 'transf
  */
 export const ENV_SCRIPT = `
 if [ -n "$2" ]; then PATH=$2:$PATH; export PATH; fi
-PY=$1; case $PY in "~/"*) PY=$HOME/\${PY#"~/"} ;; esac
+${HOME_PATH_SH}
+PY=$(home_path "$1")
 T=; if command -v timeout >/dev/null 2>&1; then T="timeout $3"; fi
 e=$(mktemp 2>/dev/null || echo "/tmp/glm-env.$$")
 out=$($T "$PY" -m sglang.check_env 2>"$e"); rc=$?
