@@ -58,7 +58,7 @@ const command = defineCommand({
     }),
   effect: 'write',
   async run(ctx, a) {
-    const { resolveHostName } = await import('../src/hosts/from-config.ts');
+    const { resolveHostName } = await import('../src/config/hosts.ts');
     const { autopilotStore } = await import('../src/autopilot/store.ts');
     const store = autopilotStore(ctx.engine.ledger);
     if (a.status) {
@@ -76,7 +76,12 @@ const command = defineCommand({
     const hostName = resolveHostName(ctx.engine.loaded, a.host);
     if (a.cancel) {
       const r = store.unfinished(hostName)[0];
-      if (!r) throw new UserError(`no autopilot run is going on ${hostName}`, 'see the runs with: autopilot --status');
+      if (!r)
+        throw new UserError(`no autopilot run is going on ${hostName}`, {
+          kind: 'command',
+          lead: 'see the runs with',
+          command: 'autopilot --status',
+        });
       const { cancelAutopilot } = await import('../src/autopilot/run.ts');
       const here = cancelAutopilot(ctx.engine, r.id);
       return {

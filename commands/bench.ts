@@ -38,7 +38,7 @@ const command = defineCommand({
     }),
   effect: 'write',
   async run(ctx, { host, concurrency, inputLen, outputLen, requests, history, json }) {
-    const { resolveHostName } = await import('../src/hosts/from-config.ts');
+    const { resolveHostName } = await import('../src/config/hosts.ts');
     const { shareFile } = await import('../src/runtime/files.ts');
     const { benchHistoryText, benchText } = await import('../src/bench-load/report.ts');
     const { runBench } = await import('../src/bench-load/run.ts');

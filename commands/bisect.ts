@@ -22,7 +22,7 @@ const command = defineCommand({
     }),
   effect: 'write',
   async run(ctx, { good, bad, host, port, cancel, json }) {
-    const { resolveHostName } = await import('../src/hosts/from-config.ts');
+    const { resolveHostName } = await import('../src/config/hosts.ts');
     const { resolveProfileName } = await import('../src/profiles/saved.ts');
     const { bisect } = await import('../src/fleet/bisect.ts');
     const hostName = resolveHostName(ctx.engine.loaded, host);
@@ -34,7 +34,11 @@ const command = defineCommand({
     }
     if (!good || !bad) throw new UserError('bisect needs GOOD and BAD profiles', 'usage: bisect GOOD BAD [--host H]');
     if (running.has(hostName))
-      throw new UserError(`a bisection already runs on ${hostName}`, 'cancel it with: bisect --cancel');
+      throw new UserError(`a bisection already runs on ${hostName}`, {
+        kind: 'command',
+        lead: 'cancel it with',
+        command: 'bisect --cancel',
+      });
     const abort = new AbortController();
     running.set(hostName, abort);
     try {

@@ -35,7 +35,7 @@ const command = defineCommand({
     }),
   effect: 'read',
   async run(ctx, { host, profile, json }) {
-    const { resolveLaunchHosts } = await import('../src/hosts/from-config.ts');
+    const { resolveLaunchHosts } = await import('../src/config/hosts.ts');
     const { describeError } = await import('../src/errors-render.ts');
     const { hostOf } = await import('../src/lifecycle/engine.ts');
     const { readGpus, readVersions } = await import('../src/lifecycle/host-info.ts');
@@ -84,7 +84,7 @@ const command = defineCommand({
             authenticated: false,
             python: null,
             sglang: null,
-            problem: describeError(e, ctx.log),
+            problem: describeError(e, ctx.log, ctx),
             gpus: null,
             flags: null,
             profiles: [] as Array<{

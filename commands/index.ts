@@ -1,6 +1,6 @@
 // Part commands: owns one file per chat command: its definition, with the work imported when it runs.
-// May import: advice, autopilot, bench-load, charts, corpus, errors-render.ts, errors.ts, findings, fleet, format,
-//   hosts, lifecycle, logs, paths.ts, profiles, redact.ts, reports, runtime, schedule, smoke.
+// May import: advice, autopilot, bench-load, charts, config, corpus, errors-render.ts, errors.ts, findings, fleet,
+//   format, hosts, lifecycle, logs, paths.ts, profiles, redact.ts, reports, runtime, schedule, smoke.
 //
 // Every chat command, one file each. test/commands/registry.test.ts checks this list matches the folder.
 // Each file is light: its definition only, with the code that does the work imported by its run() when the command

@@ -44,7 +44,7 @@ const command = defineCommand({
     }),
   effect: 'write',
   async run(ctx, { profile, set, host, gpus, port, yes, dryRun, noCheck, json }) {
-    const { resolveLaunchHosts } = await import('../src/hosts/from-config.ts');
+    const { resolveLaunchHosts } = await import('../src/config/hosts.ts');
     const { resolveLaunchProfile } = await import('../src/advice/profiles.ts');
     const { launch } = await import('../src/lifecycle/launch.ts');
     const { monitorAttempt } = await import('../src/lifecycle/monitor.ts');

@@ -19,7 +19,15 @@ const command = defineCommand({
     }),
   effect: 'read',
   async run(ctx, { host, attempt: id, node: rank, lines, follow }) {
-    const { resolveHostName } = await import('../src/hosts/from-config.ts');
+    // Following never ends: only a terminal shows that; a chat message (or a scheduled report) cannot.
+    if (follow && ctx.origin !== 'terminal')
+      throw new UserError('logs --follow streams without end, which a Slack message cannot', {
+        kind: 'command',
+        lead: 'use',
+        command: 'logs --lines N',
+        tail: ', or the Logs button on the attempt message (it uploads the tail as a file)',
+      });
+    const { resolveHostName } = await import('../src/config/hosts.ts');
     const { hostOf } = await import('../src/lifecycle/engine.ts');
     const { nodeLabel, nodesOf } = await import('../src/lifecycle/nodes.ts');
     const { SNAPSHOT, script, TAIL } = await import('../src/lifecycle/scripts.ts');
@@ -30,10 +38,11 @@ const command = defineCommand({
         ? ctx.engine.attempts.get(id)
         : (ctx.engine.attempts.activeOn(hostName!) ?? ctx.engine.attempts.list({ host: hostName, limit: 1 })[0]);
     if (!a)
-      throw new UserError(
-        id !== undefined ? `no attempt #${id}` : `no attempts on ${hostName} yet`,
-        'list them with: attempts',
-      );
+      throw new UserError(id !== undefined ? `no attempt #${id}` : `no attempts on ${hostName} yet`, {
+        kind: 'command',
+        lead: 'list them with',
+        command: 'attempts',
+      });
     const nodes = nodesOf(ctx.engine, a);
     const n = nodes.find((x) => x.rank === (rank ?? 0));
     if (!n)

@@ -16,7 +16,7 @@ const command = defineCommand({
     }),
   effect: 'read',
   async run(ctx, { host, attempt, json }) {
-    const { resolveHostName } = await import('../src/hosts/from-config.ts');
+    const { resolveHostName } = await import('../src/config/hosts.ts');
     const { probe } = await import('../src/lifecycle/probe.ts');
     const { serverMetricsText } = await import('../src/lifecycle/sglang-metrics.ts');
     const hostName = resolveHostName(ctx.engine.loaded, host);

@@ -11,7 +11,7 @@ const command = defineCommand({
   args: (z) => z.object({ name: z.string(), host: z.string().optional(), json: z.boolean().optional() }),
   effect: 'read',
   async run(ctx, { name, host, json }) {
-    const { resolveHostName } = await import('../src/hosts/from-config.ts');
+    const { resolveHostName } = await import('../src/config/hosts.ts');
     const { commandLine, flagView, renderLaunch } = await import('../src/profiles/index.ts');
     const p = ctx.engine.profiles.get(name);
     const hostName = resolveHostName(ctx.engine.loaded, host);

@@ -38,7 +38,7 @@ const command = defineCommand({
     }),
   effect: 'write',
   async run(ctx, { host, profile, launch, port, budget, history, limit, json }) {
-    const { resolveHostName } = await import('../src/hosts/from-config.ts');
+    const { resolveHostName } = await import('../src/config/hosts.ts');
     const { chartPath, shareFile } = await import('../src/runtime/files.ts');
     const { eventText } = await import('../src/lifecycle/render-events.ts');
     const { historyText, smokeText } = await import('../src/smoke/report.ts');

@@ -16,7 +16,7 @@ const command = defineCommand({
     }),
   effect: 'write',
   async run(ctx, { host, attempt, json }) {
-    const { resolveHostName } = await import('../src/hosts/from-config.ts');
+    const { resolveHostName } = await import('../src/config/hosts.ts');
     const { stop, stopSummary } = await import('../src/lifecycle/stop.ts');
     const hostName = attempt !== undefined && host === undefined ? undefined : resolveHostName(ctx.engine.loaded, host);
     const r = await stop(ctx.engine, hostName, ctx.actor, attempt);

@@ -9,14 +9,38 @@ export interface Issue {
   fix?: string;
 }
 
+/**
+ * What a person can do about a user error, as data: the renderer (src/errors-render.ts) words it for the face it is
+ * shown in, naming commands as they are typed there (`npx glm stop --attempt 3` in a shell, `/glm stop --attempt 3`
+ * in Slack), so no part below the faces writes command advice into its errors.
+ */
+export type UserErrorKind =
+  /** A command name the registry does not know, with the closest one. */
+  | { kind: 'unknown-command'; suggestion?: string }
+  /** GPUs an autopilot run holds between its trials. */
+  | { kind: 'gpus-reserved'; host: string }
+  /** GPUs a live attempt holds. */
+  | { kind: 'gpus-held'; holder: number }
+  /** A port a live attempt serves on. */
+  | { kind: 'port-taken'; holder: number }
+  /** A command that shows or fixes it: `{lead}: {command}{tail}` (`list them with: attempts`). */
+  | { kind: 'command'; lead: string; command: string; tail?: string };
+
 /** Bad input from a person: unknown profile, bad flag, server already running. */
 export class UserError extends Error {
   override readonly name = 'UserError';
-  constructor(
-    message: string,
-    readonly hint?: string,
-  ) {
+  /** How to fix it, in words that hold on every face (no command names). */
+  readonly hint?: string;
+  /** What kind of refusal, with its data, when a face should word the fix (see UserErrorKind). */
+  readonly data?: UserErrorKind;
+  constructor(message: string, fix?: string | UserErrorKind) {
     super(message);
+    if (typeof fix === 'string') this.hint = fix;
+    else if (fix) this.data = fix;
+  }
+
+  get kind(): UserErrorKind['kind'] | 'bad-input' {
+    return this.data?.kind ?? 'bad-input';
   }
 }
 

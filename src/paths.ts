@@ -2,16 +2,20 @@
 // byte or an over-long name makes Node and the kernel throw errors that say nothing useful (ERR_INVALID_ARG_VALUE,
 // ENAMETOOLONG). Limits are Linux's (limits.h): PATH_MAX is 4096 bytes with the terminating NUL, NAME_MAX 255 bytes.
 import { homedir } from 'node:os';
-import { isAbsolute, join, resolve } from 'node:path';
+import { isAbsolute, resolve } from 'node:path';
 // A type-only import: erased from the compiled file, which still loads without zod.
 import type { z as zod } from 'zod';
 
 export const PATH_MAX_BYTES = 4095;
 export const NAME_MAX_BYTES = 255;
 
-/** `~` and `~/...` as the shell would expand them (config paths name files on the bot machine). */
-export function expandHome(p: string): string {
-  return p === '~' ? homedir() : p.startsWith('~/') ? join(homedir(), p.slice(2)) : p;
+/**
+ * `~` and `~/x` as the user's home (what a shell would do; a path from a file or Node gets no such help). Only a
+ * leading `~` alone or before `/`: `~user` and `a/~` are names like any other. Nothing else changes (no
+ * normalising), so the host's scripts (`HOME_PATH_SH`) expand a path to the very same text.
+ */
+export function expandHome(p: string, home: string = homedir()): string {
+  return p === '~' ? home : p.startsWith('~/') ? `${home}${p.slice(1)}` : p;
 }
 
 /** What is wrong with `p` as a path (never echoing a long one back), or undefined. */
@@ -41,6 +45,6 @@ export function pathString(z: typeof zod) {
 
 /** A local file named in the config: `~` and `~/...` from the home directory, a relative path from `baseDir`. */
 export function localPath(path: string, baseDir: string): string {
-  if (path === '~' || path.startsWith('~/')) return resolve(homedir(), path.slice(2));
-  return isAbsolute(path) ? path : resolve(baseDir, path);
+  const p = expandHome(path);
+  return isAbsolute(p) ? p : resolve(baseDir, p);
 }

@@ -1,6 +1,6 @@
 // Part src/access: owns who may do what: roles and identities, the Slack access policy, and what an operator may
 //   change in a launch.
-// May import: clock.ts, config, errors.ts, glob.ts, profiles.
+// May import: clock.ts, config, errors.ts, glob.ts, profiles, single-flight.ts.
 //
 // Who may do what from Slack: roles granted to user IDs and user groups, channels allow-listed, default deny.
 // Decided on signed IDs only (never display names), and again on every click: the clicker is not the launcher.

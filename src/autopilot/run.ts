@@ -61,7 +61,7 @@ export async function startAutopilot(
   if (busy)
     throw new UserError(
       `autopilot run #${busy.id} (${busy.profile}, ${busy.actor}) is not finished on ${req.hostName}`,
-      'wait for it, or stop it with: autopilot --cancel',
+      { kind: 'command', lead: 'wait for it, or stop it with', command: 'autopilot --cancel' },
     );
   // The GPUs are chosen once and held for the whole run: every trial runs on them, and nobody else gets them between.
   const plan = await planGpus(engine, req.hostName, req.profile.gpus?.length ?? req.profile.tp ?? 1, req.profile.gpus);

@@ -4,9 +4,11 @@
 // audited; help in a session, in Slack or from the scheduler goes through the registry and is.
 import { COMMANDS } from '../../commands/index.ts';
 import { UserError } from '../errors.ts';
-import { describeError } from '../errors-render.ts';
+import { describeError, type Face } from '../errors-render.ts';
 import { helpRewrite, helpText } from '../runtime/help.ts';
 import { checkArgv } from '../runtime/parse.ts';
+
+const ONE_SHOT: Face = { origin: 'terminal', longLived: false };
 
 /** The answer to a help request, or undefined for anything else (the registry runs it, and reports what is wrong). */
 export function oneShotHelp(argv: readonly string[]): { text: string; exitCode: number } | undefined {
@@ -19,9 +21,9 @@ export function oneShotHelp(argv: readonly string[]): { text: string; exitCode: 
   // `help` takes one word: options (`help --json`) or more words are the registry's to refuse.
   if (tokens[0] !== 'help' || tokens.length > 2 || tokens[1]?.startsWith('-')) return undefined;
   try {
-    return { text: helpText(COMMANDS, { origin: 'terminal', longLived: false }, tokens[1]), exitCode: 0 };
+    return { text: helpText(COMMANDS, ONE_SHOT, tokens[1]), exitCode: 0 };
   } catch (e) {
-    if (e instanceof UserError) return { text: describeError(e), exitCode: 2 };
+    if (e instanceof UserError) return { text: describeError(e, undefined, ONE_SHOT), exitCode: 2 };
     throw e;
   }
 }

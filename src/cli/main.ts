@@ -88,7 +88,7 @@ async function main(): Promise<number> {
     // The interactive session is long-lived: a bad profile or signature is reported now, not at the first launch.
     if (args.length === 0) app.preload();
   } catch (e) {
-    process.stderr.write(`${describeError(e)}\n`);
+    process.stderr.write(`${describeError(e, undefined, { origin: 'terminal', longLived: args.length === 0 })}\n`);
     return 2;
   }
   if (args.length > 0) {

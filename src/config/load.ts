@@ -1,6 +1,6 @@
 // Part src/config: owns the bot's config file: its schema (every section's, and its defaults), loading and
 //   validation.
-// May import: errors.ts, glob.ts, package-root.ts, paths.ts, yaml.ts.
+// May import: errors.ts, glob.ts, package-root.ts, paths.ts, suggest.ts, yaml.ts.
 //
 // Finds, parses and validates the config; every problem is reported at once as `path: message (fix: ...)`.
 import { existsSync, readFileSync } from 'node:fs';
@@ -12,9 +12,9 @@ import type { z } from 'zod';
 import { ConfigError, type Issue } from '../errors.ts';
 import { PACKAGE_ROOT } from '../package-root.ts';
 import { expandHome, localPath, pathProblem } from '../paths.ts';
+import { closest } from '../suggest.ts';
 import { yamlValue } from '../yaml.ts';
 import { type Config, ConfigSchema, type HostConfig, HostSchema, SshSchema } from './schema.ts';
-import { suggest } from './suggest.ts';
 
 export { PACKAGE_ROOT };
 
@@ -195,7 +195,7 @@ function crossChecks(cfg: Config): Issue[] {
     if (jump !== undefined) {
       const j = cfg.hosts[jump];
       if (!j) {
-        const s = suggest(jump, names);
+        const s = closest(jump, names);
         issues.push({
           path: `hosts.${name}.ssh.jump`,
           message: `names unknown host '${jump}'`,
@@ -214,7 +214,7 @@ function crossChecks(cfg: Config): Issue[] {
   }
   cfg.findings.forEach((f, i) => {
     if (f.host !== undefined && !cfg.hosts[f.host]) {
-      const s = suggest(f.host, names);
+      const s = closest(f.host, names);
       issues.push({
         path: `findings.${i}.host`,
         message: `names unknown host '${f.host}'`,
@@ -232,7 +232,7 @@ function crossChecks(cfg: Config): Issue[] {
     }
     g.hosts.forEach((h, i) => {
       if (!cfg.hosts[h]) {
-        const s = suggest(h, names);
+        const s = closest(h, names);
         issues.push({
           path: `host_groups.${group}.hosts.${i}`,
           message: `names unknown host '${h}'`,
@@ -252,7 +252,7 @@ function crossChecks(cfg: Config): Issue[] {
     }
   }
   if (cfg.default_host !== undefined && !cfg.hosts[cfg.default_host]) {
-    const s = suggest(cfg.default_host, names);
+    const s = closest(cfg.default_host, names);
     issues.push({
       path: 'default_host',
       message: `names unknown host '${cfg.default_host}'`,
@@ -284,7 +284,7 @@ export function zodIssues(err: z.ZodError, raw: unknown, knownKeys?: (path: Prop
     if (i.code === 'unrecognized_keys') {
       const known = knownKeys?.(i.path) ?? [];
       for (const k of i.keys) {
-        const s = suggest(k, known);
+        const s = closest(k, known);
         out.push({
           path: path === '(top level)' ? k : `${path}.${k}`,
           message: 'unknown key',
@@ -296,7 +296,7 @@ export function zodIssues(err: z.ZodError, raw: unknown, knownKeys?: (path: Prop
     } else if (i.code === 'invalid_value' && 'values' in i) {
       const got = String(valueAt(raw, i.path));
       const values = (i.values as unknown[]).map(String);
-      const s = suggest(got, values);
+      const s = closest(got, values);
       out.push({
         path,
         message: `'${got}' is not one of ${values.join(', ')}`,

@@ -2,6 +2,7 @@
 // hand (`glm findings QUERY`) or with a crash classification. A source that cannot be read does not stop the others:
 // its last good copy keeps answering and `status()` says what went wrong.
 import { type Clock, systemClock } from '../clock.ts';
+import { singleFlight } from '../single-flight.ts';
 import { hasTitle, type IndexedSection, idfs, indexSection, type QueryTerm, rank } from './bm25.ts';
 import { bestWindow, type Excerpt, MAX_EXCERPT_LINES, makeExcerpt } from './excerpt.ts';
 import { parseFrontMatter, parseMarkdown, type Section } from './markdown.ts';
@@ -52,7 +53,6 @@ interface SourceState {
   checkedAt: number;
   loadedAt?: number;
   error?: string;
-  inflight?: Promise<void>;
 }
 
 export function createFindingsIndex(sources: readonly FindingsSource[], opts: FindingsOptions = {}): FindingsIndex {
@@ -99,15 +99,8 @@ export function createFindingsIndex(sources: readonly FindingsSource[], opts: Fi
   }
 
   // Concurrent searches share one check per source instead of each starting its own stat and read.
-  function ensure(i: number, force: boolean): Promise<void> {
-    const st = states[i]!;
-    if (!st.inflight) {
-      st.inflight = check(i, force).finally(() => {
-        st.inflight = undefined;
-      });
-    }
-    return st.inflight;
-  }
+  const checks = singleFlight<void>();
+  const ensure = (i: number, force: boolean): Promise<void> => checks(String(i), () => check(i, force));
 
   async function run(query: QueryTerm[], limit: number): Promise<Excerpt[]> {
     await Promise.all(states.map((_, i) => ensure(i, false)));
@@ -128,7 +121,7 @@ export function createFindingsIndex(sources: readonly FindingsSource[], opts: Fi
     excerptsFor: (d, flags = {}, limit = 3) => run(diagnosisQuery(d, flags), limit),
     async refresh(force = true) {
       // A check already running may have started before the file changed: wait for it, then check again.
-      await Promise.all(states.map((s) => s.inflight));
+      await Promise.all(states.map((_, i) => checks.pending(String(i))));
       await Promise.all(states.map((_, i) => ensure(i, force)));
     },
     status: () =>

@@ -1,5 +1,5 @@
 // Part src/findings: owns the team's knowledge bases: parsed, indexed, matched against crashes, excerpted.
-// May import: clock.ts, config, errors.ts, hosts, package-root.ts, paths.ts.
+// May import: clock.ts, config, errors.ts, hosts, package-root.ts, paths.ts, single-flight.ts.
 //
 // The findings part: Markdown knowledge bases split into sections, indexed in memory, matched against crashes.
 export type { QueryTerm } from './bm25.ts';

@@ -3,6 +3,7 @@
 // itself read only when it moved.
 import { readFile, stat } from 'node:fs/promises';
 import { RemoteError } from '../errors.ts';
+import { HOME_PATH_SH, isHomePath } from '../hosts/quote.ts';
 import type { RemoteHost } from '../hosts/types.ts';
 import { localPath } from '../paths.ts';
 
@@ -51,11 +52,10 @@ function localReader(path: string, opts: ReaderOptions): SourceReader {
 
 // `~/` is not expanded when argv reaches the remote shell quoted, so a path that starts with it goes through a fixed
 // script that expands it from $HOME; the path itself is only ever a positional argument, never shell text.
-// biome-ignore lint/suspicious/noTemplateCurlyInString: this is shell text for sh -c, not a JS template
-const EXPAND = 'p=$1; case $p in "~/"*) p=$HOME/${p#"~/"};; esac;';
+const EXPAND = `${HOME_PATH_SH}\np=$(home_path "$1");`;
 
 export function remoteArgv(op: 'cat' | 'stat', path: string): string[] {
-  const tilde = path.startsWith('~/');
+  const tilde = isHomePath(path);
   if (op === 'cat') return tilde ? ['sh', '-c', `${EXPAND} cat -- "$p"`, 'glm-cat', path] : ['cat', '--', path];
   return tilde
     ? ['sh', '-c', `${EXPAND} stat -c %Y:%s -- "$p"`, 'glm-stat', path]

@@ -2,7 +2,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import type { LoadedConfig } from '../config/load.ts';
-import { suggest } from '../config/suggest.ts';
 import { ConfigError, UserError } from '../errors.ts';
 import { expandHome } from '../paths.ts';
 import { createLocalHost } from './local.ts';
@@ -152,55 +151,6 @@ export function sshTargetFor(
     knownHostsPath: knownHosts(alias),
     jump: ssh.jump ? sshTargetFor(loaded, ssh.jump, env, ahead) : chain(alias.proxyJump, 0),
   };
-}
-
-export function hostNames(loaded: LoadedConfig): string[] {
-  return Object.keys(loaded.config.hosts);
-}
-
-export function resolveHostName(loaded: LoadedConfig, name: string | undefined): string {
-  const names = hostNames(loaded);
-  const chosen = name ?? loaded.defaultHost;
-  if (!chosen)
-    throw new UserError('no host given and no default_host configured', `pass --host with one of: ${names.join(', ')}`);
-  if (!loaded.config.hosts[chosen]) {
-    const s = suggest(chosen, names);
-    throw new UserError(
-      `unknown host '${chosen}'`,
-      s ? `did you mean '${s}'? hosts: ${names.join(', ')}` : `hosts: ${names.join(', ')}`,
-    );
-  }
-  return chosen;
-}
-
-/**
- * The hosts a launch runs on: one host, a host group (host_groups in the config), or `a,b,...` for one multi-node
- * server; node 0 (the head) first. With the group comes its rendezvous port, when it sets one.
- */
-export function resolveLaunchHosts(
-  loaded: LoadedConfig,
-  name: string | undefined,
-): { hosts: string[]; distPort?: number; group?: string } {
-  const group = name ? loaded.config.host_groups[name] : undefined;
-  if (group) return { hosts: [...group.hosts], distPort: group.dist_port, group: name };
-  if (name?.includes(',')) {
-    const hosts = name.split(',').map((h) => h.trim());
-    hosts.forEach((h) => {
-      resolveHostName(loaded, h);
-    });
-    if (new Set(hosts).size !== hosts.length)
-      throw new UserError(`'${name}' names a host twice`, 'list each node once, the head first');
-    return { hosts };
-  }
-  if (!name || loaded.config.hosts[name]) return { hosts: [resolveHostName(loaded, name)] };
-  const groups = Object.keys(loaded.config.host_groups);
-  const s = suggest(name, [...hostNames(loaded), ...groups]);
-  throw new UserError(
-    `unknown host or host group '${name}'`,
-    `${s ? `did you mean '${s}'? ` : ''}hosts: ${hostNames(loaded).join(', ')}; ${
-      groups.length ? `groups: ${groups.join(', ')}` : 'no host groups: define one under host_groups in the config'
-    }`,
-  );
 }
 
 /** One RemoteHost per configured host, created on first use and kept (one SSH connection per host). */

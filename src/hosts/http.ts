@@ -62,7 +62,7 @@ export function httpRequest(req: HttpRequest, target: HttpTarget): Promise<HttpR
 }
 
 // node:http calls these socket methods; an SSH channel does not have them.
-function decorate(s: Duplex): Duplex {
+export function decorate(s: Duplex): Duplex {
   const d = s as Duplex & Record<string, unknown>;
   for (const m of ['setKeepAlive', 'setNoDelay', 'setTimeout', 'ref', 'unref']) {
     if (typeof d[m] !== 'function') d[m] = () => d;

@@ -1,6 +1,8 @@
 // The bot's own machine as a host: argv runs with spawn (no shell) in an allow-listed environment (child-env.ts),
 // HTTP goes straight to 127.0.0.1.
 import { spawn } from 'node:child_process';
+import { connect } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { RemoteError } from '../errors.ts';
 import { childEnv } from './child-env.ts';
 import { httpRequest } from './http.ts';
@@ -76,6 +78,16 @@ export function createLocalHost(name: string): RemoteHost {
     },
     http(port: number, req: HttpRequest): Promise<HttpResponse> {
       return httpRequest(req, { host: req.address ?? '127.0.0.1', port });
+    },
+    tunnel(toHost: string, toPort: number): Promise<Duplex> {
+      return new Promise((resolve, reject) => {
+        const s = connect(toPort, toHost);
+        s.once('connect', () => {
+          s.off('error', reject);
+          resolve(s);
+        });
+        s.once('error', reject);
+      });
     },
     async close() {},
   };

@@ -4,6 +4,7 @@
 import { execFile, execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { homedir, userInfo } from 'node:os';
+import { expandHome } from '../paths.ts';
 
 export interface SshAlias {
   hostName: string;
@@ -29,10 +30,6 @@ export class SshConfigProblem extends Error {
 
 const DEFAULT_CONFIG = '~/.ssh/config';
 
-function expandTilde(p: string): string {
-  return p === '~' ? homedir() : p.startsWith('~/') ? `${homedir()}${p.slice(1)}` : p;
-}
-
 /** ssh_config(5) TOKENS that `ssh -G` leaves in IdentityFile and UserKnownHostsFile. */
 function expandTokens(value: string, t: { host: string; original: string; port: number; user: string }): string {
   const local = userInfo();
@@ -55,7 +52,7 @@ function expandTokens(value: string, t: { host: string; original: string; port: 
       );
     return v;
   });
-  return expandTilde(out);
+  return expandHome(out);
 }
 
 /** `ssh -G` output (one `keyword value` per line) for the keywords the bot uses. */
@@ -193,7 +190,7 @@ export function parseSshConfig(text: string, alias: string): SshAlias {
 
 /** `ssh -G`'s arguments for `name`: the config file when it is not the default, `--` so a name is never an option. */
 function sshGArgs(configPath: string, name: string): string[] {
-  return [...(configPath === DEFAULT_CONFIG ? [] : ['-F', expandTilde(configPath)]), '-G', '--', name];
+  return [...(configPath === DEFAULT_CONFIG ? [] : ['-F', expandHome(configPath)]), '-G', '--', name];
 }
 
 /** A name's key in resolveSshAliases' answers: the ssh config it was resolved with, and the name. */
@@ -234,7 +231,7 @@ export async function resolveSshAliases(
 export function resolveSshAlias(configPath: string, name: string): SshAlias {
   const viaSsh = askOpenSsh(configPath, name);
   if (viaSsh) return viaSsh;
-  const path = expandTilde(configPath);
+  const path = expandHome(configPath);
   if (!existsSync(path)) {
     if (configPath === DEFAULT_CONFIG) return parseSshConfig('', name);
     throw new SshConfigProblem(`${path} does not exist`, 'point ssh_config at an existing file, or remove it');

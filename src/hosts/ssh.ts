@@ -94,8 +94,6 @@ const RETRYABLE = new Set(['client-socket', 'client-timeout']);
 
 export interface SshHost extends RemoteHost {
   readonly stats: SshStats;
-  /** A raw TCP stream to toHost:toPort as seen from the host (SSH direct-tcpip); used for HTTP and jump hosts. */
-  tunnel(toHost: string, toPort: number): Promise<Duplex>;
 }
 
 /** One SSH connection, made on demand and remade after a drop, with its own channel budget. */

@@ -3,6 +3,7 @@
 //
 // The seam every remote effect goes through. Implementations take argv arrays, never shell strings; quoting
 // happens once, inside (src/hosts/quote.ts).
+import type { Duplex } from 'node:stream';
 
 export interface ExecOptions {
   /** Wall-clock limit for the whole command; the channel is closed and a RemoteError(kind: timeout) thrown. */
@@ -53,5 +54,10 @@ export interface RemoteHost {
   stream(argv: readonly string[]): StreamHandle;
   /** An HTTP request to 127.0.0.1:port (or req.address) as seen from the host (through an SSH tunnel for remote hosts). */
   http(port: number, req: HttpRequest): Promise<HttpResponse>;
+  /**
+   * A raw TCP stream to toHost:toPort as seen from the host (an SSH direct-tcpip channel for remote hosts, a socket
+   * for the local one): streaming HTTP (SSE), whose bytes must be timed as they arrive where http() buffers the body.
+   */
+  tunnel(toHost: string, toPort: number): Promise<Duplex>;
   close(): Promise<void>;
 }

@@ -248,10 +248,10 @@ export function createAttemptStore(db: Db) {
       const who = [...new Set(reserved.map((r) => r.holder as string))].join('; ');
       return {
         holder: null,
-        error: new UserError(
-          `${gpuList(reserved.map((r) => r.gpu as number))} on ${host}: held by ${who}`,
-          'wait for the run to end, or cancel it with: autopilot --cancel --host HOST (see: autopilot --status)',
-        ),
+        error: new UserError(`${gpuList(reserved.map((r) => r.gpu as number))} on ${host}: held by ${who}`, {
+          kind: 'gpus-reserved',
+          host,
+        }),
       };
     }
     const held = holders(host, gpus);
@@ -260,10 +260,7 @@ export function createAttemptStore(db: Db) {
       const holder = held[0]!.attempt;
       return {
         holder,
-        error: new UserError(
-          `${gpuList([...gpus])} on ${host}: ${who}`,
-          `wait for it to end, stop it with: stop --attempt ${holder.id}, or launch on other GPUs (--gpus, or gpus: [...] in the profile)`,
-        ),
+        error: new UserError(`${gpuList([...gpus])} on ${host}: ${who}`, { kind: 'gpus-held', holder: holder.id }),
       };
     }
     const r = onPort.get(port, host, host) as Row | undefined;
@@ -271,10 +268,10 @@ export function createAttemptStore(db: Db) {
     const holder = fromRow(r);
     return {
       holder,
-      error: new UserError(
-        `port ${port} on ${host} is served by ${describe(holder)}`,
-        `launch on another port (--port N), or stop it first with: stop --attempt ${holder.id}`,
-      ),
+      error: new UserError(`port ${port} on ${host} is served by ${describe(holder)}`, {
+        kind: 'port-taken',
+        holder: holder.id,
+      }),
     };
   }
 
@@ -324,7 +321,10 @@ export function createAttemptStore(db: Db) {
       } catch (e) {
         const code = (e as { code?: string }).code;
         if (code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY') {
-          throw conflict(a.host, a.port, parseGpus(a.gpus))?.error ?? new UserError(`${a.host} is busy`, 'see: status');
+          throw (
+            conflict(a.host, a.port, parseGpus(a.gpus))?.error ??
+            new UserError(`${a.host} is busy`, { kind: 'command', lead: 'see', command: 'status' })
+          );
         }
         throw e;
       }

@@ -1,7 +1,7 @@
 // Part src/lifecycle: owns the attempt lifecycle: launch (src/lifecycle/launch.ts), follow, stop, probe, status,
 //   reconcile, over two backends (direct, Slurm), with GPU leases, the hardware catalog and the host environment.
 // May import: access, chat, clock.ts, config, errors.ts, findings, format, hosts, ledger, logger.ts, logs,
-//   package-root.ts, profiles, redact.ts, templates.
+//   package-root.ts, profiles, redact.ts, single-flight.ts, templates.
 //
 // What the lifecycle needs, in one place: passed to every operation, built only by main.ts (or a test).
 import type { View } from '../chat/types.ts';

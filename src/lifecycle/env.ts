@@ -2,14 +2,16 @@
 // here"), captured on the GPU host at launch. check_env imports torch, so it costs seconds: it runs once per host and
 // SGLang version, and the result is kept in the ledger. When check_env cannot run, a constant script collects the
 // same facts (Python, CUDA, driver, GPUs and compute capability, `nvidia-smi topo -m`, key package versions).
+
 import type { HostConfig } from '../config/schema.ts';
+import { HOME_PATH_SH } from '../hosts/quote.ts';
 import type { EnvReport } from '../ledger/environments.ts';
 import { redactText } from '../redact.ts';
+import { type SingleFlight, singleFlight } from '../single-flight.ts';
 import { type Engine, hostOf } from './engine.ts';
 import { parseCheckEnv } from './env-parse.ts';
 import { readVersions } from './host-info.ts';
 import { script } from './scripts.ts';
-import { singleFlight } from './single-flight.ts';
 
 export type { EnvReport } from '../ledger/environments.ts';
 
@@ -22,7 +24,8 @@ const FALLBACK_MODULES = ['torch', 'sglang', 'sgl_kernel', 'flashinfer', 'transf
  */
 export const ENV_SCRIPT = `
 if [ -n "$2" ]; then PATH=$2:$PATH; export PATH; fi
-PY=$1; case $PY in "~/"*) PY=$HOME/\${PY#"~/"} ;; esac
+${HOME_PATH_SH}
+PY=$(home_path "$1")
 T=; if command -v timeout >/dev/null 2>&1; then T="timeout $3"; fi
 e=$(mktemp 2>/dev/null || echo "/tmp/glm-env.$$")
 out=$($T "$PY" -m sglang.check_env 2>"$e"); rc=$?
@@ -133,7 +136,7 @@ async function runCapture(engine: Engine, hostName: string, cfg: HostConfig, sgl
 }
 
 // Two launches on one host (or a launch and a draft) asking at once share one check_env run.
-const flights = new WeakMap<Engine, ReturnType<typeof singleFlight<EnvReport>>>();
+const flights = new WeakMap<Engine, SingleFlight<EnvReport>>();
 
 /**
  * The host's environment for an upstream report: from the ledger when this host and SGLang version were captured
@@ -171,7 +174,7 @@ export async function captureEnvironment(
   }
   let flight = flights.get(engine);
   if (!flight) {
-    flight = singleFlight<EnvReport>(0);
+    flight = singleFlight<EnvReport>();
     flights.set(engine, flight);
   }
   let report: EnvReport;

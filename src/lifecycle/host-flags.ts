@@ -2,6 +2,7 @@
 // host, Python and SGLang version and kept in the data directory (sglang-help/), so a restart or another bot process
 // on the same data directory does not ask again; a new SGLang version is a new entry. When the host cannot be asked
 // (its Python or SGLang fails), the shipped table (src/profiles/choices.ts) stands in, and callers say so.
+
 import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -16,6 +17,7 @@ import { at } from '../profiles/issues.ts';
 import { dialectForVersion, renderLaunch } from '../profiles/render.ts';
 import type { ResolvedProfile } from '../profiles/resolve.ts';
 import { splitSecrets } from '../profiles/secrets.ts';
+import { type SingleFlight, singleFlight } from '../single-flight.ts';
 import { type Engine, hostOf } from './engine.ts';
 import { hostEnvStdin } from './host-info.ts';
 import { SGLANG_HELP, script } from './scripts.ts';
@@ -122,7 +124,7 @@ async function ask(ctx: FlagsContext, sglang: string): Promise<HostFlags> {
 }
 
 // Per connection pool (as readVersions), per Python and version: concurrent launches share one question.
-const memo = new WeakMap<RemoteHost, Map<string, Promise<HostFlags>>>();
+const memo = new WeakMap<RemoteHost, SingleFlight<HostFlags>>();
 
 /**
  * The flags the host's SGLang takes. `sglang` is its version as readVersions read it; undefined (SGLang not
@@ -136,18 +138,19 @@ export function hostFlags(ctx: FlagsContext, sglang: string | undefined, problem
       reason: `SGLang's version could not be read${problem ? ` (${problem})` : ''}`,
     });
   }
-  const byKey = memo.get(ctx.host) ?? new Map<string, Promise<HostFlags>>();
-  memo.set(ctx.host, byKey);
+  let flight = memo.get(ctx.host);
+  if (!flight) {
+    // Kept for the pool's life: a host's SGLang of one version always answers --help alike.
+    flight = singleFlight<HostFlags>({ ttlMs: Number.POSITIVE_INFINITY });
+    memo.set(ctx.host, flight);
+  }
   const key = `${ctx.cfg.python}\0${sglang}`;
-  const known = byKey.get(key);
-  if (known) return known;
-  const p = Promise.resolve(readCache(ctx, sglang) ?? ask(ctx, sglang)).then((f) => {
+  const shared = flight;
+  return shared(key, async () => readCache(ctx, sglang) ?? ask(ctx, sglang)).then((f) => {
     // A host that could not be asked is asked again next time: the fallback is for that moment only.
-    if (f.source === 'shipped') byKey.delete(key);
+    if (f.source === 'shipped') shared.forget(key);
     return f;
   });
-  byKey.set(key, p);
-  return p;
 }
 
 /** One line on where the table came from, for `check` and for a refusal. */

@@ -54,7 +54,11 @@ export async function planGpus(
     if (missing.length > 0) {
       throw new UserError(
         `${hostName} has no GPU ${missing.join(',')} (it has ${report.gpus.map((g) => g.index).join(',')})`,
-        'name GPUs the host has (see: check --host), or leave them to the bot',
+        {
+          kind: 'command',
+          lead: 'name GPUs the host has, or leave them to the bot; see them with',
+          command: `check --host ${hostName}`,
+        },
       );
     }
     const taken = busy.filter((g) => explicit.includes(g.index));
@@ -220,5 +224,5 @@ export async function planPort(
     if (!(await portTaken(engine, hostNames, p))) return { port: p, movedBecause: taken.message };
     from = p + 1;
   }
-  throw new UserError(`${taken.message}, and no free port was found above it`, taken.hint);
+  throw new UserError(`${taken.message}, and no free port was found above it`, taken.data ?? taken.hint);
 }

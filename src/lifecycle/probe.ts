@@ -2,6 +2,7 @@
 // GPU memory. Every part is best-effort: one failing check does not hide the others.
 import { z } from 'zod';
 import type { Attempt } from '../ledger/attempts.ts';
+import { singleFlight } from '../single-flight.ts';
 import { serverAuth, statusText } from './api-key.ts';
 import { backendFor } from './backends.ts';
 import { type Engine, hostOf } from './engine.ts';
@@ -10,11 +11,10 @@ import { nodesOf } from './nodes.ts';
 import { reconcile } from './reconcile.ts';
 import { type RemoteState, readRemoteState, runIdFor } from './remote-state.ts';
 import { readServerMetrics, type ServerMetrics } from './sglang-metrics.ts';
-import { singleFlight } from './single-flight.ts';
 
 // GPU memory moves slowly; process state must be current, so only concurrent reads share it.
-const sharedGpus = singleFlight<GpuReport>(1000);
-const sharedState = singleFlight<RemoteState>(0);
+const sharedGpus = singleFlight<GpuReport>({ ttlMs: 1000 });
+const sharedState = singleFlight<RemoteState>();
 
 const ServerInfo = z
   .object({

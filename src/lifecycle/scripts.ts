@@ -2,9 +2,11 @@
 // argv) arrives as a positional parameter, quoted once by the host's exec, so no user text is ever parsed by a shell.
 // They run under dash as well as bash (`kill -SIG -PGID`, no `--`), and need util-linux setsid/flock and procps ps.
 
+import { HOME_PATH_SH } from '../hosts/quote.ts';
+
 const PRELUDE = `
 set -u
-home_path() { case $1 in "~") printf %s "$HOME" ;; "~/"*) printf %s "$HOME/\${1#"~/"}" ;; *) printf %s "$1" ;; esac; }
+${HOME_PATH_SH}
 # alive PGID START: the group leader is the very process we started (same start time: no PID reuse) and not a zombie.
 alive() {
   [ -r "/proc/$1/stat" ] || return 1
@@ -117,7 +119,8 @@ echo "GLM_STARTED $pg $st $R"
 
 /** secret-value WORKDIR NAME: one value of the host's secrets file (for the bot's own requests to its server). */
 export const SECRET_VALUE = `
-W=$1; case $W in "~") W=$HOME ;; "~/"*) W=$HOME/\${W#"~/"} ;; esac
+${HOME_PATH_SH}
+W=$(home_path "$1")
 [ -r "$W/secrets.env" ] || exit 1
 ( set -a; . "$W/secrets.env"; printenv "$2" ) | tr -d '\\n'
 `;
@@ -191,13 +194,15 @@ exit 0
 
 /** read LOG OFFSET: the log from byte OFFSET to its current end. */
 export const READ_FROM = `
-LOG=$1; case $LOG in "~/"*) LOG=$HOME/\${LOG#"~/"} ;; esac
+${HOME_PATH_SH}
+LOG=$(home_path "$1")
 tail -c "+$(($2 + 1))" -- "$LOG" 2>/dev/null || true
 `;
 
 /** read-range LOG START LEN: LEN bytes of the log from byte START (the context before a resume point). */
 export const READ_RANGE = `
-LOG=$1; case $LOG in "~/"*) LOG=$HOME/\${LOG#"~/"} ;; esac
+${HOME_PATH_SH}
+LOG=$(home_path "$1")
 tail -c "+$(($2 + 1))" -- "$LOG" 2>/dev/null | head -c "$3" || true
 `;
 
@@ -207,7 +212,8 @@ tail -c "+$(($2 + 1))" -- "$LOG" 2>/dev/null | head -c "$3" || true
  * snapshot and none of it again.
  */
 export const SNAPSHOT = `
-LOG=$1; case $LOG in "~/"*) LOG=$HOME/\${LOG#"~/"} ;; esac
+${HOME_PATH_SH}
+LOG=$(home_path "$1")
 size=$(wc -c < "$LOG") || exit 1
 head -c "$size" -- "$LOG" | tail -n "$2"
 printf '\\nGLM_SIZE %s\\n' "$size"
@@ -215,7 +221,8 @@ printf '\\nGLM_SIZE %s\\n' "$size"
 
 /** tail LOG N */
 export const TAIL = `
-LOG=$1; case $LOG in "~/"*) LOG=$HOME/\${LOG#"~/"} ;; esac
+${HOME_PATH_SH}
+LOG=$(home_path "$1")
 tail -n "$2" -- "$LOG"
 `;
 
@@ -233,7 +240,8 @@ nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader,nounits 2>
 /** versions PYTHON PATH_PREPEND: the host's Python and SGLang versions. */
 export const VERSIONS = `
 if [ -n "$2" ]; then PATH=$2:$PATH; export PATH; fi
-PY=$1; case $PY in "~/"*) PY=$HOME/\${PY#"~/"} ;; esac
+${HOME_PATH_SH}
+PY=$(home_path "$1")
 printf 'python %s\\n' "$("$PY" --version 2>&1 | head -n 1)"
 printf 'sglang %s\\n' "$("$PY" -c 'import sglang; print(sglang.__version__)' 2>&1 | tail -n 1)"
 `;
@@ -245,7 +253,8 @@ printf 'sglang %s\\n' "$("$PY" -c 'import sglang; print(sglang.__version__)' 2>&
 export const SGLANG_HELP = `
 if [ -n "$2" ]; then PATH=$2:$PATH; export PATH; fi
 while IFS= read -r kv; do case $kv in [A-Za-z_]*=*) export "$kv" ;; esac; done
-PY=$1; case $PY in "~/"*) PY=$HOME/\${PY#"~/"} ;; esac
+${HOME_PATH_SH}
+PY=$(home_path "$1")
 exec "$PY" -m sglang.launch_server --help
 `;
 

@@ -24,20 +24,34 @@ export interface StopResult {
  * The live attempt a stop (or probe) means: the one named, else the only one on the host. Several servers on one host
  * make `--host` ambiguous: then say which there are, rather than guess.
  */
+/** The refusal for an attempt that has ended: how it ended, and where to see what runs. */
+function notRunning(a: Attempt): UserError {
+  return new UserError(`attempt #${a.id} is not running: it ended ${a.outcome ?? a.status}`, {
+    kind: 'command',
+    lead: 'see',
+    command: 'status',
+  });
+}
+
 function targetAttempt(engine: Engine, hostName: string | undefined, attemptId?: number): Attempt {
   if (attemptId !== undefined) {
     const a = engine.attempts.get(attemptId);
-    if (!a) throw new UserError(`there is no attempt #${attemptId}`, 'see the attempts with: attempts');
-    if (!a.active)
-      throw new UserError(`attempt #${a.id} is not running: it ended ${a.outcome ?? a.status}`, 'see: status');
+    if (!a)
+      throw new UserError(`there is no attempt #${attemptId}`, {
+        kind: 'command',
+        lead: 'see the attempts with',
+        command: 'attempts',
+      });
+    if (!a.active) throw notRunning(a);
     return a;
   }
   const live = hostName ? engine.attempts.allActiveOn(hostName) : [];
   if (live.length === 0)
-    throw new UserError(
-      `nothing is running on ${hostName} (according to the ledger)`,
-      'see what runs where with: status',
-    );
+    throw new UserError(`nothing is running on ${hostName} (according to the ledger)`, {
+      kind: 'command',
+      lead: 'see what runs where with',
+      command: 'status',
+    });
   if (live.length > 1) {
     throw new UserError(
       `${hostName} runs ${live.length} servers: ${live.map((a) => `#${a.id} (${a.profile}, GPUs ${a.gpus ?? '?'}, port ${a.port}, by ${a.actor})`).join(', ')}`,
@@ -66,16 +80,13 @@ export async function stop(
     await reconcile(engine, undefined, { attemptIds: [attempt.id] });
     attempt = engine.attempts.get(attempt.id)!;
     if (attempt.active && attempt.pgid === null) {
-      throw new UserError(
-        `attempt #${attempt.id} is still starting: its host has no record of it yet`,
-        `try again in a moment; see: status`,
-      );
+      throw new UserError(`attempt #${attempt.id} is still starting: its host has no record of it yet`, {
+        kind: 'command',
+        lead: 'try again in a moment; see',
+        command: 'status',
+      });
     }
-    if (!attempt.active)
-      throw new UserError(
-        `attempt #${attempt.id} is not running: it ended ${attempt.outcome ?? attempt.status}`,
-        'see: status',
-      );
+    if (!attempt.active) throw notRunning(attempt);
   }
   // Told before the signals: a node watcher that sees a node go down now knows it was asked to (see failNodes).
   engine.attempts.event(attempt.id, engine.clock.now(), 'stop_requested', { actor });

@@ -4,10 +4,10 @@
 // SGLang does not know, and extra_args can name any flag. Pure functions: asking the host and caching the answer is
 // src/lifecycle/host-flags.ts.
 import type { Issue } from '../errors.ts';
+import { closest } from '../suggest.ts';
 import { allChoices } from './choices.ts';
 import { FLAGS } from './fields.ts';
 import { CHOICE_FIELDS } from './schema.ts';
-import { closest } from './suggest.ts';
 
 export interface FlagInfo {
   /** How many values follow the flag: 0 for a switch, 1 for `--flag X`; `[X]` is 0..1, `[X ...]` 0..n, `X [X ...]` 1..n. */

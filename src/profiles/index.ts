@@ -1,5 +1,5 @@
 // Part src/profiles: owns launch profiles: loading, inheritance, validation, saved variants, argv rendering.
-// May import: config, errors.ts, hosts, redact.ts, yaml.ts.
+// May import: config, errors.ts, hosts, redact.ts, suggest.ts, yaml.ts.
 //
 // Launch profiles: named SGLang configurations in profiles/*.yaml, resolved through `extends`, checked against the
 // flags and values SGLang accepts, rendered to argv for the server lifecycle.

@@ -2,9 +2,9 @@
 // intended key or value, and the list of valid ones.
 import type { z } from 'zod';
 import type { Issue } from '../errors.ts';
+import { closest, didYouMean } from '../suggest.ts';
 import { CHOICES, type ChoiceSet } from './choices.ts';
 import { CHOICE_FIELDS, PROFILE_KEYS } from './schema.ts';
-import { closest, didYouMean } from './suggest.ts';
 
 type PathPart = PropertyKey;
 

@@ -3,11 +3,11 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { ConfigError, type Issue, UserError } from '../errors.ts';
+import { didYouMean } from '../suggest.ts';
 import { checkMerged } from './checks.ts';
 import { at } from './issues.ts';
 import { type Parsed, type ProfileSource, parseSource } from './parse.ts';
 import { finish, type Layer, mergeLayers, type ResolvedProfile, toLayer } from './resolve.ts';
-import { didYouMean } from './suggest.ts';
 
 export type { ProfileSource } from './parse.ts';
 

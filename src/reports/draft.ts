@@ -60,11 +60,19 @@ export function selectAttempts(all: Attempt[], ids: number[]): Attempt[] {
     const byId = new Map(all.map((a) => [a.id, a]));
     const missing = ids.filter((id) => !byId.has(id));
     if (missing.length) {
-      throw new UserError(`no attempt #${missing.join(', #')} in the ledger`, 'list them with: attempts');
+      throw new UserError(`no attempt #${missing.join(', #')} in the ledger`, {
+        kind: 'command',
+        lead: 'list them with',
+        command: 'attempts',
+      });
     }
     const picked = [...new Set(ids)].sort((a, b) => a - b).map((id) => byId.get(id)!);
     if (!picked.some(isFailing)) {
-      throw new UserError('none of these attempts failed: a bug report needs a crash', 'list them with: attempts');
+      throw new UserError('none of these attempts failed: a bug report needs a crash', {
+        kind: 'command',
+        lead: 'list them with',
+        command: 'attempts',
+      });
     }
     return picked;
   }

@@ -1,8 +1,8 @@
 // Tokens -> an argument object checked by the command's zod schema. The schema is built here, on a command's first
 // use, from the zod this module loads: command definitions themselves load without zod (`glm help` never needs it).
 import { z } from 'zod';
-import { suggest } from '../config/suggest.ts';
 import { UserError } from '../errors.ts';
+import { closest } from '../suggest.ts';
 import type { CommandDef } from './define.ts';
 
 const built = new WeakMap<CommandDef, z.ZodObject>();
@@ -36,7 +36,7 @@ export function parseArgs(def: CommandDef, tokens: string[]): Record<string, unk
       const [name, inline] = t.slice(2).split(/=(.*)/s, 2) as [string, string | undefined];
       const key = camel(name);
       if (!keys.includes(key) || def.positionals.includes(key)) {
-        const s = suggest(name, flags);
+        const s = closest(name, flags);
         throw new UserError(
           `${def.name}: unknown option --${name}`,
           s ? `did you mean --${s}? usage: ${def.usage}` : `usage: ${def.usage}`,

@@ -4,6 +4,7 @@
 // `glm help` answers from the definitions alone (zod is ~15 MB of a process's memory).
 import type { z } from 'zod';
 import type { Decision, Effect, Identity, Role } from '../access/roles.ts';
+import { commandText, type Face } from '../errors-render.ts';
 import type { Engine } from '../lifecycle/engine.ts';
 import type { Logger } from '../logger.ts';
 import type { DiagnoserFactory } from '../logs/diagnosis.ts';
@@ -72,9 +73,6 @@ export function defineCommand<S extends z.ZodObject>(def: CommandDef<S>): Comman
 }
 
 /** How a person asks for help where they are: `npx glm help` in a shell, `/glm help` in Slack, `help` in a session. */
-export function helpHint(ctx: Pick<CommandContext, 'origin' | 'longLived'>, topic?: string): string {
-  const words = topic ? `help ${topic}` : 'help';
-  if (ctx.origin === 'slack') return `/glm ${words}`;
-  if (ctx.origin === 'terminal' && !ctx.longLived) return `npx glm ${words}`;
-  return words;
+export function helpHint(ctx: Face, topic?: string): string {
+  return commandText(ctx, topic ? `help ${topic}` : 'help');
 }

@@ -1,7 +1,8 @@
 // Help text from the command definitions alone (no zod, no engine): the `help` command and the one-shot
 // `glm help` (src/cli/help.ts) print the same.
-import { suggest } from '../config/suggest.ts';
+
 import { UserError } from '../errors.ts';
+import { closest } from '../suggest.ts';
 import { type CommandContext, type CommandDef, helpHint } from './define.ts';
 
 const HELP_FLAGS = new Set(['--help', '-h']);
@@ -57,12 +58,11 @@ export function helpText(
   if (terminal && command === SLACK.name) return SLACK.text;
   const def = all.find((c) => c.name === command);
   if (!def) {
-    const s = suggest(
+    const s = closest(
       command,
       rows.map((c) => c.name),
     );
-    const list = `${helpHint(where)} lists the commands`;
-    throw new UserError(`unknown command '${command}'`, s ? `did you mean '${s}'? ${list}` : list);
+    throw new UserError(`unknown command '${command}'`, { kind: 'unknown-command', ...(s ? { suggestion: s } : {}) });
   }
   return [
     `${def.name}: ${def.summary}`,

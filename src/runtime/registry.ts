@@ -1,20 +1,14 @@
 // Part src/runtime: owns the command runtime: definitions, parsing, authorisation, dispatch, audit.
-// May import: access, config, errors-render.ts, errors.ts, lifecycle, logger.ts, logs.
+// May import: access, config, errors-render.ts, errors.ts, lifecycle, logger.ts, logs, suggest.ts.
 //
 // Finds a command by name and runs it: parse, validate, authorise, run, audit. Every face (terminal, Slack,
 // scheduler) comes through here.
-import { suggest } from '../config/suggest.ts';
+
 import { ConfigError, NotAllowedError, UserError } from '../errors.ts';
-import { describeError } from '../errors-render.ts';
+import { describeError, describeRefusal } from '../errors-render.ts';
+import { closest } from '../suggest.ts';
 import { parseArgs, validateArgs } from './args.ts';
-import {
-  type CommandContext,
-  type CommandDef,
-  type CommandOutput,
-  type Decision,
-  helpHint,
-  requiredRole,
-} from './define.ts';
+import { type CommandContext, type CommandDef, type CommandOutput, type Decision, requiredRole } from './define.ts';
 import { helpRewrite } from './help.ts';
 import { checkArgv, tokenize } from './parse.ts';
 
@@ -24,6 +18,16 @@ export interface Dispatch {
   run(text: string, ctx: CommandContext): Promise<CommandOutput>;
   /** Words already split by a shell (`npx glm COMMAND ...`): used as they are, never re-tokenized. */
   runArgv(argv: readonly string[], ctx: CommandContext): Promise<CommandOutput>;
+  /**
+   * Command text read exactly as `run` reads it (same tokenizer, help flags, lookup, schema and errors), without
+   * running it: for a face that decides something before the run (Slack asks before a launch replaces a server).
+   */
+  parse(text: string): Parsed;
+}
+
+export interface Parsed {
+  def: CommandDef;
+  args: Record<string, unknown>;
 }
 
 export function createDispatch(commands: CommandDef[]): Dispatch {
@@ -39,6 +43,9 @@ export function createDispatch(commands: CommandDef[]): Dispatch {
       }
       return runTokens(tokens, ctx);
     },
+    parse(text) {
+      return parseTokens(tokenize(text.trim()));
+    },
     runArgv(argv, ctx) {
       let tokens: string[];
       try {
@@ -51,6 +58,24 @@ export function createDispatch(commands: CommandDef[]): Dispatch {
   };
   return dispatch;
 
+  function lookup(tokens: string[]): { def: CommandDef; rest: string[] } {
+    const name = tokens[0] ?? 'help';
+    const def = byName.get(name);
+    if (!def) {
+      const suggestion = closest(name, [...byName.keys()]);
+      throw new UserError(`unknown command '${name}'`, {
+        kind: 'unknown-command',
+        ...(suggestion ? { suggestion } : {}),
+      });
+    }
+    return { def, rest: tokens.slice(1) };
+  }
+
+  function parseTokens(given: string[]): Parsed {
+    const { def, rest } = lookup(helpRewrite(given));
+    return { def, args: validateArgs(def, parseArgs(def, rest)) };
+  }
+
   async function runTokens(given: string[] | undefined, ctx: CommandContext, early?: unknown): Promise<CommandOutput> {
     const started = ctx.engine.clock.now();
     let name = '';
@@ -61,12 +86,7 @@ export function createDispatch(commands: CommandDef[]): Dispatch {
       if (early) throw early;
       const tokens = helpRewrite(given ?? []);
       name = tokens[0] ?? 'help';
-      const def = byName.get(name);
-      if (!def) {
-        const s = suggest(name, [...byName.keys()]);
-        const list = `${helpHint(ctx)} lists the commands`;
-        throw new UserError(`unknown command '${name}'`, s ? `did you mean '${s}'? ${list}` : list);
-      }
+      const { def } = lookup(tokens);
       // Authorise before validating: someone refused learns nothing about hosts or profiles from the errors.
       const decision = await authorize(def, ctx);
       if (!decision.allow) {
@@ -77,7 +97,7 @@ export function createDispatch(commands: CommandDef[]): Dispatch {
         } catch {
           args = { text: tokens.slice(1).join(' ') };
         }
-        return { text: `not allowed: ${decision.reason}${decision.hint ? `\n  ${decision.hint}` : ''}`, exitCode: 2 };
+        return { text: describeRefusal(decision), exitCode: 2 };
       }
       args = validateArgs(def, parseArgs(def, tokens.slice(1)));
       const out = await def.run({ ...ctx, role: decision.role ?? 'viewer' }, args);
@@ -88,7 +108,10 @@ export function createDispatch(commands: CommandDef[]): Dispatch {
       if (e instanceof NotAllowedError) denied = true;
       result = `${denied ? 'denied' : 'error'}: ${e instanceof Error ? e.message : String(e)}`;
       // Bad input (a user error, or a config or profile that does not validate, e.g. a bad --set value) is 2.
-      return { text: describeError(e, ctx.log), exitCode: e instanceof UserError || e instanceof ConfigError ? 2 : 1 };
+      return {
+        text: describeError(e, ctx.log, ctx),
+        exitCode: e instanceof UserError || e instanceof ConfigError ? 2 : 1,
+      };
     } finally {
       ctx.engine.audit.record({
         at: started,

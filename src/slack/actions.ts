@@ -1,6 +1,7 @@
 // Buttons on attempt messages (Stop, Probe, Logs), the stop confirmation modal, and the "replace the running
 // server?" prompt. A button's value is only an id: the attempt (or pending confirmation) is looked up again, and the
 // clicker is authorised again, on every click; the clicker is often not the person who launched.
+
 import type {
   BlockAction,
   ButtonAction,
@@ -9,8 +10,9 @@ import type {
   ViewSubmitAction,
 } from '@slack/bolt';
 import { autopilotStore } from '../autopilot/store.ts';
+import { describeRefusal } from '../errors-render.ts';
 import type { Attempt } from '../ledger/attempts.ts';
-import type { Identity } from '../runtime/define.ts';
+import type { CommandOutput, Identity } from '../runtime/define.ts';
 import { launchClash, launchRefusal, runCommand } from './commands.ts';
 import { auditClick, commandDef, type FaceDeps, reply, slackContext, threadPost, threadUpload } from './face-deps.ts';
 import { code, esc, who } from './mrkdwn.ts';
@@ -42,19 +44,30 @@ function clickedAttempt(deps: FaceDeps, identity: Identity, command: string, arg
   return a;
 }
 
+/** A button on an attempt's message: acked at once; the clicker and the attempt, or undefined when it is gone. */
+async function attemptClick(
+  deps: FaceDeps,
+  command: string,
+  click: ClickArgs,
+): Promise<{ who: Identity; a: Attempt } | undefined> {
+  await click.ack();
+  const who = clicker(click.body);
+  const a = clickedAttempt(deps, who, command, click);
+  return a ? { who, a } : undefined;
+}
+
 /** Stop: authorise, then ask in a modal that names the server and who launched it. */
 export function onStopClick(deps: FaceDeps) {
   return async (click: ClickArgs): Promise<void> => {
-    const { ack, body } = click;
-    await ack();
-    const who_ = clicker(body);
-    const a = clickedAttempt(deps, who_, 'stop', click);
-    if (!a) return;
+    const { body } = click;
+    const got = await attemptClick(deps, 'stop', click);
+    if (!got) return;
+    const { who: who_, a } = got;
     const args = { attempt: a.id, host: a.host };
     const d = await deps.policy.decide(commandDef(deps, 'stop'), who_);
     if (!d.allow) {
       auditClick(deps, who_, 'stop', args, 'deny', `denied: ${d.reason}`);
-      reply(deps, who_, body.response_url, { text: `not allowed: ${d.reason}${d.hint ? `\n  ${d.hint}` : ''}` });
+      reply(deps, who_, body.response_url, { text: describeRefusal(d) });
       return;
     }
     if (!a.active) {
@@ -117,11 +130,10 @@ async function stopAttempt(deps: FaceDeps, identity: Identity, id: number, respo
 /** Probe: the health report, in the attempt's thread for everyone watching it. */
 export function onProbeClick(deps: FaceDeps) {
   return async (args: ClickArgs): Promise<void> => {
-    const { ack, body } = args;
-    await ack();
-    const identity = clicker(body);
-    const a = clickedAttempt(deps, identity, 'probe', args);
-    if (!a) return;
+    const { body } = args;
+    const got = await attemptClick(deps, 'probe', args);
+    if (!got) return;
+    const { who: identity, a } = got;
     deps.track(
       (async () => {
         const out = await deps.glm.dispatch.run(`probe --attempt ${a.id}`, slackContext(deps, identity));
@@ -136,30 +148,45 @@ export function onProbeClick(deps: FaceDeps) {
   };
 }
 
-/** Logs: the log tail as a file in the attempt's thread (never as truncated text). */
-export function onLogsClick(deps: FaceDeps) {
+/**
+ * A button that runs a command on its attempt (the button's value is the attempt id): acked at once, the command run
+ * after through the registry, its output handed to `done`.
+ */
+function onAttemptCommand(
+  deps: FaceDeps,
+  words: (id: number) => string,
+  done: (out: CommandOutput, identity: Identity, id: number, responseUrl: string | undefined) => void,
+) {
   return async ({ ack, body, action }: ClickArgs): Promise<void> => {
     await ack();
     const identity = clicker(body);
     const id = Number(action.value);
     deps.track(
       (async () => {
-        const out = await deps.glm.dispatch.run(
-          `logs --attempt ${Number.isSafeInteger(id) ? id : 0} --lines 500`,
-          slackContext(deps, identity),
-        );
-        if (out.exitCode) {
-          reply(deps, identity, body.response_url, { text: out.text });
-          return;
-        }
-        threadUpload(deps, id, {
-          filename: `attempt-${id}.log`,
-          title: `attempt #${id}: last 500 log lines`,
-          content: out.text,
-        });
+        const out = await deps.glm.dispatch.run(words(Number.isSafeInteger(id) ? id : 0), slackContext(deps, identity));
+        done(out, identity, id, body.response_url);
       })(),
     );
   };
+}
+
+/** Logs: the log tail as a file in the attempt's thread (never as truncated text). */
+export function onLogsClick(deps: FaceDeps) {
+  return onAttemptCommand(
+    deps,
+    (id) => `logs --attempt ${id} --lines 500`,
+    (out, identity, id, responseUrl) => {
+      if (out.exitCode) {
+        reply(deps, identity, responseUrl, { text: out.text });
+        return;
+      }
+      threadUpload(deps, id, {
+        filename: `attempt-${id}.log`,
+        title: `attempt #${id}: last 500 log lines`,
+        content: out.text,
+      });
+    },
+  );
 }
 
 /**
@@ -167,38 +194,31 @@ export function onLogsClick(deps: FaceDeps) {
  * in the thread, with the known duplicates and the prefilled new-issue link when it fits. A person files it.
  */
 export function onDraftClick(deps: FaceDeps) {
-  return async ({ ack, body, action }: ClickArgs): Promise<void> => {
-    await ack();
-    const identity = clicker(body);
-    const id = Number(action.value);
-    deps.track(
-      (async () => {
-        const out = await deps.glm.dispatch.run(
-          `draft-issue --primary ${Number.isSafeInteger(id) ? id : 0} --json`,
-          slackContext(deps, identity),
-        );
-        const d = out.data as
-          | { title: string; body: string; url?: string; duplicates?: { known: unknown[]; found: unknown[] } }
-          | undefined;
-        if (out.exitCode || !d) {
-          reply(deps, identity, body.response_url, { text: out.text });
-          return;
-        }
-        const dupes = (d.duplicates?.known.length ?? 0) + (d.duplicates?.found.length ?? 0);
-        // A Slack section holds 3000 characters: a longer prefilled link stays in the terminal's output only.
-        const link = d.url && d.url.length < 2800 ? d.url.replace(/[<>|]/g, '') : undefined;
-        threadUpload(deps, id, {
-          filename: `attempt-${id}-issue-draft.md`,
-          title: `draft upstream report: ${d.title}`,
-          content: `${d.title}\n\n${d.body}`,
-        });
-        threadPost(deps, id, {
-          text: `draft issue for attempt #${id}: ${d.title}`,
-          mrkdwn: `:memo: draft issue by ${who(identity.user)}: *${esc(d.title)}*${dupes ? `\n:warning: ${dupes} known upstream issue(s) may already cover it: read the draft's first lines` : ''}${link ? `\n<${link}|open it prefilled on GitHub>` : '\n(too long for a prefilled link in Slack: paste the file into a new issue)'}`,
-        });
-      })(),
-    );
-  };
+  return onAttemptCommand(
+    deps,
+    (id) => `draft-issue --primary ${id} --json`,
+    (out, identity, id, responseUrl) => {
+      const d = out.data as
+        | { title: string; body: string; url?: string; duplicates?: { known: unknown[]; found: unknown[] } }
+        | undefined;
+      if (out.exitCode || !d) {
+        reply(deps, identity, responseUrl, { text: out.text });
+        return;
+      }
+      const dupes = (d.duplicates?.known.length ?? 0) + (d.duplicates?.found.length ?? 0);
+      // A Slack section holds 3000 characters: a longer prefilled link stays in the terminal's output only.
+      const link = d.url && d.url.length < 2800 ? d.url.replace(/[<>|]/g, '') : undefined;
+      threadUpload(deps, id, {
+        filename: `attempt-${id}-issue-draft.md`,
+        title: `draft upstream report: ${d.title}`,
+        content: `${d.title}\n\n${d.body}`,
+      });
+      threadPost(deps, id, {
+        text: `draft issue for attempt #${id}: ${d.title}`,
+        mrkdwn: `:memo: draft issue by ${who(identity.user)}: *${esc(d.title)}*${dupes ? `\n:warning: ${dupes} known upstream issue(s) may already cover it: read the draft's first lines` : ''}${link ? `\n<${link}|open it prefilled on GitHub>` : '\n(too long for a prefilled link in Slack: paste the file into a new issue)'}`,
+      });
+    },
+  );
 }
 
 /** "Stop #N and launch": stop what the prompt named (if it still runs), then launch what was asked. */

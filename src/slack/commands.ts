@@ -2,23 +2,31 @@
 // "working on it" line; authorisation, SSH and everything slow happen after it, and the answer replaces that line.
 import type { SlackCommandMiddlewareArgs } from '@slack/bolt';
 import { resolveLaunchProfile } from '../advice/profiles.ts';
+import { resolveLaunchHosts } from '../config/hosts.ts';
+import { UserError } from '../errors.ts';
 import { describeError } from '../errors-render.ts';
-import { resolveLaunchHosts } from '../hosts/from-config.ts';
 import type { Attempt } from '../ledger/attempts.ts';
 import { checkLaunch } from '../lifecycle/launch/check.ts';
 import { clashingAttempt } from '../lifecycle/leases.ts';
-import { parseArgs, validateArgs } from '../runtime/args.ts';
 import type { Identity } from '../runtime/define.ts';
-import { tokenize } from '../runtime/parse.ts';
-import { authorize } from '../runtime/registry.ts';
+import { authorize, type Parsed } from '../runtime/registry.ts';
 import { auditClick, commandDef, type FaceDeps, reply, slackContext } from './face-deps.ts';
 import { esc, normalizeCommandText } from './mrkdwn.ts';
 import { replaceBlocks } from './views.ts';
 
-export function ackText(text: string, channel: string): string {
-  const name = text.split(/\s+/)[0] || 'help';
-  const where = name === 'launch' && !/--dry-run/.test(text) ? `: progress in <#${channel}>` : '';
+/** The ack: the command as typed, and for a launch that will run, where its progress goes. */
+export function ackText(text: string, channel: string, parsed?: Parsed): string {
+  const where = parsed?.def.name === 'launch' && !parsed.args.dryRun ? `: progress in <#${channel}>` : '';
   return `:hourglass_flowing_sand: \`/glm ${esc(text || 'help')}\`${where}`;
+}
+
+/** The text read by the registry's own parser, or undefined where it is wrong (the run reports why, audited). */
+function parsedOf(deps: FaceDeps, text: string): Parsed | undefined {
+  try {
+    return deps.glm.dispatch.parse(text || 'help');
+  } catch {
+    return undefined;
+  }
 }
 
 const afterIo = () => new Promise<void>((resolve) => setImmediate(resolve));
@@ -26,7 +34,7 @@ const afterIo = () => new Promise<void>((resolve) => setImmediate(resolve));
 export function onSlashCommand(deps: FaceDeps) {
   return async ({ command, ack }: SlackCommandMiddlewareArgs): Promise<void> => {
     const text = normalizeCommandText(command.text ?? '');
-    await ack({ response_type: 'ephemeral', text: ackText(text, deps.channel) });
+    await ack({ response_type: 'ephemeral', text: ackText(text, deps.channel, parsedOf(deps, text)) });
     const identity: Identity = {
       user: command.user_id,
       team: command.team_id,
@@ -40,28 +48,11 @@ export function onSlashCommand(deps: FaceDeps) {
 }
 
 export async function runCommand(deps: FaceDeps, identity: Identity, text: string, responseUrl?: string) {
-  let tokens: string[] = [];
-  try {
-    tokens = tokenize(text);
-  } catch {
-    // the registry reports the bad quoting, audited
-  }
-  if (tokens[0] === 'logs' && tokens.includes('--follow')) {
-    auditClick(deps, identity, 'logs', { follow: true }, 'allow', 'error: --follow is terminal-only');
-    reply(
-      deps,
-      identity,
-      responseUrl,
-      {
-        text: 'error: logs --follow streams without end, which a Slack message cannot\n  use logs --lines N, or the Logs button on the attempt message (it uploads the tail as a file)',
-      },
-      true,
-    );
-    return;
-  }
-  if (tokens[0] === 'launch' && (await askToReplace(deps, identity, tokens, text, responseUrl))) return;
+  const parsed = parsedOf(deps, text);
+  if (parsed?.def.name === 'launch' && (await askToReplace(deps, identity, parsed, text, responseUrl))) return;
   const out = await deps.glm.dispatch.run(text || 'help', slackContext(deps, identity));
-  reply(deps, identity, responseUrl, { text: out.text, filename: `glm-${tokens[0] ?? 'help'}.txt` }, true);
+  const name = parsed?.def.name ?? 'help';
+  reply(deps, identity, responseUrl, { text: out.text, filename: `glm-${name}.txt` }, true);
 }
 
 /**
@@ -79,7 +70,8 @@ export async function launchClash(
   const decision = await authorize(def, slackContext(deps, identity));
   if (!decision.allow) return null;
   try {
-    const args = validateArgs(def, parseArgs(def, tokenize(text).slice(1)));
+    const { def: parsedDef, args } = deps.glm.dispatch.parse(text);
+    if (parsedDef !== def) return null;
     const host = resolveLaunchHosts(engine.loaded, args.host as string | undefined).hosts[0]!;
     const profile = resolveLaunchProfile(
       engine,
@@ -117,7 +109,8 @@ export async function launchRefusal(
   if (!decision.allow) return `${decision.reason}${decision.hint ? ` (${decision.hint})` : ''}`;
   const role = decision.role ?? 'viewer';
   try {
-    const args = validateArgs(def, parseArgs(def, tokenize(text).slice(1)));
+    const { def: parsedDef, args } = deps.glm.dispatch.parse(text);
+    if (parsedDef !== def) throw new UserError(`not a launch: ${text}`);
     const profile = resolveLaunchProfile(engine, String(args.profile), args.set as string | undefined, role);
     // As `launch` picks them: --host, else the profile's own host or group, else the default host.
     const hosts = resolveLaunchHosts(engine.loaded, (args.host as string | undefined) ?? profile.host).hosts;
@@ -138,7 +131,7 @@ export async function launchRefusal(
     );
     return null;
   } catch (e) {
-    return describeError(e, deps.log);
+    return describeError(e, deps.log, { origin: 'slack', longLived: true });
   }
 }
 
@@ -150,12 +143,12 @@ export async function launchRefusal(
 async function askToReplace(
   deps: FaceDeps,
   identity: Identity,
-  tokens: string[],
+  parsed: Parsed,
   text: string,
   responseUrl: string | undefined,
 ): Promise<boolean> {
-  const def = commandDef(deps, 'launch');
-  if (tokens.includes('--dry-run')) return false;
+  const def = parsed.def;
+  if (parsed.args.dryRun) return false;
   // Permission first: for someone refused, nothing touches the disk (variants), the ledger or a host; the registry
   // writes the one audit row.
   if (!(await authorize(def, slackContext(deps, identity))).allow) return false;

@@ -1,9 +1,9 @@
 // A streamed (SSE) HTTP request to a server port as seen from its host: over one SSH direct-tcpip channel per
-// request for SSH hosts (RemoteHost.http buffers the whole body, which would hide time to first token), a plain TCP
-// socket for the local host. Every event is stamped with performance.now() the moment its bytes arrive.
+// request for SSH hosts (RemoteHost.tunnel: RemoteHost.http buffers the whole body, which would hide time to first
+// token), a plain TCP socket for the local host. Every event is stamped with performance.now() the moment its bytes arrive.
 import http from 'node:http';
-import { connect as netConnect } from 'node:net';
 import type { Duplex } from 'node:stream';
+import { decorate } from '../hosts/http.ts';
 import type { RemoteHost } from '../hosts/types.ts';
 
 export interface SseRequest {
@@ -30,28 +30,6 @@ export interface SseResult {
   body?: string;
 }
 
-type Tunnelled = RemoteHost & { tunnel?: (host: string, port: number) => Promise<Duplex> };
-
-function opener(host: RemoteHost, port: number): () => Promise<Duplex> {
-  const t = host as Tunnelled;
-  if (typeof t.tunnel === 'function') return () => t.tunnel!('127.0.0.1', port);
-  return () =>
-    new Promise((resolve, reject) => {
-      const s = netConnect(port, '127.0.0.1');
-      s.once('connect', () => resolve(s));
-      s.once('error', reject);
-    });
-}
-
-// node:http calls these socket methods; an SSH channel does not have them.
-function decorate(s: Duplex): Duplex {
-  const d = s as Duplex & Record<string, unknown>;
-  for (const m of ['setKeepAlive', 'setNoDelay', 'setTimeout', 'ref', 'unref']) {
-    if (typeof d[m] !== 'function') d[m] = () => d;
-  }
-  return d;
-}
-
 /** POSTs JSON and calls onEvent(data, at) for each SSE `data:` payload except [DONE]. Never throws. */
 export async function streamSse(
   host: RemoteHost,
@@ -62,7 +40,7 @@ export async function streamSse(
   const payload = JSON.stringify(req.body);
   let socket: Duplex;
   try {
-    socket = decorate(await opener(host, port)());
+    socket = decorate(await host.tunnel('127.0.0.1', port));
   } catch (e) {
     const at = performance.now();
     return { status: 0, startedAt: at, endedAt: at, done: false, error: `cannot connect: ${(e as Error).message}` };

@@ -1,5 +1,5 @@
 // Part src/templates: owns the strict Mustache subset the user-editable templates/ are rendered with.
-// May import: errors.ts, package-root.ts, profiles.
+// May import: errors.ts, package-root.ts, profiles, suggest.ts.
 //
 // A small, strict Mustache subset for the user-editable templates in templates/. Strict both ways: a template that
 // names a variable the renderer does not offer is refused before anything is rendered (a typo would otherwise ship
@@ -14,7 +14,7 @@
 import { join } from 'node:path';
 import { ConfigError } from '../errors.ts';
 import { PACKAGE_ROOT } from '../package-root.ts';
-import { closest } from '../profiles/suggest.ts';
+import { closest } from '../suggest.ts';
 
 /** The templates shipped with the package (issue title and body, the Slurm batch script). */
 export const PACKAGE_TEMPLATES = join(PACKAGE_ROOT, 'templates');

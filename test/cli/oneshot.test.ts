@@ -5,9 +5,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { PACKAGE_ROOT } from '../../src/config/load.ts';
-import { suggest } from '../../src/config/suggest.ts';
 import { tokenize } from '../../src/runtime/parse.ts';
 import { readSlackEnv } from '../../src/slack/env.ts';
+import { closest } from '../../src/suggest.ts';
 
 function glm(...args: string[]): Promise<{ code: number | null; out: string }> {
   return new Promise((resolve) => {
@@ -94,9 +94,9 @@ describe('the interactive tokenizer and suggestions', () => {
   });
 
   it('suggests typos (swaps count once), not unrelated short words', () => {
-    expect(suggest('bogus', ['logs', 'launch', 'stop'])).toBeUndefined();
-    expect(suggest('lgos', ['logs', 'launch'])).toBe('logs');
-    expect(suggest('staus', ['status', 'stop'])).toBe('status');
+    expect(closest('bogus', ['logs', 'launch', 'stop'])).toBeUndefined();
+    expect(closest('lgos', ['logs', 'launch'])).toBe('logs');
+    expect(closest('staus', ['status', 'stop'])).toBe('status');
   });
 });
 

@@ -2,31 +2,19 @@
 // authenticates its own requests with the profile's key, and a refused first request is reported at once.
 import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freshDirs, makeBot, STANDIN, type TestBot, testConfig } from '../helpers/app.ts';
-import { freePort, type Sshd, startSshd } from '../helpers/sshd.ts';
+import { describe, expect, it } from 'vitest';
+import { freshDirs, makeBot, STANDIN, sshdWithBots, type TestBot, testConfig } from '../helpers/app.ts';
+import { freePort } from '../helpers/sshd.ts';
 
-let sshd: Sshd;
-const bots: TestBot[] = [];
-
-beforeAll(async () => {
-  sshd = await startSshd();
-});
-afterAll(async () => {
-  for (const b of bots) {
-    for (const a of b.app.engine.attempts.allActive()) await b.run(`stop --attempt ${a.id}`).catch(() => {});
-    await b.app.close();
-  }
-  await sshd.stop();
-});
+const shared = sshdWithBots();
 
 function bot(python?: (workdir: string) => string): TestBot {
   const dirs = freshDirs();
-  const loaded = testConfig(sshd, dirs);
+  const loaded = testConfig(shared.sshd, dirs);
   loaded.config.timeouts.ready_s = 20;
   if (python) loaded.config.hosts.gpu!.python = python(dirs.workdir);
   const b = makeBot(loaded, dirs);
-  bots.push(b);
+  shared.bots.push(b);
   return b;
 }
 
@@ -46,7 +34,7 @@ describe('a server with --api-key', () => {
     expect(load.exitCode ?? 0, load.text).toBe(0);
     // Another bot on the same ledger (the variant keeps only the secret marker): the key comes from the host.
     const other = makeBot(b.app.engine.loaded, { dataDir: b.dataDir, workdir: b.workdir });
-    bots.push(other);
+    shared.bots.push(other);
     const again = await other.run('probe --attempt 1 --json');
     expect((again.data as { models: unknown }).models).toEqual(['Qwen/Qwen2.5-0.5B-Instruct']);
   });

@@ -4,28 +4,23 @@
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { UserError } from '../../src/errors.ts';
-import { createAttemptStore, type NewAttempt } from '../../src/ledger/attempts.ts';
+import { describeError } from '../../src/errors-render.ts';
+import { createAttemptStore } from '../../src/ledger/attempts.ts';
 import { openDb } from '../../src/ledger/db.ts';
 import { readGpus } from '../../src/lifecycle/host-info.ts';
-import { freshDirs, makeBot, postGenerate, STANDIN, type TestBot, testConfig, until } from '../helpers/app.ts';
-import { freePort, type Sshd, startSshd, userDir } from '../helpers/sshd.ts';
-
-const row = (gpus: string, port: number, actor = 'alice'): NewAttempt => ({
-  host: 'h',
-  profile: 'p',
-  profileJson: '{}',
-  flags: {},
-  argv: [],
-  env: {},
-  commandLine: 'x',
-  port,
-  gpus,
-  actor,
-  origin: 'terminal',
-  startedAt: Date.UTC(2026, 10, 29, 12),
-});
+import {
+  attemptRow,
+  freshDirs,
+  makeBot,
+  postGenerate,
+  STANDIN,
+  sshdWithBots,
+  testConfig,
+  until,
+} from '../helpers/app.ts';
+import { freePort, userDir } from '../helpers/sshd.ts';
 
 describe('leases in the ledger', () => {
   it('refuse a clashing GPU or port naming the holder, and end with the attempt', () => {
@@ -33,10 +28,10 @@ describe('leases in the ledger', () => {
     const a = createAttemptStore(openDb(file));
     // A second connection to the same file: another bot process (terminal beside the Slack bot).
     const other = createAttemptStore(openDb(file));
-    const first = a.open(row('0,1', 30000));
+    const first = a.open(attemptRow('0,1', 30000));
     let err: unknown;
     try {
-      other.open(row('1,2', 30001, 'bob'));
+      other.open(attemptRow('1,2', 30001, 'bob'));
     } catch (e) {
       err = e;
     }
@@ -44,10 +39,10 @@ describe('leases in the ledger', () => {
     expect((err as UserError).message).toBe(
       `GPUs 1,2 on h: GPU 1 held by attempt #${first.id} (p), launched by alice at 2026-11-29T12:00:00.000Z, starting`,
     );
-    expect((err as UserError).hint).toMatch(`stop --attempt ${first.id}`);
-    expect(() => other.open(row('4', 30000, 'bob'))).toThrow(/port 30000 on h is served by attempt #1/);
+    expect(describeError(err)).toMatch(`stop it with: stop --attempt ${first.id}`);
+    expect(() => other.open(attemptRow('4', 30000, 'bob'))).toThrow(/port 30000 on h is served by attempt #1/);
     // Beside it, on other GPUs and another port: fine.
-    const beside = other.open(row('2,3', 30001, 'bob'));
+    const beside = other.open(attemptRow('2,3', 30001, 'bob'));
     expect(a.leasesOn('h').map((l) => [l.gpu, l.attemptId])).toEqual([
       [0, first.id],
       [1, first.id],
@@ -56,29 +51,18 @@ describe('leases in the ledger', () => {
     ]);
     expect(a.finish(first.id, { status: 'crashed', outcome: 'cuda_oom', at: Date.now() })).toBe(true);
     expect(other.leasesOn('h').map((l) => l.gpu)).toEqual([2, 3]);
-    expect(other.open(row('0,1', 30000, 'bob')).id).toBeGreaterThan(beside.id);
+    expect(other.open(attemptRow('0,1', 30000, 'bob')).id).toBeGreaterThan(beside.id);
   });
 });
 
-let sshd: Sshd;
-const bots: TestBot[] = [];
-beforeAll(async () => {
-  sshd = await startSshd();
-});
-afterAll(async () => {
-  for (const b of bots) {
-    for (const a of b.app.engine.attempts.allActive()) await b.run(`stop --attempt ${a.id}`).catch(() => {});
-    await b.app.close();
-  }
-  await sshd.stop();
-});
+const shared = sshdWithBots();
 
 describe('leases over sshd', () => {
   it('GPUs busy outside the bot: a launch naming them is refused with the memory in use; the bot picks around them', async () => {
     const dirs = freshDirs();
-    const cfg = testConfig(sshd, dirs);
+    const cfg = testConfig(shared.sshd, dirs);
     const b = makeBot(cfg, dirs);
-    bots.push(b);
+    shared.bots.push(b);
     // Someone's own server on GPUs 0 and 3, started by hand on the host (not through the bot).
     const foreign = spawn(
       join(STANDIN, 'python'),
@@ -124,8 +108,11 @@ describe('leases over sshd', () => {
     const control = join(userDir('glm-ctl-'), 'control');
     writeFileSync(control, '', { mode: 0o666 });
     const dirs = freshDirs();
-    const b = makeBot(testConfig(sshd, { ...dirs, env: { STANDIN_CONTROL: control } }), { ...dirs, longLived: true });
-    bots.push(b);
+    const b = makeBot(testConfig(shared.sshd, { ...dirs, env: { STANDIN_CONTROL: control } }), {
+      ...dirs,
+      longLived: true,
+    });
+    shared.bots.push(b);
     const port = await freePort();
     expect((await b.run(`launch small --set tp=2 --gpus 0,1 --port ${port}`)).exitCode).toBe(0);
 
@@ -153,7 +140,7 @@ describe('leases over sshd', () => {
 
   it('a lease whose server died while no bot ran ends when the next launch asks the host', async () => {
     const dirs = freshDirs();
-    const cfg = testConfig(sshd, dirs);
+    const cfg = testConfig(shared.sshd, dirs);
     const first = makeBot(cfg, dirs);
     expect((await first.run(`launch small --gpus 4 --port ${await freePort()}`)).exitCode).toBe(0);
     const a = first.app.engine.attempts.get(1)!;
@@ -162,7 +149,7 @@ describe('leases over sshd', () => {
     process.kill(-a.pgid!, 'SIGKILL');
 
     const restarted = makeBot(cfg, dirs);
-    bots.push(restarted);
+    shared.bots.push(restarted);
     expect(restarted.app.engine.attempts.leasesOn('gpu')).toEqual([{ gpu: 4, attemptId: 1 }]);
     const r = await restarted.run(`launch small --gpus 4 --port ${await freePort()}`);
     expect(r.exitCode, r.text).toBe(0);

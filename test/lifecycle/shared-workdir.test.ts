@@ -3,28 +3,16 @@
 import { mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freshDirs, makeBot, type TestBot, testConfig } from '../helpers/app.ts';
-import { freePort, type Sshd, startSshd } from '../helpers/sshd.ts';
+import { describe, expect, it } from 'vitest';
+import { freshDirs, makeBot, sshdWithBots, type TestBot, testConfig } from '../helpers/app.ts';
+import { freePort } from '../helpers/sshd.ts';
 
-let sshd: Sshd;
-const bots: TestBot[] = [];
-
-beforeAll(async () => {
-  sshd = await startSshd();
-});
-afterAll(async () => {
-  for (const b of bots) {
-    for (const a of b.app.engine.attempts.allActive()) await b.run(`stop --attempt ${a.id}`).catch(() => {});
-    await b.app.close();
-  }
-  await sshd.stop();
-});
+const shared = sshdWithBots();
 
 function botOn(workdir: string): TestBot {
   const dataDir = mkdtempSync(join(tmpdir(), 'glm-data-'));
-  const b = makeBot(testConfig(sshd, { workdir, dataDir }), { workdir, dataDir });
-  bots.push(b);
+  const b = makeBot(testConfig(shared.sshd, { workdir, dataDir }), { workdir, dataDir });
+  shared.bots.push(b);
   return b;
 }
 

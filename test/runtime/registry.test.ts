@@ -1,5 +1,5 @@
-import { readdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { COMMANDS } from '../../commands/index.ts';
 import { PACKAGE_ROOT } from '../../src/config/load.ts';
@@ -14,6 +14,21 @@ describe('command registry', () => {
       .map((f) => f.replace(/\.ts$/, ''))
       .sort();
     expect(COMMANDS.map((c) => c.name).sort()).toEqual(files);
+  });
+
+  it('commands look up host names in the config, never through the code that builds SSH connections', () => {
+    const dir = join(PACKAGE_ROOT, 'commands');
+    const reached: string[] = [];
+    for (const f of readdirSync(dir).filter((n) => n.endsWith('.ts'))) {
+      const text = readFileSync(join(dir, f), 'utf8');
+      for (const m of text.matchAll(/(?:from\s+|import\()\s*'([^']+)'/g)) {
+        const spec = m[1]!;
+        const target = spec.startsWith('.') ? relative(PACKAGE_ROOT, resolve(dir, spec)) : spec;
+        if (/^src\/hosts\/(?!types\.ts$)|^(ssh2|@slack\/bolt|node-cron|node:fs)/.test(target))
+          reached.push(`${f}: ${target}`);
+      }
+    }
+    expect(reached).toEqual([]);
   });
 
   it('every command documents usage and examples that parse', () => {

@@ -108,6 +108,34 @@ describe('/glm', () => {
     expect(fake.responses.find((x) => x.id === r.rid)!.body.replace_original).toBe(true);
   });
 
+  it("reads arguments with the terminal's own definitions: the same argument errors, the same refusals", async () => {
+    for (const text of [
+      'launch small --port abc',
+      'launch',
+      'launch small --dryrun',
+      'logs --lines 0',
+      'lanch small',
+    ]) {
+      const term = await face.glm.dispatch.run(text, terminal());
+      expect(term.exitCode).toBe(2);
+      const r = await slash(text);
+      // The same error line; a hint naming a command names it as each face types it.
+      const [what, fix] = term.text.split('\n');
+      // Slack's text escapes &, < and > (mrkdwn); read it back as a person sees it.
+      const got = (await answer(r.rid, /error: /)).replace(/&gt;/g, '>').replace(/&lt;/g, '<').replace(/&amp;/g, '&');
+      expect(got).toContain(what);
+      if (fix) expect(got).toContain(fix.replace(/npx glm /g, '/glm '));
+    }
+    // --follow is refused by the logs command itself, through the registry (audited as the logs command it is).
+    const f = await slash('logs --follow');
+    expect(await answer(f.rid, /error: /)).toMatch(
+      /error: logs --follow streams without end, which a Slack message cannot\n {2}use: \/glm logs --lines N, or the Logs button/,
+    );
+    const row = face.glm.engine.audit.list(20).find((e) => e.actor === 'UOPER' && e.command === 'logs');
+    expect(row).toMatchObject({ decision: 'allow', args: { follow: true } });
+    expect(row?.result).toMatch(/^error: logs --follow streams without end/);
+  });
+
   it('errors are short and say how to fix them', async () => {
     const r = await slash('lanch small');
     expect(await answer(r.rid)).toMatch(/unknown command 'lanch'[\s\S]*did you mean 'launch'/);

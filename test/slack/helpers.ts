@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import type { Clock } from '../../src/clock.ts';
 import { type LoadedConfig, PACKAGE_ROOT, validate } from '../../src/config/load.ts';
+import type { RemoteHost } from '../../src/hosts/types.ts';
 import { createLogger } from '../../src/logger.ts';
 import { type SlackFace, startSlackFace } from '../../src/slack/face.ts';
 import type { FakeSlack } from './fake-slack.ts';
@@ -187,4 +188,15 @@ export function blockText(blocks: unknown): string {
   };
   walk(blocks);
   return out.join('\n');
+}
+
+/** Every argv the bot runs on `host` from now on, recorded at the exec chokepoint (the real exec still runs). */
+export function recordExecs(host: RemoteHost): string[][] {
+  const execs: string[][] = [];
+  const exec = host.exec.bind(host);
+  host.exec = (argv, opts) => {
+    execs.push([...argv]);
+    return exec(argv, opts);
+  };
+  return execs;
 }

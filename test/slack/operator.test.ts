@@ -14,7 +14,7 @@ import { freshDirs, makeBot, testConfig } from '../helpers/app.ts';
 import { ledgerDb } from '../helpers/ledger.ts';
 import { freePort, type Sshd, startSshd } from '../helpers/sshd.ts';
 import { type FakeSlack, startFakeSlack } from './fake-slack.ts';
-import { ACCESS, blockText, OPS, postSigned, slashBody, startFace, waitFor } from './helpers.ts';
+import { ACCESS, blockText, OPS, postSigned, recordExecs, slashBody, startFace, waitFor } from './helpers.ts';
 
 let sshd: Sshd;
 let fake: FakeSlack;
@@ -35,13 +35,7 @@ beforeAll(async () => {
   dirs = freshDirs();
   const loaded = testConfig(sshd, { ...dirs, extra: { slack: { channel: OPS, port: 0 }, access: ACCESS } });
   face = await startFace(fake, { ...loaded, profilesDir });
-  execs = [];
-  const host = face.glm.engine.pool.get('gpu');
-  const exec = host.exec.bind(host);
-  host.exec = (argv, opts) => {
-    execs.push([...argv]);
-    return exec(argv, opts);
-  };
+  execs = recordExecs(face.glm.engine.pool.get('gpu'));
 });
 
 afterAll(async () => {

@@ -10,7 +10,7 @@ import { freshDirs, testConfig } from '../helpers/app.ts';
 import { ledgerDb } from '../helpers/ledger.ts';
 import { type Sshd, startSshd } from '../helpers/sshd.ts';
 import { type FakeSlack, startFakeSlack } from './fake-slack.ts';
-import { ACCESS, blockText, OPS, postSigned, sign, slashBody, startFace, waitFor } from './helpers.ts';
+import { ACCESS, blockText, OPS, postSigned, recordExecs, sign, slashBody, startFace, waitFor } from './helpers.ts';
 
 let sshd: Sshd;
 let fake: FakeSlack;
@@ -22,13 +22,7 @@ beforeAll(async () => {
   const loaded = testConfig(sshd, { ...freshDirs(), extra: { slack: { channel: OPS, port: 0 }, access: ACCESS } });
   face = await startFace(fake, loaded);
   // Every command the bot runs on the GPU host, recorded at the exec chokepoint.
-  execs = [];
-  const host = face.glm.engine.pool.get('gpu');
-  const exec = host.exec.bind(host);
-  host.exec = (argv, opts) => {
-    execs.push([...argv]);
-    return exec(argv, opts);
-  };
+  execs = recordExecs(face.glm.engine.pool.get('gpu'));
 });
 
 afterAll(async () => {

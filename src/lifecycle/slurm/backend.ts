@@ -2,8 +2,10 @@
 // or local on it). Slurm places it, holds its GPUs and enforces its time limit; the bot follows the job's output
 // files on the shared filesystem from the login node, reaches node 0's server through a tunnel from the login node,
 // and asks Slurm (squeue, scontrol, sacct) for the job's state: while it waits, when it runs, how it ended.
+
 import type { HostConfig } from '../../config/schema.ts';
 import { RemoteError, UserError } from '../../errors.ts';
+import { HOME_PATH_SH } from '../../hosts/quote.ts';
 import type { RemoteHost } from '../../hosts/types.ts';
 import type { Attempt } from '../../ledger/attempts.ts';
 import { commandLine, dialectForVersion, flagView, renderLaunch } from '../../profiles/index.ts';
@@ -41,8 +43,8 @@ const POLL_MS = 1000;
 const FOLLOW_JOB = `
 if [ -n "$1" ]; then SLURM_CONF=$1; export SLURM_CONF; fi
 if [ -n "$2" ]; then PATH=$2:$PATH; export PATH; fi
-LOG=$3; OFF=$4; JOB=$5
-case $LOG in "~/"*) LOG=$HOME/\${LOG#"~/"} ;; esac
+${HOME_PATH_SH}
+LOG=$(home_path "$3"); OFF=$4; JOB=$5
 tail -c "+$((OFF + 1))" -F -- "$LOG" 2>&1 &
 t=$!
 trap 'kill "$t" 2>/dev/null; exit 0' TERM HUP INT

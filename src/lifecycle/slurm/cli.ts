@@ -6,6 +6,7 @@
 // only jobs that are pending, running or completing.
 import { z } from 'zod';
 import type { HostConfig } from '../../config/schema.ts';
+import { HOME_PATH_SH } from '../../hosts/quote.ts';
 import type { RemoteHost } from '../../hosts/types.ts';
 import { script } from '../scripts.ts';
 
@@ -29,7 +30,8 @@ export const SUBMIT = `
 set -u
 if [ -n "$1" ]; then SLURM_CONF=$1; export SLURM_CONF; fi
 if [ -n "$2" ]; then PATH=$2:$PATH; export PATH; fi
-case $3 in "~") W=$HOME ;; "~/"*) W=$HOME/\${3#"~/"} ;; *) W=$3 ;; esac
+${HOME_PATH_SH}
+W=$(home_path "$3")
 R=$W/runs/$4
 mkdir -p "$R" || exit 70
 echo "GLM_RUN_DIR $R"

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import type { HostConfig } from '../../config/schema.ts';
 import { jobOptions, type SlurmCluster } from '../../config/slurm.ts';
 import { UserError } from '../../errors.ts';
-import { shArgv, shq } from '../../hosts/quote.ts';
+import { shArgv, shq, shqPath } from '../../hosts/quote.ts';
 import type { ResolvedProfile } from '../../profiles/index.ts';
 import { isSecretName, redactArgv, redactText } from '../../redact.ts';
 import {
@@ -46,12 +46,6 @@ function load(): Template {
   checkTemplate(t, VARIABLES);
   template = t;
   return t;
-}
-
-/** A path for the shell: `~/x` as "$HOME"/'x' (the quotes would stop ~ expanding), anything else quoted. */
-function shPath(p: string): string {
-  if (p === '~') return '"$HOME"';
-  return p.startsWith('~/') ? `"$HOME"/${shq(p.slice(2))}` : shq(p);
 }
 
 export interface JobPlan {
@@ -106,8 +100,8 @@ export function renderJob(
     extra: options.sbatch ?? [],
     profile: profile.name,
     env: Object.entries(server.env).map(([k, v]) => `${k}=${shq(v)}`),
-    path: cfg.bin_dirs.map(shPath).join(':'),
-    env_file: cfg.env_file ? shPath(cfg.env_file) : '',
+    path: cfg.bin_dirs.map(shqPath).join(':'),
+    env_file: cfg.env_file ? shqPath(cfg.env_file) : '',
     multi,
     dist_port: String(options.dist_port),
     launch,
