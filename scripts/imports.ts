@@ -235,6 +235,48 @@ export function undeclaredImports(g: ImportGraph, root = ROOT): string[] {
   return out;
 }
 
+/**
+ * Per folder (src/x, src/x/y), the exported functions that take the whole `Engine` as a parameter (typed `Engine`,
+ * not a `Pick<Engine, ...>` or a named context). A part outside the lifecycle core names what it touches in its
+ * signature; test/house/imports.test.ts holds each folder to a ceiling so the count only goes down.
+ * Returns folder -> the functions' names, `file:name`.
+ */
+export function wholeEngineExports(g: ImportGraph, root = ROOT): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  const takesEngine = (params: ts.NodeArray<ts.ParameterDeclaration>) =>
+    params.some(
+      (p) =>
+        p.type &&
+        ts.isTypeReferenceNode(p.type) &&
+        ts.isIdentifier(p.type.typeName) &&
+        p.type.typeName.text === 'Engine',
+    );
+  const exported = (n: ts.Node) =>
+    ts.canHaveModifiers(n) && (ts.getModifiers(n) ?? []).some((m) => m.kind === ts.SyntaxKind.ExportKeyword);
+  for (const file of g.files) {
+    const text = readFileSync(join(root, file), 'utf8');
+    if (!/\bEngine\b/.test(text)) continue;
+    const src = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, false, ts.ScriptKind.TS);
+    const names: string[] = [];
+    for (const st of src.statements) {
+      if (!exported(st)) continue;
+      if (ts.isFunctionDeclaration(st) && takesEngine(st.parameters)) names.push(st.name?.text ?? 'default');
+      if (ts.isVariableStatement(st)) {
+        for (const d of st.declarationList.declarations) {
+          const init = d.initializer;
+          if (init && (ts.isArrowFunction(init) || ts.isFunctionExpression(init)) && takesEngine(init.parameters))
+            names.push(ts.isIdentifier(d.name) ? d.name.text : '?');
+        }
+      }
+    }
+    if (names.length) {
+      const folder = dirname(file);
+      out.set(folder, [...(out.get(folder) ?? []), ...names.map((n) => `${file}:${n}`)]);
+    }
+  }
+  return out;
+}
+
 export function describeCycle(kind: 'file' | 'part', c: Cycle): string {
   const head = `${kind} cycle: ${c.path.join(' -> ')}`;
   const members = c.members.length > c.path.length - 1 ? `\n  all in the cycle: ${c.members.join(', ')}` : '';

@@ -7,6 +7,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { UserError } from '../errors.ts';
 import type { Attempt } from '../ledger/attempts.ts';
+import type { ApiKeyContext } from '../lifecycle/api-key.ts';
 import { serverAuth } from '../lifecycle/api-key.ts';
 import { type Engine, hostOf } from '../lifecycle/engine.ts';
 import { readServerMetrics, type ServerMetrics } from '../lifecycle/sglang-metrics.ts';
@@ -35,7 +36,14 @@ export interface BenchResult {
 export const requestsFor = (concurrency: number, asked: number[] | null, i: number) =>
   asked ? (asked[i] ?? asked[0]!) : Math.max(8, 2 * concurrency);
 
-export async function runBench(engine: Engine, req: BenchRequest, say: (t: string) => void): Promise<BenchResult> {
+/** What a benchmark touches: the attempt on the host, its server's key, the clock, the data dir and the bench table. */
+export type BenchContext = ApiKeyContext & Pick<Engine, 'attempts' | 'clock' | 'ledger'>;
+
+export async function runBench(
+  engine: BenchContext,
+  req: BenchRequest,
+  say: (t: string) => void,
+): Promise<BenchResult> {
   const attempt = engine.attempts.activeOn(req.hostName);
   if (!attempt)
     throw new UserError(

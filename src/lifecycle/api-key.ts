@@ -4,10 +4,11 @@
 
 import type { Attempt } from '../ledger/attempts.ts';
 import type { ResolvedProfile } from '../profiles/index.ts';
+import type { ProfilePlaces } from '../profiles/saved.ts';
 import { resolveProfileName } from '../profiles/saved.ts';
 import { argSecretName } from '../profiles/secrets.ts';
 import { SECRET } from '../redact.ts';
-import { type Engine, hostOf } from './engine.ts';
+import { type HostContext, hostOf } from './engine.ts';
 import { SECRET_VALUE, script } from './scripts.ts';
 
 /** The `--api-key` a profile passes to the server (`--api-key K` or `--api-key=K` in extra_args), if any. */
@@ -22,11 +23,14 @@ export function apiKeyOf(profile: Pick<ResolvedProfile, 'extra_args'>): string |
   return key;
 }
 
-// Keys of attempts launched by this process; the ledger keeps only a redacted command line.
-const known = new WeakMap<Engine, Map<number, string>>();
+/** What finding a server's key touches: the profiles (and their files) and the host's secrets file. */
+export type ApiKeyContext = HostContext & ProfilePlaces;
+
+// Keys of attempts launched by this process, per engine; the ledger keeps only a redacted command line.
+const known = new WeakMap<object, Map<number, string>>();
 
 /** Remembers the key of a launch (the profile as resolved for it, --set changes included). */
-export function rememberApiKey(engine: Engine, attemptId: number, profile: ResolvedProfile): void {
+export function rememberApiKey(engine: object, attemptId: number, profile: ResolvedProfile): void {
   const key = apiKeyOf(profile);
   if (!key) return;
   const m = known.get(engine) ?? new Map<number, string>();
@@ -40,7 +44,7 @@ export function rememberApiKey(engine: Engine, attemptId: number, profile: Resol
  * keep only as the secret marker is read from the host's secrets file, where the launch put it. None without a key.
  */
 export async function serverAuth(
-  engine: Engine,
+  engine: ApiKeyContext,
   attempt: Pick<Attempt, 'id' | 'profile' | 'host'> | null,
 ): Promise<Record<string, string>> {
   if (!attempt) return {};
@@ -65,7 +69,7 @@ export async function serverAuth(
 }
 
 /** One value of the host's secrets file (never logged; only sent back to that host's server). */
-async function hostSecret(engine: Engine, hostName: string, name: string): Promise<string | undefined> {
+async function hostSecret(engine: HostContext, hostName: string, name: string): Promise<string | undefined> {
   const { host, cfg } = hostOf(engine, hostName);
   const r = await host.exec(script(SECRET_VALUE, 'glm-secret', [cfg.workdir, name]));
   return r.code === 0 && r.stdout ? r.stdout : undefined;

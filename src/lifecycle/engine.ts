@@ -64,12 +64,19 @@ export interface Engine {
 }
 
 /** Sends an event to the command's face and to the notifier. */
-export function publish(engine: Engine, emit: (e: LaunchEvent) => void, e: LaunchEvent): void {
+export function publish(
+  engine: Pick<Engine, 'notifier' | 'log'>,
+  emit: (e: LaunchEvent) => void,
+  e: LaunchEvent,
+): void {
   emit(e);
   engine.notifier?.onEvent(e).catch((err: Error) => engine.log.error({ err: err.message }, 'notifier failed'));
 }
 
-export function hostOf(engine: Engine, name: string): { host: RemoteHost; cfg: HostConfig } {
+/** What resolving a host name touches: the config and the pool. */
+export type HostContext = Pick<Engine, 'loaded' | 'pool'>;
+
+export function hostOf(engine: HostContext, name: string): { host: RemoteHost; cfg: HostConfig } {
   const cfg = engine.loaded.config.hosts[name];
   if (!cfg) throw new UserError(`unknown host '${name}'`);
   return { host: engine.pool.get(name), cfg };

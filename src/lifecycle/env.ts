@@ -8,7 +8,7 @@ import { HOME_PATH_SH } from '../hosts/quote.ts';
 import type { EnvReport } from '../ledger/environments.ts';
 import { redactText } from '../redact.ts';
 import { type SingleFlight, singleFlight } from '../single-flight.ts';
-import { type Engine, hostOf } from './engine.ts';
+import { type Engine, type HostContext, hostOf } from './engine.ts';
 import { parseCheckEnv } from './env-parse.ts';
 import { readVersions } from './host-info.ts';
 import { script } from './scripts.ts';
@@ -126,7 +126,12 @@ function unavailable(host: string, sglangVersion: string | null, at: number, pro
   };
 }
 
-async function runCapture(engine: Engine, hostName: string, cfg: HostConfig, sglang: string | null) {
+async function runCapture(
+  engine: HostContext & Pick<Engine, 'clock'>,
+  hostName: string,
+  cfg: HostConfig,
+  sglang: string | null,
+) {
   const { host } = hostOf(engine, hostName);
   const r = await host.exec(
     script(ENV_SCRIPT, 'glm-env', [cfg.python, cfg.bin_dirs.join(':'), String(CHECK_ENV_TIMEOUT_S)]),
@@ -136,7 +141,10 @@ async function runCapture(engine: Engine, hostName: string, cfg: HostConfig, sgl
 }
 
 // Two launches on one host (or a launch and a draft) asking at once share one check_env run.
-const flights = new WeakMap<Engine, SingleFlight<EnvReport>>();
+const flights = new WeakMap<object, SingleFlight<EnvReport>>();
+
+/** What capturing a host's environment touches: the host, the ledger's environments, the clock, the log. */
+export type EnvContext = HostContext & Pick<Engine, 'ledger' | 'clock' | 'log'>;
 
 /**
  * The host's environment for an upstream report: from the ledger when this host and SGLang version were captured
@@ -144,7 +152,7 @@ const flights = new WeakMap<Engine, SingleFlight<EnvReport>>();
  * says why (and is not kept, so the next call asks again). With `attemptId`, the report is linked to that attempt.
  */
 export async function captureEnvironment(
-  engine: Engine,
+  engine: EnvContext,
   hostName: string,
   opts: { attemptId?: number; fresh?: boolean } = {},
 ): Promise<EnvReport> {

@@ -32,7 +32,7 @@ export function headNode(a: Attempt): NodeRef {
 }
 
 /** Every node of the attempt, head first, as the ledger has them now. */
-export function nodesOf(engine: Engine, a: Attempt): NodeRef[] {
+export function nodesOf(engine: Pick<Engine, 'attempts'>, a: Attempt): NodeRef[] {
   const workers = engine.attempts.nodes(a.id).map((n) => ({
     attemptId: a.id,
     rank: n.rank,
@@ -47,7 +47,7 @@ export function nodesOf(engine: Engine, a: Attempt): NodeRef[] {
   return [headNode(a), ...workers];
 }
 
-export function saveOffset(engine: Engine, node: NodeRef, offset: number): void {
+export function saveOffset(engine: Pick<Engine, 'attempts'>, node: NodeRef, offset: number): void {
   if (node.rank === 0) engine.attempts.update(node.attemptId, { logOffset: offset });
   else engine.attempts.updateNode(node.attemptId, node.rank, { logOffset: offset });
 }

@@ -5,7 +5,7 @@ import type { Attempt } from '../ledger/attempts.ts';
 import { singleFlight } from '../single-flight.ts';
 import { serverAuth, statusText } from './api-key.ts';
 import { backendFor } from './backends.ts';
-import { type Engine, hostOf } from './engine.ts';
+import { type Engine, type HostContext, hostOf } from './engine.ts';
 import { type GpuReport, readGpus } from './host-info.ts';
 import { nodesOf } from './nodes.ts';
 import { reconcile } from './reconcile.ts';
@@ -126,7 +126,10 @@ export async function probe(engine: Engine, hostGiven: string, attemptId?: numbe
 }
 
 /** Each worker node's process, as its own host records it (none for a one-node attempt). */
-function readWorkers(engine: Engine, attempt: Attempt | null): Promise<ProbeReport['workers']> {
+function readWorkers(
+  engine: HostContext & Pick<Engine, 'attempts'>,
+  attempt: Attempt | null,
+): Promise<ProbeReport['workers']> {
   if (!attempt) return Promise.resolve([]);
   const workers = nodesOf(engine, attempt).filter((n) => n.rank > 0);
   return Promise.all(
@@ -142,7 +145,7 @@ function readWorkers(engine: Engine, attempt: Attempt | null): Promise<ProbeRepo
 }
 
 async function readServerInfo(
-  engine: Engine,
+  engine: HostContext,
   hostName: string,
   port: number,
   headers: Record<string, string>,

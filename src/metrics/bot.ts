@@ -20,7 +20,7 @@ export interface BotMetrics {
   delivered(item: OutboxItem, at: number): void;
 }
 
-export function createBotMetrics(engine: Engine): BotMetrics {
+export function createBotMetrics(engine: Pick<Engine, 'ledger' | 'outbox' | 'clock' | 'pool'>): BotMetrics {
   const registry = new client.Registry();
   client.collectDefaultMetrics({ register: registry, prefix: 'glm_' });
   const commands = new client.Histogram({

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import type { Attempt } from '../ledger/attempts.ts';
 import { catalogFromConfig } from '../lifecycle/classifier.ts';
 import type { Engine } from '../lifecycle/engine.ts';
+import type { EnvContext } from '../lifecycle/env.ts';
 import { captureEnvironment, type EnvReport } from '../lifecycle/env.ts';
 import { choosePrimary, type Draft, draftData, isFailing, newIssueUrl, renderDraft, selectAttempts } from './draft.ts';
 import { GITHUB_DEFAULTS, type IssueSearch, searchFromConfig } from './github.ts';
@@ -36,7 +37,7 @@ export interface IssueDraft extends Draft {
   environment: EnvReport['source'] | 'none';
 }
 
-function configuredHostNames(engine: Engine): string[] {
+function configuredHostNames(engine: Pick<Engine, 'loaded'>): string[] {
   return Object.values(engine.loaded.config.hosts).flatMap((h) => (h.ssh ? [h.ssh.host] : []));
 }
 
@@ -44,7 +45,7 @@ function configuredHostNames(engine: Engine): string[] {
  * The attempts selectAttempts chooses from, read by index: the named ones, or the newest failure and the attempts of
  * its model on its host up to it (what selectAttempts keeps), not the whole ledger.
  */
-function candidates(engine: Engine, ids: number[]): Attempt[] {
+function candidates(engine: Pick<Engine, 'attempts'>, ids: number[]): Attempt[] {
   if (ids.length > 0) return engine.attempts.byIds(ids);
   let latest: Attempt | undefined;
   for (const a of engine.attempts.failingNewestFirst()) {
@@ -57,7 +58,11 @@ function candidates(engine: Engine, ids: number[]): Attempt[] {
   return engine.attempts.ofModel(latest.flags['model-path'] ?? '', { host: latest.host, maxId: latest.id });
 }
 
-export async function draftIssue(engine: Engine, req: IssueDraftRequest): Promise<IssueDraft> {
+/** What drafting an upstream report touches: the ledger's attempts and environments, the host (for a fresh
+ * environment), the config (templates, signatures, github) and the data dir. */
+export type IssueContext = EnvContext & Pick<Engine, 'attempts'>;
+
+export async function draftIssue(engine: IssueContext, req: IssueDraftRequest): Promise<IssueDraft> {
   // Templates first: a broken template should fail before the host is asked anything.
   const templates = loadIssueTemplates(templatesDir(engine.loaded));
   const attempts = selectAttempts(candidates(engine, req.ids), req.ids);

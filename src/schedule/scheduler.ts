@@ -77,7 +77,7 @@ const fmt = (t: number, tz?: string) =>
     minute: '2-digit',
   }).format(new Date(t))}${tz ? ` ${tz}` : ''}`;
 
-export function catchUpMs(engine: Engine, job: ScheduleJob): number {
+export function catchUpMs(engine: Pick<Engine, 'loaded'>, job: ScheduleJob): number {
   return (job.catch_up_s ?? engine.loaded.config.schedule?.catch_up_s ?? 6 * 3600) * 1000;
 }
 

@@ -12,6 +12,7 @@ import {
   partOf,
   sqliteOutsideLedger,
   undeclaredImports,
+  wholeEngineExports,
 } from '../../scripts/imports.ts';
 
 function tree(files: Record<string, string>): string {
@@ -57,6 +58,26 @@ describe('the import check', () => {
       'src/smoke/store.ts:2: calls .prepare(',
       'src/x/raw.ts: imports better-sqlite3',
     ]);
+  });
+
+  it('counts, per folder, the exported functions that take the whole Engine (not a Pick or a named context)', () => {
+    const root = tree({
+      'src/lifecycle/engine.ts': 'export interface Engine { clock: number; log: string }\n',
+      'src/a/whole.ts':
+        "import type { Engine } from '../lifecycle/engine.ts';\n" +
+        'export function one(engine: Engine, n: number) { return n; }\n' +
+        'export const two = async (x: number, engine: Engine) => x;\n' +
+        'function local(engine: Engine) { return engine; }\n' +
+        "export function narrow(engine: Pick<Engine, 'clock'>) { return engine.clock; }\n",
+      'src/a/deep/ctx.ts':
+        "import type { Engine } from '../../lifecycle/engine.ts';\n" +
+        "export type Ctx = Pick<Engine, 'log'>;\nexport function uses(c: Ctx, e: Engine) { return [c, e]; }\n",
+      'src/b/none.ts': 'export function free(x: number) { return x; }\n',
+    });
+    expect(Object.fromEntries(wholeEngineExports(importGraph(root), root))).toEqual({
+      'src/a': ['src/a/whole.ts:one', 'src/a/whole.ts:two'],
+      'src/a/deep': ['src/a/deep/ctx.ts:uses'],
+    });
   });
 
   it("holds each folder to its main file's '// May import:' line", () => {
@@ -108,5 +129,25 @@ describe('the bot itself', () => {
 
   it('touches SQLite only in src/ledger: no other file imports better-sqlite3 or calls .prepare(', () => {
     expect(sqliteOutsideLedger(g)).toEqual([]);
+  });
+
+  // Parts outside the lifecycle core say in their signatures what they touch (a Pick<Engine, ...> or a named
+  // context next to the function). Each folder's count of exported functions still taking the whole Engine may only
+  // go down: lower a figure when you narrow one; a folder not listed may take none.
+  const WHOLE_ENGINE_CEILING: Record<string, number> = {
+    'src/advice': 3,
+    'src/autopilot': 7,
+    'src/fleet': 1,
+    'src/lifecycle': 29,
+    'src/lifecycle/launch': 13,
+    'src/lifecycle/slurm': 1,
+    'src/smoke': 1,
+  };
+
+  it('keeps each folder at or under its count of exported functions taking the whole Engine', () => {
+    const over = [...wholeEngineExports(g)]
+      .filter(([folder, fns]) => fns.length > (WHOLE_ENGINE_CEILING[folder] ?? 0))
+      .map(([folder, fns]) => `${folder}: ${fns.length} > ${WHOLE_ENGINE_CEILING[folder] ?? 0}: ${fns.join(', ')}`);
+    expect(over).toEqual([]);
   });
 });
