@@ -10,7 +10,7 @@ import type { Attempt } from '../ledger/attempts.ts';
 import type { Engine } from '../lifecycle/engine.ts';
 import type { AdviceRule } from '../logs/classify/schema.ts';
 import { flagView, isDsaModel, type ResolvedProfile } from '../profiles/index.ts';
-import { previewVariant, resolveProfileName } from '../profiles/saved.ts';
+import { type ProfilePlaces, previewVariant, resolveProfileName } from '../profiles/saved.ts';
 import type { Overrides } from '../profiles/variant.ts';
 import { isFailing } from '../reports/draft.ts';
 import { crashKeyOf } from '../reports/upstream.ts';
@@ -57,7 +57,10 @@ function phaseOf(a: Attempt): string {
 }
 
 /** The crash the advice answers, and the profile it starts from. */
-function pickCrash(engine: Engine, profile?: string): { crash: Attempt; baseName: string } {
+/** What advice touches: the profiles (and saved variants), the ledger's attempts and environments, the signatures. */
+export type AdviceContext = ProfilePlaces & Pick<Engine, 'attempts' | 'ledger' | 'loaded'>;
+
+function pickCrash(engine: AdviceContext, profile?: string): { crash: Attempt; baseName: string } {
   // Newest first, stopping at the first that fits: the ledger's size does not matter.
   const model = profile ? resolveProfileName(engine, profile).model_path : undefined;
   const fits = (a: Attempt) =>
@@ -138,7 +141,7 @@ function candidates(rule: AdviceRule, base: ResolvedProfile): Overrides[] {
   return steps.length ? steps : rule.set ? [fixed] : [];
 }
 
-export function advise(engine: Engine, opts: { profile?: string; limit?: number } = {}): Advice {
+export function advise(engine: AdviceContext, opts: { profile?: string; limit?: number } = {}): Advice {
   const { crash, baseName } = pickCrash(engine, opts.profile);
   const base = resolveProfileName(engine, baseName);
   const key = crashKeyOf(crash.classification)!;
@@ -156,7 +159,7 @@ export function advise(engine: Engine, opts: { profile?: string; limit?: number 
  * attemptId 0), never a configuration in `attempts` (default: every attempt in the ledger).
  */
 export function adviseFor(
-  engine: Engine,
+  engine: AdviceContext,
   base: ResolvedProfile,
   crash: Advice['crash'],
   opts: { arch?: string; limit?: number; attempts?: Attempt[] } = {},

@@ -16,7 +16,7 @@ import { parseSetPairs } from '../profiles/variant.ts';
  * profile fields. A variant with changes is saved under the data dir, so its name means the same thing later.
  */
 export function resolveLaunchProfile(
-  engine: Engine,
+  engine: Pick<Engine, 'ledger' | 'loaded' | 'profiles'>,
   spec: string,
   set: string | readonly string[] | undefined,
   role: Role,
@@ -38,6 +38,6 @@ export function resolveLaunchProfile(
   return resolvedWithFile(engine, resolved);
 }
 
-function resolvedWithFile(engine: Engine, p: ResolvedProfile): ResolvedProfile {
+function resolvedWithFile(engine: Pick<Engine, 'loaded'>, p: ResolvedProfile): ResolvedProfile {
   return Object.freeze({ ...p, file: join(variantsDir(engine), `${p.name}.yaml`) });
 }

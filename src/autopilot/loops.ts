@@ -1,11 +1,9 @@
 // The autopilot runs going in this process, apart from the run code itself so that closing the app does not load
 // launch, smoke and bench into a one-shot command that never started a run.
-import type { Engine } from '../lifecycle/engine.ts';
+/** Runs in this process, per engine (only its identity is used): `autopilot --cancel`, the Stop button and a closing bot reach them here. */
+const loops = new WeakMap<object, Map<number, { abort: AbortController; done: Promise<unknown> }>>();
 
-/** Runs in this process, per engine: `autopilot --cancel`, the Stop button and a closing bot reach them here. */
-const loops = new WeakMap<Engine, Map<number, { abort: AbortController; done: Promise<unknown> }>>();
-
-export function loopsOf(engine: Engine) {
+export function loopsOf(engine: object) {
   let m = loops.get(engine);
   if (!m) {
     m = new Map();
@@ -15,7 +13,7 @@ export function loopsOf(engine: Engine) {
 }
 
 /** A closing bot: its runs stop where they are (servers left as they are) and are resumed by the next start. */
-export async function stopAutopilots(engine: Engine): Promise<void> {
+export async function stopAutopilots(engine: object): Promise<void> {
   const m = loops.get(engine);
   if (!m) return;
   for (const l of m.values()) l.abort.abort('shutdown');

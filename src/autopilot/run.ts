@@ -41,7 +41,7 @@ import {
 type Stop = 'cancel' | 'shutdown' | 'deadline';
 
 /** Asks a run to stop: in this process at once, in another through the ledger (its loop polls the flag). */
-export function cancelAutopilot(engine: Engine, id: number): boolean {
+export function cancelAutopilot(engine: Pick<Engine, 'ledger'>, id: number): boolean {
   autopilotStore(engine.ledger).requestCancel(id);
   const l = loopsOf(engine).get(id);
   l?.abort.abort('cancel');

@@ -37,7 +37,7 @@ export interface Ctl {
 }
 
 /** Launches this run has made (attempts of its group), against --attempts. */
-export function launchesOf(engine: Engine, run: AutopilotRun): Attempt[] {
+export function launchesOf(engine: Pick<Engine, 'attempts'>, run: AutopilotRun): Attempt[] {
   return engine.attempts.list({ limit: 100_000 }).filter((a) => a.groupKey === run.groupKey);
 }
 
@@ -79,7 +79,11 @@ export async function launchTrial(ctl: Ctl, run: AutopilotRun, profile: Resolved
 }
 
 /** The one parent message of the run, re-rendered in place. */
-export function updateView(engine: Engine, run: AutopilotRun, detail: string): void {
+export function updateView(
+  engine: Pick<Engine, 'attempts' | 'ledger' | 'clock' | 'notifier'>,
+  run: AutopilotRun,
+  detail: string,
+): void {
   const trials = autopilotStore(engine.ledger).trials(run.id);
   const view: AutopilotView = runView(run, trials, launchesOf(engine, run).length, engine.clock.now(), detail);
   engine.notifier?.updateGroup?.(run.groupKey, view);

@@ -7,7 +7,11 @@ import { type Engine, publish } from './engine.ts';
 
 export const SETTLE_MS = 150;
 
-export function createEarlyAlert(engine: Engine, attempt: Attempt, diag: Diagnoser) {
+export function createEarlyAlert(
+  engine: Pick<Engine, 'attempts' | 'clock' | 'notifier' | 'log'>,
+  attempt: Attempt,
+  diag: Diagnoser,
+) {
   let timer: NodeJS.Timeout | undefined;
   // A bot restarted after it told this crash (its traceback now read again as context) does not tell it twice.
   let fired = engine.attempts.events(attempt.id).some((e) => e.kind === 'crash_seen');

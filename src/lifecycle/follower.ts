@@ -16,7 +16,7 @@ function procStart(pid: number): { state: string; start: string } | null {
 }
 
 /** Records this process as the attempt's follower. */
-export function markFollower(engine: Engine, attemptId: number): void {
+export function markFollower(engine: Pick<Engine, 'attempts' | 'clock'>, attemptId: number): void {
   const me = procStart(process.pid);
   engine.attempts.event(attemptId, engine.clock.now(), 'followed_by', {
     machine: hostname(),
@@ -29,7 +29,7 @@ export function markFollower(engine: Engine, attemptId: number): void {
  * 'alive' when the attempt's latest follower runs (or is this process), 'gone' when it ran on this machine and has
  * exited, 'unknown' when it ran elsewhere (or never said).
  */
-export function followerState(engine: Engine, attemptId: number): 'alive' | 'gone' | 'unknown' {
+export function followerState(engine: Pick<Engine, 'attempts'>, attemptId: number): 'alive' | 'gone' | 'unknown' {
   const last = engine.attempts
     .events(attemptId)
     .filter((e) => e.kind === 'followed_by')

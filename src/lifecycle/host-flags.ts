@@ -18,7 +18,7 @@ import { dialectForVersion, renderLaunch } from '../profiles/render.ts';
 import type { ResolvedProfile } from '../profiles/resolve.ts';
 import { splitSecrets } from '../profiles/secrets.ts';
 import { type SingleFlight, singleFlight } from '../single-flight.ts';
-import { type Engine, hostOf } from './engine.ts';
+import { type Engine, type HostContext, hostOf } from './engine.ts';
 import { hostEnvStdin } from './host-info.ts';
 import { SGLANG_HELP, script } from './scripts.ts';
 
@@ -35,7 +35,7 @@ export interface HostFlags {
 }
 
 /** The engine's parts asking needs, for a host of its config. */
-export function flagsContext(engine: Engine, hostName: string): FlagsContext {
+export function flagsContext(engine: HostContext & Pick<Engine, 'log'>, hostName: string): FlagsContext {
   const { host, cfg } = hostOf(engine, hostName);
   const timeoutMs = Math.max(engine.loaded.config.timeouts.command_s, 120) * 1000;
   return { hostName, host, cfg, dataDir: engine.loaded.dataDir, log: engine.log, timeoutMs };

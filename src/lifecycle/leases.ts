@@ -6,7 +6,11 @@
 // of its profile), exchanged for a free one.
 import { UserError } from '../errors.ts';
 import type { Attempt } from '../ledger/attempts.ts';
-import { type Engine, hostOf } from './engine.ts';
+import { type Engine, type HostContext, hostOf } from './engine.ts';
+
+/** What planning GPUs and ports touches: the hosts, the ledger's leases and the autopilot runs' held GPUs. */
+export type LeaseContext = HostContext & Pick<Engine, 'attempts' | 'ledger'>;
+
 import { type GpuReport, readGpus } from './host-info.ts';
 import { FREE_PORT, script } from './scripts.ts';
 
@@ -24,7 +28,7 @@ export interface GpuPlan {
  * without nvidia-smi the bot cannot see the host's GPUs and takes 0..count-1, CUDA's own choice.
  */
 export async function planGpus(
-  engine: Engine,
+  engine: LeaseContext,
   hostName: string,
   count: number,
   explicit?: readonly number[],
@@ -107,7 +111,7 @@ export async function planGpus(
   );
 }
 
-function heldGpus(engine: Engine, host: string, except?: string): Map<number, string> {
+function heldGpus(engine: Pick<Engine, 'ledger'>, host: string, except?: string): Map<number, string> {
   return engine.ledger.autopilot().heldGpus(host, except);
 }
 
@@ -133,7 +137,7 @@ export function needsVisibleDevices(plan: GpuPlan): boolean {
  * beside whatever runs there. For faces that offer to replace a server instead of refusing.
  */
 export async function clashingAttempt(
-  engine: Engine,
+  engine: LeaseContext,
   hostName: string,
   want: { port: number; count: number; gpus?: readonly number[] },
 ): Promise<Attempt | undefined> {
@@ -146,7 +150,7 @@ export async function clashingAttempt(
  * reports it itself.
  */
 export async function launchBlocker(
-  engine: Engine,
+  engine: LeaseContext,
   hostName: string,
   want: { port?: number; count: number; gpus?: readonly number[] },
 ): Promise<{ error: UserError; holder?: Attempt } | undefined> {
@@ -170,7 +174,11 @@ export async function launchBlocker(
 }
 
 /** Why `port` cannot be served on one of `hostNames`: one of our servers has it, or something else answers there. */
-async function portTaken(engine: Engine, hostNames: readonly string[], port: number): Promise<UserError | null> {
+async function portTaken(
+  engine: HostContext & Pick<Engine, 'attempts'>,
+  hostNames: readonly string[],
+  port: number,
+): Promise<UserError | null> {
   // A port one of our own servers uses is refused naming it; only then is a port nobody we know of answers on probed.
   for (const h of hostNames) {
     const c = engine.attempts.conflict(h, port, []);
@@ -191,7 +199,7 @@ async function portTaken(engine: Engine, hostNames: readonly string[], port: num
 }
 
 /** The first port from `from` up that nothing listens on, as the host's own socket table says. */
-export async function findFreePort(engine: Engine, hostName: string, from: number): Promise<number> {
+export async function findFreePort(engine: HostContext, hostName: string, from: number): Promise<number> {
   const r = await hostOf(engine, hostName).host.exec(script(FREE_PORT, 'glm-free-port', [String(from)]));
   const found = Number(r.stdout.trim());
   if (!Number.isInteger(found) || found <= 0) throw new Error(`no free port found on ${hostName}: ${r.stdout.trim()}`);
@@ -210,7 +218,7 @@ export interface PortPlan {
  * refusal naming who holds it.
  */
 export async function planPort(
-  engine: Engine,
+  engine: HostContext & Pick<Engine, 'attempts'>,
   hostNames: readonly string[],
   port: number,
   opts: { move?: boolean } = {},

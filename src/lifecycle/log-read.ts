@@ -6,7 +6,7 @@
 import type { DiagnoserFactory, Diagnosis } from '../logs/diagnosis.ts';
 import { LineSplitter } from '../logs/lines.ts';
 import { parseMilestone } from '../logs/milestones.ts';
-import { type Engine, hostOf } from './engine.ts';
+import { type HostContext, hostOf } from './engine.ts';
 import { READ_FROM, script } from './scripts.ts';
 
 const STAMP = /^\[(\d{4})-(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)(?:\.(\d{1,3}))?\]/;
@@ -48,7 +48,7 @@ export function judgeLog(text: string, diagnoser: DiagnoserFactory | undefined):
 
 /** The attempt's log as it is now on its host (its last 32 MiB: a crash is at the end), judged. */
 export async function readAndJudge(
-  engine: Engine,
+  engine: HostContext,
   hostName: string,
   logPath: string,
   diagnoser: DiagnoserFactory | undefined,
@@ -59,7 +59,7 @@ export async function readAndJudge(
 }
 
 /** The first stamped line's time (the server's start as its own log tells it), read from the head of the log. */
-export async function logStart(engine: Engine, hostName: string, logPath: string): Promise<number | undefined> {
+export async function logStart(engine: HostContext, hostName: string, logPath: string): Promise<number | undefined> {
   const { host } = hostOf(engine, hostName);
   const r = await host.exec(['sh', '-c', 'head -n 20 -- "$1"', 'glm-head', logPath]).catch(() => null);
   for (const l of r?.stdout.split('\n') ?? []) {

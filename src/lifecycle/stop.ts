@@ -33,7 +33,7 @@ function notRunning(a: Attempt): UserError {
   });
 }
 
-function targetAttempt(engine: Engine, hostName: string | undefined, attemptId?: number): Attempt {
+function targetAttempt(engine: Pick<Engine, 'attempts'>, hostName: string | undefined, attemptId?: number): Attempt {
   if (attemptId !== undefined) {
     const a = engine.attempts.get(attemptId);
     if (!a)
@@ -62,7 +62,7 @@ function targetAttempt(engine: Engine, hostName: string | undefined, attemptId?:
 }
 
 /** Someone asked for this attempt to stop (in this or another bot process). */
-export function stopRequested(engine: Engine, attemptId: number): boolean {
+export function stopRequested(engine: Pick<Engine, 'attempts'>, attemptId: number): boolean {
   return engine.attempts.events(attemptId).some((e) => e.kind === 'stop_requested');
 }
 
@@ -145,7 +145,7 @@ export async function stop(
 }
 
 /** How a stop went, for people: `stopped attempt #3 (small) on gpu: it exited on SIGTERM` and the GPU memory. */
-export function stopSummary(engine: Engine, r: StopResult): string {
+export function stopSummary(engine: Pick<Engine, 'attempts'>, r: StopResult): string {
   const mine = parseGpus(r.attempt.gpus);
   const gpu =
     r.gpuReleased === null

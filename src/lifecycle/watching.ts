@@ -4,8 +4,8 @@ import type { Engine } from './engine.ts';
 
 // Per engine (several bots can live in one process, each with its own ledger): each watched attempt's abort and the
 // promise that settles once its follower has made its last ledger write.
-const registry = new WeakMap<Engine, Map<number, { abort: AbortController; done: Promise<void> }>>();
-export const watchingOf = (engine: Engine) => {
+const registry = new WeakMap<object, Map<number, { abort: AbortController; done: Promise<void> }>>();
+export const watchingOf = (engine: object) => {
   let m = registry.get(engine);
   if (!m) {
     m = new Map();
@@ -18,7 +18,7 @@ export const watchingOf = (engine: Engine) => {
  * Stops this engine's monitors and resolves once each has finished (its offset saved): a closing bot awaits this
  * before it closes the ledger. The servers keep running; the next bot resumes following them.
  */
-export async function stopMonitors(engine: Engine): Promise<void> {
+export async function stopMonitors(engine: Pick<Engine, 'log'>): Promise<void> {
   const watching = watchingOf(engine);
   const all = [...watching.values()];
   for (const w of all) w.abort.abort();

@@ -114,7 +114,7 @@ interface Hooks {
  * The running server a smoke would test: the one on --port, else the newest one serving --profile, else the newest
  * on the host.
  */
-function serverToSmoke(engine: Engine, req: SmokeRequest): Attempt | undefined {
+function serverToSmoke(engine: Pick<Engine, 'attempts'>, req: SmokeRequest): Attempt | undefined {
   const all = engine.attempts.allActiveOn(req.hostName);
   if (req.port !== undefined && !req.launch) {
     const on = all.find((a) => a.port === req.port);
@@ -130,7 +130,7 @@ function serverToSmoke(engine: Engine, req: SmokeRequest): Attempt | undefined {
   return all.filter((a) => a.profile === req.profile).at(-1) ?? all.at(-1);
 }
 
-function profileOf(engine: Engine, name: string, attempt?: Attempt): ResolvedProfile {
+function profileOf(engine: Pick<Engine, 'profiles'>, name: string, attempt?: Attempt): ResolvedProfile {
   try {
     return engine.profiles.get(name);
   } catch (e) {

@@ -135,12 +135,10 @@ describe('the bot itself', () => {
   // context next to the function). Each folder's count of exported functions still taking the whole Engine may only
   // go down: lower a figure when you narrow one; a folder not listed may take none.
   const WHOLE_ENGINE_CEILING: Record<string, number> = {
-    'src/advice': 3,
-    'src/autopilot': 7,
+    'src/autopilot': 2,
     'src/fleet': 1,
-    'src/lifecycle': 29,
+    'src/lifecycle': 14,
     'src/lifecycle/launch': 13,
-    'src/lifecycle/slurm': 1,
     'src/smoke': 1,
   };
 

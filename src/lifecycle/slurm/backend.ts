@@ -11,7 +11,7 @@ import type { Attempt } from '../../ledger/attempts.ts';
 import { commandLine, dialectForVersion, flagView, renderLaunch } from '../../profiles/index.ts';
 import { redactArgv, redactEnv, redactText } from '../../redact.ts';
 import type { Ending, NodeStop, Opened, Plan, QueueView, Reconciled, ServerBackend, ServerState } from '../backend.ts';
-import { type Engine, hostOf } from '../engine.ts';
+import { type Engine, type HostContext, hostOf } from '../engine.ts';
 import { readVersions } from '../host-info.ts';
 import type { LaunchRequest } from '../launch/types.ts';
 import { headNode, type NodeRef } from '../nodes.ts';
@@ -64,7 +64,7 @@ interface SlurmPlan {
   sglangVersion?: string;
 }
 
-function clusterOf(engine: Engine, name: string): { host: RemoteHost; cfg: HostConfig } {
+function clusterOf(engine: HostContext, name: string): { host: RemoteHost; cfg: HostConfig } {
   return hostOf(engine, name);
 }
 
@@ -220,7 +220,7 @@ const RUNNING_STATES = new Set(['RUNNING', 'COMPLETING', 'CONFIGURING']);
 const isActive = (j: JobRecord) => (ACTIVE_JOB_STATES as readonly string[]).includes(j.state);
 
 /** How a job that is over ended, in the ledger's words; null when the server's own exit status says it all. */
-export function endingOf(engine: Engine, attempt: Attempt, job: JobRecord): Ending | null {
+export function endingOf(engine: Pick<Engine, 'attempts'>, attempt: Attempt, job: JobRecord): Ending | null {
   const exitCode = job.exitCode;
   const where = job.nodeList ? ` on ${job.nodeList}` : '';
   const e = (outcome: string, detail: string, status: Ending['status'] = 'failed'): Ending => ({
@@ -251,7 +251,7 @@ export function endingOf(engine: Engine, attempt: Attempt, job: JobRecord): Endi
   }
 }
 
-function stateFrom(engine: Engine, attempt: Attempt, job: JobRecord | null): ServerState {
+function stateFrom(engine: Pick<Engine, 'attempts'>, attempt: Attempt, job: JobRecord | null): ServerState {
   if (!job) return { state: 'none', exitCode: null, text: `Slurm no longer knows job ${attempt.jobId}` };
   if (job.state === 'PENDING' || job.state === 'REQUEUED' || job.state === 'SUSPENDED')
     return { state: 'queued', exitCode: null, text: `${job.state}: ${job.reason}` };
