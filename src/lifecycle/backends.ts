@@ -4,6 +4,6 @@ import { directBackend } from './direct.ts';
 import type { Engine } from './engine.ts';
 import { slurmBackend } from './slurm/backend.ts';
 
-export function backendFor(engine: Engine, hostName: string): ServerBackend {
+export function backendFor(engine: Pick<Engine, 'loaded'>, hostName: string): ServerBackend {
   return engine.loaded.config.hosts[hostName]?.slurm ? slurmBackend : directBackend;
 }

@@ -3,7 +3,7 @@
 // can refuse a launch without starting anything (for "stop #N and launch").
 import { UserError } from '../../errors.ts';
 import type { ResolvedProfile } from '../../profiles/index.ts';
-import { type Engine, hostOf } from '../engine.ts';
+import { type Engine, type HostContext, hostOf } from '../engine.ts';
 import {
   archOf,
   type HardwareWarning,
@@ -29,7 +29,7 @@ let hardwareCatalog: KnownBadEntry[] | undefined;
  * could not run (an unknown architecture skips the catalog's per-architecture entries: said, never silent).
  */
 export async function knownCrashes(
-  engine: Engine,
+  engine: HostContext & Pick<Engine, 'attempts'>,
   req: Pick<LaunchRequest, 'hostName' | 'profile'>,
 ): Promise<KnownCrashes> {
   const { host, cfg } = hostOf(engine, req.hostName);
