@@ -295,5 +295,7 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
     ...undeclaredImports(g),
   ];
   console.log(lines.length ? lines.join('\n') : `${g.files.length} files: no cycles, SQLite only in src/ledger`);
+  const whole = [...wholeEngineExports(g)].map(([folder, fns]) => `${folder} ${fns.length}`);
+  console.log(`exported functions taking the whole Engine, per folder: ${whole.join(', ') || 'none'}`);
   process.exitCode = lines.length ? 1 : 0;
 }

@@ -3,7 +3,10 @@
 // May import: access, chat, clock.ts, config, errors.ts, findings, format, hosts, ledger, logger.ts, logs,
 //   package-root.ts, profiles, redact.ts, single-flight.ts, templates.
 //
-// What the lifecycle needs, in one place: passed to every operation, built only by main.ts (or a test).
+// What the lifecycle needs, in one place: passed to every operation, built only by main.ts (or a test). A function
+// that touches only some of it takes a Pick of it (HostContext below, or a named context next to the function), so
+// its signature says what it uses; callers still pass the engine. test/house/imports.test.ts counts, per folder, the
+// exported functions that take the whole Engine and lets that count only go down.
 import type { View } from '../chat/types.ts';
 import type { Clock } from '../clock.ts';
 import type { LoadedConfig } from '../config/load.ts';
