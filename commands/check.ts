@@ -3,6 +3,8 @@ import { defineCommand } from '../src/runtime/define.ts';
 interface ProfileFlags {
   profile: string;
   problems: Array<{ path: string; message: string; fix?: string }>;
+  /** Values the shipped table lacks: checked against the host above, so only said, never a failure on their own. */
+  notes: Array<{ path: string; message: string; fix?: string }>;
 }
 
 /** `profiles: N checked, flags ok`, else each profile with problems and what they are. */
@@ -10,10 +12,11 @@ function profileLines(profiles: ProfileFlags[]): string[] {
   if (profiles.length === 0) return [];
   const bad = profiles.filter((p) => p.problems.length > 0);
   const head = `  profiles:      ${profiles.length} checked, ${bad.length === 0 ? 'flags ok' : `${bad.length} with flags the host's SGLang refuses`}`;
-  const lines = bad.flatMap((p) =>
-    p.problems.map((i) => `    ${i.path}: ${i.message}${i.fix ? `\n      fix: ${i.fix}` : ''}`),
-  );
-  return [head, ...lines];
+  const line = (i: ProfileFlags['problems'][number], note = '') =>
+    `    ${note}${i.path}: ${i.message}${i.fix ? `\n      fix: ${i.fix}` : ''}`;
+  const lines = bad.flatMap((p) => p.problems.map((i) => line(i)));
+  const notes = profiles.flatMap((p) => p.notes.map((i) => line(i, 'note: ')));
+  return [head, ...lines, ...notes];
 }
 
 const command = defineCommand({
@@ -40,6 +43,7 @@ const command = defineCommand({
     const { hostOf } = await import('../src/lifecycle/engine.ts');
     const { readGpus, readVersions } = await import('../src/lifecycle/host-info.ts');
     const { flagsContext, flagsSource, hostFlags, profileFlagIssues } = await import('../src/lifecycle/host-flags.ts');
+    const { shippedTableNotes } = await import('../src/profiles/index.ts');
     const loaded = ctx.engine.loaded;
     const group = host ? resolveLaunchHosts(loaded, host) : undefined;
     const names = group ? group.hosts : Object.keys(loaded.config.hosts);
@@ -64,7 +68,11 @@ const command = defineCommand({
           const g = await readGpus(h, cfg);
           const f = await hostFlags(flagsContext(ctx.engine, name), v.sglang, v.problem);
           const checked = chosen ? [chosen] : launchesOn(name);
-          const profiles = checked.map((p) => ({ profile: p.name, problems: profileFlagIssues(f, name, cfg, p) }));
+          const profiles = checked.map((p) => ({
+            profile: p.name,
+            problems: profileFlagIssues(f, name, cfg, p),
+            notes: shippedTableNotes(p.name, p),
+          }));
           return {
             host: name,
             reachable: true,
@@ -87,10 +95,7 @@ const command = defineCommand({
             problem: describeError(e, ctx.log, ctx),
             gpus: null,
             flags: null,
-            profiles: [] as Array<{
-              profile: string;
-              problems: Array<{ path: string; message: string; fix?: string }>;
-            }>,
+            profiles: [] as ProfileFlags[],
           };
         }
       }),

@@ -11,6 +11,7 @@ const command = defineCommand({
   args: (z) => z.object({ json: z.boolean().optional() }),
   effect: 'read',
   async run(ctx, { json }) {
+    const { shippedTableNotes } = await import('../src/profiles/index.ts');
     const set = ctx.engine.profiles;
     const rows = set.names().map((n) => {
       const p = set.get(n);
@@ -20,14 +21,20 @@ const command = defineCommand({
         model: p.model_path,
         tp: p.tp ?? 1,
         description: p.description ?? '',
+        // Values the shipped table lacks load (the host's --help decides at launch); said here so a typo is seen.
+        notes: shippedTableNotes(n, p),
       };
     });
     if (json) return { text: JSON.stringify(rows, null, 2), data: rows };
+    const notes = rows.flatMap((r) => r.notes.map((i) => `note: ${i.path}: ${i.message}\n  fix: ${i.fix}`));
     return {
-      text: table(
-        ['profile', 'extends', 'model', 'tp', 'description'],
-        rows.map((r) => [r.name, r.extends, r.model, String(r.tp), r.description]),
-      ),
+      text: [
+        table(
+          ['profile', 'extends', 'model', 'tp', 'description'],
+          rows.map((r) => [r.name, r.extends, r.model, String(r.tp), r.description]),
+        ),
+        ...notes,
+      ].join('\n'),
       data: rows,
     };
   },

@@ -50,14 +50,17 @@ async function renderFor(engine: Engine, req: LaunchRequest, profile: ResolvedPr
   const marked = { ...profile, env: split.env, extra_args: split.extraArgs };
   const rendered = renderLaunch(marked, { python: cfg.python, dialect: dialect ?? 'nsa', portOverride: req.port });
   const extraStart = rendered.argv.length - split.extraArgs.length;
-  if (versions) {
-    // The flags and values the host's own SGLang takes (its --help): refused here, before anything is started.
-    const flags = await hostFlags(flagsContext(engine, req.hostName), versions.sglang, versions.problem);
-    assertLaunchFlags(flags, req.hostName, profile.name, rendered.argv, extraStart);
-    if (flags.source === 'shipped') {
-      const note = `flags checked against ${flagsSource(flags, req.hostName)}`;
-      dialectNote = dialectNote ? `${dialectNote}; ${note}` : note;
-    }
+  // The flags and values the host's own SGLang takes (its --help): refused here, before anything is started. A dry
+  // run on an unreachable host is checked against the shipped table, as any host that cannot be asked.
+  const flags = await hostFlags(
+    flagsContext(engine, req.hostName),
+    versions?.sglang,
+    versions ? versions.problem : 'the host is unreachable',
+  );
+  assertLaunchFlags(flags, req.hostName, profile.name, rendered.argv, extraStart);
+  if (flags.source === 'shipped' && versions) {
+    const note = `flags checked against ${flagsSource(flags, req.hostName)}`;
+    dialectNote = dialectNote ? `${dialectNote}; ${note}` : note;
   }
   // Host env first, so a profile can override it for one configuration.
   const env = { ...cfg.env, ...rendered.env };

@@ -4,7 +4,11 @@
 // either install; `newer` is kept apart so a caller can warn that an older SGLang will reject the value.
 // When SGLang adds a value, add it here: extra_args cannot carry a typed flag (one place per setting).
 // A launch is checked against the host's own SGLang (its --help, src/lifecycle/host-flags.ts, docs/sglang.md §11);
-// this table decides only which values a profile file may name, and stands in when the host cannot be asked.
+// this table stands in only when the host cannot be asked. A profile naming a value it lacks still loads (a release
+// newer than the table may take it), with a note (shippedTableNotes in issues.ts).
+
+/** The SGLang releases the table was read from, for notes: [F] and [J] above. */
+export const SHIPPED_SGLANG = '0.5.8 to 0.5.15';
 
 export interface Choices {
   f: readonly string[];

@@ -3,7 +3,7 @@
 import type { z } from 'zod';
 import type { Issue } from '../errors.ts';
 import { closest, didYouMean } from '../suggest.ts';
-import { CHOICES, type ChoiceSet } from './choices.ts';
+import { allChoices, CHOICES, type ChoiceSet, SHIPPED_SGLANG } from './choices.ts';
 import { CHOICE_FIELDS, PROFILE_KEYS } from './schema.ts';
 
 type PathPart = PropertyKey;
@@ -60,6 +60,24 @@ export function validList(set: ChoiceSet): string {
   return `valid: ${c.f.join(', ')}${newer}`;
 }
 
+/**
+ * Each choice a profile names that the shipped table lacks: not a refusal (the host's SGLang may be newer than the
+ * table; its --help decides at launch), but said where profiles are listed and checked, with the likely intended value.
+ */
+export function shippedTableNotes(label: string, profile: object): Issue[] {
+  const notes: Issue[] = [];
+  for (const [field, set] of Object.entries(CHOICE_FIELDS)) {
+    const value = (profile as Record<string, unknown>)[field];
+    if (typeof value !== 'string' || allChoices(set).includes(value)) continue;
+    notes.push({
+      path: at(label, field),
+      message: `'${value}' is not in the shipped table of SGLang ${SHIPPED_SGLANG}; checked against each host's --help at launch`,
+      fix: `${didYouMean(value, allChoices(set))}${validList(set)}`,
+    });
+  }
+  return notes;
+}
+
 export function unknownKeyIssue(label: string, key: string, prefix: readonly PathPart[] = []): Issue {
   const norm = key
     .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
@@ -81,18 +99,6 @@ export function fromZod(label: string, raw: unknown, zi: z.core.$ZodIssue): Issu
   switch (zi.code) {
     case 'unrecognized_keys':
       return zi.keys.map((k) => unknownKeyIssue(label, k, path));
-    case 'invalid_value': {
-      const set = path.length === 1 ? CHOICE_FIELDS[field] : undefined;
-      if (!set) break;
-      const all = [...CHOICES[set].f, ...CHOICES[set].newer];
-      return [
-        {
-          path: at(label, path),
-          message: `'${String(input)}' is not a value SGLang accepts for --${field.replace(/_/g, '-')}`,
-          fix: `${didYouMean(String(input), all)}${validList(set)}`,
-        },
-      ];
-    }
     case 'invalid_type': {
       const numeric = zi.expected === 'int' || zi.expected === 'number';
       const expected = zi.expected === 'int' || (numeric && typeof input === 'number') ? 'a whole number' : zi.expected;
