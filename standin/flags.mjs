@@ -598,6 +598,33 @@ export function deprecationText(optionString, newFlag) {
 }
 
 /**
+ * STANDIN_EXTRA_CHOICES=`--flag=a,b;--other=c`: values appended to those flags' choices, as a SGLang release newer
+ * than the bot's shipped table would take them (the bot must learn them from --help). An unknown or choice-less flag
+ * is an error, so a typo in a test cannot pass silently.
+ * @param {Array<[string[], object]>} rows
+ * @param {string | undefined} spec
+ */
+function extraChoices(rows, spec) {
+  if (!spec?.trim()) return rows;
+  const extra = new Map();
+  for (const part of spec.split(';').filter((p) => p.trim())) {
+    const eq = part.indexOf('=');
+    const flag = part.slice(0, eq).trim();
+    if (eq < 0 || !flag.startsWith('--')) throw new Error(`STANDIN_EXTRA_CHOICES: '${part}' is not --flag=value,value`);
+    extra.set(flag, part.slice(eq + 1).split(',').map((v) => v.trim()).filter(Boolean));
+  }
+  const out = rows.map(([opts, spec]) => {
+    const add = extra.get(opts[0]);
+    if (!add) return [opts, spec];
+    if (!spec.choices) throw new Error(`STANDIN_EXTRA_CHOICES: ${opts[0]} takes no choices`);
+    extra.delete(opts[0]);
+    return [opts, { ...spec, choices: [...spec.choices, ...add] }];
+  });
+  if (extra.size > 0) throw new Error(`STANDIN_EXTRA_CHOICES: no flag ${[...extra.keys()].join(', ')}`);
+  return out;
+}
+
+/**
  * Build the launch_server parser.
  * @param {'f'|'j'} flavor
  * @param {(msg: string) => void} warn called for deprecated aliases in the 'j' flavour
@@ -611,7 +638,7 @@ export function buildParser(flavor, warn) {
     if (!spec.noField) fields.push({ field: spec.field ?? a.dest, dest: a.dest, float: !!spec.float });
     return a;
   };
-  const rows = table(flavor);
+  const rows = extraChoices(table(flavor), process.env.STANDIN_EXTRA_CHOICES);
   // The NSA/DSA backend flags sit with the attention backends upstream.
   const at = rows.findIndex(([o]) => o[0] === '--sampling-backend');
   rows.splice(at, 0, ...backendRows(flavor));

@@ -21,11 +21,13 @@ beforeAll(async () => {
 /** A python on the host that records each --help it is asked, then is the stand-in (or fails `--help`). */
 function countingPython(
   workdir: string,
-  opts: { failHelp?: boolean; failAll?: boolean; newer?: boolean } = {},
+  opts: { failHelp?: boolean; failAll?: boolean; newer?: boolean; extraChoices?: string } = {},
 ): string {
   const path = join(workdir, 'python');
   // The SGLang the host has: every use of its python sees the same one (version, --help and launches alike).
-  const flavor = opts.newer ? 'STANDIN_SGLANG_FLAVOR=new; export STANDIN_SGLANG_FLAVOR\n' : '';
+  const flavor =
+    (opts.newer ? 'STANDIN_SGLANG_FLAVOR=new; export STANDIN_SGLANG_FLAVOR\n' : '') +
+    (opts.extraChoices ? `STANDIN_EXTRA_CHOICES='${opts.extraChoices}'; export STANDIN_EXTRA_CHOICES\n` : '');
   const body = opts.failAll
     ? 'echo "python3: error while loading shared libraries: libpython3.12.so.1.0: cannot open shared object file" >&2\nexit 127\n'
     : `for a in "$@"; do if [ "$a" = --help ]; then echo help >> "${workdir}/help-runs"; ${
@@ -47,9 +49,13 @@ const helpRuns = (workdir: string) => {
 };
 
 /** Profiles of the test: one whose values only newer SGLang releases take, one with a misspelt extra flag. */
-function profilesDir(): string {
+const small = 'model_path: Qwen/Qwen2.5-0.5B-Instruct\ntp: 1\n';
+function profilesDir(files?: Record<string, string>): string {
   const dir = mkdtempSync(join(tmpdir(), 'glm-profiles-'));
-  const small = 'model_path: Qwen/Qwen2.5-0.5B-Instruct\ntp: 1\n';
+  if (files) {
+    for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, `${name}.yaml`), text);
+    return dir;
+  }
   writeFileSync(join(dir, 'tiny.yaml'), `description: fits the stand-in\n${small}`);
   writeFileSync(join(dir, 'tiny-nvfp4-kv.yaml'), `description: an NVFP4 KV cache\n${small}kv_cache_dtype: nvfp4\n`);
   writeFileSync(join(dir, 'tiny-typo.yaml'), `description: a typo\n${small}extra_args: [--enable-metrcs]\n`);
@@ -57,12 +63,19 @@ function profilesDir(): string {
 }
 
 function bot(
-  opts: { failHelp?: boolean; failAll?: boolean; newer?: boolean; dirs?: ReturnType<typeof freshDirs> } = {},
+  opts: {
+    failHelp?: boolean;
+    failAll?: boolean;
+    newer?: boolean;
+    extraChoices?: string;
+    profiles?: Record<string, string>;
+    dirs?: ReturnType<typeof freshDirs>;
+  } = {},
 ) {
   const dirs = opts.dirs ?? freshDirs();
   const loaded = testConfig(sshd, dirs);
   loaded.config.hosts.gpu = { ...loaded.config.hosts.gpu!, python: countingPython(dirs.workdir, opts) };
-  loaded.profilesDir = profilesDir();
+  loaded.profilesDir = profilesDir(opts.profiles);
   const b = makeBot(loaded, dirs);
   bots.push(b);
   return { b, dirs };
@@ -158,5 +171,64 @@ describe('a host that cannot be asked falls back to the shipped table, and says 
       /flags from: {4}the shipped table \(src\/profiles\/choices\.ts\), since the host could not be asked: SGLang's version could not be read \(python at .* did not run: .*libpython3\.12/,
     );
     expect(helpRuns(dirs.workdir)).toBe(0);
+  });
+});
+
+// A release newer than the shipped table: the July stand-in told (STANDIN_EXTRA_CHOICES) to take an attention backend
+// src/profiles/choices.ts does not list. The profile loads; the host's --help, not the table, decides at launch.
+describe('a choice the shipped table lacks', () => {
+  const NEXT = '--attention-backend=flashinfer_next';
+  const profiles = {
+    tiny: `description: fits the stand-in\n${small}`,
+    'tiny-next-attn': `description: an attention backend newer than the table\n${small}attention_backend: flashinfer_next\n`,
+  };
+  const note =
+    "tiny-next-attn: attention_backend: 'flashinfer_next' is not in the shipped table of SGLang 0.5.8 to 0.5.15; checked against each host's --help at launch";
+
+  it('loads, profiles and check note it, and it launches on the July host whose SGLang takes it', async () => {
+    const { b } = bot({ newer: true, extraChoices: NEXT, profiles });
+    const list = await b.run('profiles');
+    expect(list.exitCode, list.text).toBe(0);
+    expect(list.text).toContain(`note: ${note}\n  fix: did you mean 'flashinfer'? valid: triton,`);
+    const json = await b.run('profiles --json');
+    expect(JSON.parse(json.text).find((r: { name: string }) => r.name === 'tiny').notes).toEqual([]);
+    const check = await b.run('check --profile tiny-next-attn');
+    expect(check.exitCode, check.text).toBe(0);
+    expect(check.text).toContain('flags from:    SGLang 0.5.15+standin on gpu (its --help)');
+    expect(check.text).toContain('profiles:      1 checked, flags ok');
+    expect(check.text).toContain(`    note: ${note}`);
+    const r = await b.run(`launch tiny-next-attn --no-check --port ${await freePort()}`);
+    expect(r.exitCode, r.text).toBe(0);
+    const [a] = b.app.engine.attempts.list({ host: 'gpu', limit: 1 });
+    expect(a!.argv.join(' ')).toContain('--attention-backend flashinfer_next');
+    expect(a!.status).toBe('ready');
+    await b.run('stop');
+  });
+
+  it("is refused on a February host, with that host's own choices", async () => {
+    const { b } = bot({ profiles });
+    const r = await b.run(`launch tiny-next-attn --no-check --port ${await freePort()}`);
+    expect(r.exitCode, r.text).toBe(2);
+    expect(r.text).toMatch(
+      /^config error in profile tiny-next-attn against SGLang 0\.5\.8\+standin on gpu \(its --help\)/,
+    );
+    expect(r.text).toContain(
+      "attention_backend: --attention-backend 'flashinfer_next' is not a choice of SGLang 0.5.8+standin on gpu, which takes: triton, torch_native, flex_attention, nsa, cutlass_mla, fa3, fa4, flashinfer, flashmla, trtllm_mla, trtllm_mha, dual_chunk_flash_attn, aiter, wave, intel_amx, ascend, intel_xpu",
+    );
+    expect(b.app.engine.attempts.list({ host: 'gpu', limit: 10 })).toEqual([]);
+  });
+
+  it('a host whose python cannot answer --help: the shipped table refuses it, and the refusal says so', async () => {
+    // The same July SGLang that takes the value, but its --help fails: the bot cannot know, so the table decides.
+    const { b } = bot({ newer: true, extraChoices: NEXT, failHelp: true, profiles });
+    const r = await b.run(`launch tiny-next-attn --no-check --port ${await freePort()}`);
+    expect(r.exitCode, r.text).toBe(2);
+    expect(r.text).toMatch(
+      /^config error in profile tiny-next-attn against the shipped table \(src\/profiles\/choices\.ts\), since the host could not be asked: python -m sglang\.launch_server --help exited 1: ModuleNotFoundError: No module named 'torch'/,
+    );
+    expect(r.text).toContain(
+      "attention_backend: --attention-backend 'flashinfer_next' is not a choice of SGLang (by the shipped table), which takes: triton,",
+    );
+    expect(b.app.engine.attempts.list({ host: 'gpu', limit: 10 })).toEqual([]);
   });
 });
