@@ -3,7 +3,7 @@
 // schema becomes the JSON Schema editors validate against (scripts/write-profile-schema.ts).
 import { z } from 'zod';
 import { SlurmJobSchema } from '../config/slurm.ts';
-import type { ChoiceSet } from './choices.ts';
+import { allChoices, type ChoiceSet } from './choices.ts';
 
 /** Profile names are file names and chat arguments: keep them plain. */
 export const PROFILE_NAME = /^[a-z0-9][a-z0-9.-]*$/;
@@ -53,7 +53,11 @@ const choice = (field: string, what: string) =>
     .regex(NO_CONTROL, 'must not contain control characters (newline, tab, NUL)')
     .regex(NO_DASH, "must not start with '-' (SGLang would read it as a flag)")
     .regex(/^[^\s'"\\]+$/, `must be one word, as --${field.replace(/_/g, '-')} takes it (no spaces, quotes or control characters)`)
-    .describe(`${what} Checked against the host's SGLang (its --help) at launch.`);
+    // The shipped values reach editors as completions (JSON Schema `examples`), not as a closed list.
+    .meta({
+      description: `${what} Checked against the host's SGLang (its --help) at launch.`,
+      examples: allChoices(CHOICE_FIELDS[field]!),
+    });
 
 export const profileSchema = z
   .object({

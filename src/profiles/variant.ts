@@ -149,7 +149,7 @@ export function describeOverrides(given: Overrides): string {
 
 /**
  * Resolves a variant against `sources` (the profiles it may extend). Problems are reported like a profile file's,
- * labelled `label` (`--set: kv_cache_dtype: 'bf17' is not a value SGLang accepts ...`); throws ConfigError.
+ * labelled `label` (`--set: tp: expected number, got the string 'eight'`); throws ConfigError.
  */
 export function buildVariant(
   sources: readonly ProfileSource[],

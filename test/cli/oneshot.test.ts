@@ -70,7 +70,8 @@ describe.concurrent('one-shot terminal commands', () => {
     expect(port.out).toContain("launch: --port: 'abc' is not a number");
     expect(port.out).not.toMatch(/NaN/);
     expect(set.code).toBe(2);
-    expect(set.out).toMatch(/kv_cache_dtype: 'bf17' is not a value SGLang accepts/);
+    expect(set.out).toMatch(/kv_cache_dtype: --kv-cache-dtype 'bf17' is not a choice of SGLang/);
+    expect(set.out).toContain("did you mean 'bf16'?");
     expect(newline.code).toBe(2);
     expect(newline.out).toMatch(/model_path: must not contain/);
   }, 60_000);

@@ -90,13 +90,10 @@ describe('launch PROFILE --set', () => {
 
   it('reports a bad change exactly as a profile file would, and saves nothing', () => {
     const engine = app();
-    const bad = configError(() => resolveLaunchProfile(engine, 'glm5-attempt5', 'kv_cache_dtype=bf17', 'admin'));
+    // Which values a choice takes is the host's --help's to say at launch; its shape is checked here.
+    const bad = configError(() => resolveLaunchProfile(engine, 'glm5-attempt5', 'kv_cache_dtype=-bf16', 'admin'));
     expect(bad.issues).toEqual([
-      {
-        path: '--set: kv_cache_dtype',
-        message: "'bf17' is not a value SGLang accepts for --kv-cache-dtype",
-        fix: expect.stringMatching(/^did you mean 'bf16'\? valid: auto, fp8_e5m2/),
-      },
+      { path: '--set: kv_cache_dtype', message: "must not start with '-' (SGLang would read it as a flag)" },
     ]);
     const key = configError(() => resolveLaunchProfile(engine, 'glm5-attempt5', 'kv-cache-dtype=bfloat16', 'admin'));
     expect(key.issues[0]).toMatchObject({
