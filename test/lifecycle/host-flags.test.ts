@@ -70,11 +70,20 @@ function bot(
     extraChoices?: string;
     profiles?: Record<string, string>;
     dirs?: ReturnType<typeof freshDirs>;
+    /** An ssh port nothing listens on: the host cannot be reached. */
+    sshPort?: number;
   } = {},
 ) {
   const dirs = opts.dirs ?? freshDirs();
   const loaded = testConfig(sshd, dirs);
-  loaded.config.hosts.gpu = { ...loaded.config.hosts.gpu!, python: countingPython(dirs.workdir, opts) };
+  const gpu = loaded.config.hosts.gpu!;
+  loaded.config.hosts.gpu = {
+    ...gpu,
+    python: countingPython(dirs.workdir, opts),
+    ...(opts.sshPort ? { ssh: { ...gpu.ssh, port: opts.sshPort } } : {}),
+  };
+  // Refused connections are retried until connect_s: give up on the unreachable host at once.
+  if (opts.sshPort) loaded.config.timeouts = { ...loaded.config.timeouts, connect_s: 0.2 };
   loaded.profilesDir = profilesDir(opts.profiles);
   const b = makeBot(loaded, dirs);
   bots.push(b);
@@ -230,5 +239,15 @@ describe('a choice the shipped table lacks', () => {
       "attention_backend: --attention-backend 'flashinfer_next' is not a choice of SGLang (by the shipped table), which takes: triton,",
     );
     expect(b.app.engine.attempts.list({ host: 'gpu', limit: 10 })).toEqual([]);
+  });
+
+  it('a dry run on an unreachable host is checked against the shipped table', async () => {
+    const { b } = bot({ newer: true, extraChoices: NEXT, profiles, sshPort: await freePort() });
+    const r = await b.run('launch tiny-next-attn --dry-run');
+    expect(r.exitCode, r.text).toBe(2);
+    expect(r.text).toMatch(
+      /^config error in profile tiny-next-attn against the shipped table \(src\/profiles\/choices\.ts\), since the host could not be asked: SGLang's version could not be read \(the host is unreachable\)/,
+    );
+    expect((await b.run('launch tiny --dry-run')).exitCode).toBe(0);
   });
 });
