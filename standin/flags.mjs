@@ -611,7 +611,14 @@ function extraChoices(rows, spec) {
     const eq = part.indexOf('=');
     const flag = part.slice(0, eq).trim();
     if (eq < 0 || !flag.startsWith('--')) throw new Error(`STANDIN_EXTRA_CHOICES: '${part}' is not --flag=value,value`);
-    extra.set(flag, part.slice(eq + 1).split(',').map((v) => v.trim()).filter(Boolean));
+    extra.set(
+      flag,
+      part
+        .slice(eq + 1)
+        .split(',')
+        .map((v) => v.trim())
+        .filter(Boolean),
+    );
   }
   const out = rows.map(([opts, spec]) => {
     const add = extra.get(opts[0]);

@@ -6,9 +6,9 @@
 
 export { isDsaModel } from './checks.ts';
 export { CHOICES, type ChoiceSet, isNewerOnly } from './choices.ts';
-export { shippedTableNotes } from './issues.ts';
 export { diffProfiles, type FlagDiff, flagView } from './diff.ts';
 export { FLAGS, type FlagSpec, type LaunchFields } from './fields.ts';
+export { shippedTableNotes } from './issues.ts';
 export { buildProfiles, loadProfiles, type ProfileSet, type ProfileSource } from './load.ts';
 export {
   commandLine,

@@ -52,7 +52,10 @@ const choice = (field: string, what: string) =>
     .min(1, 'must not be empty')
     .regex(NO_CONTROL, 'must not contain control characters (newline, tab, NUL)')
     .regex(NO_DASH, "must not start with '-' (SGLang would read it as a flag)")
-    .regex(/^[^\s'"\\]+$/, `must be one word, as --${field.replace(/_/g, '-')} takes it (no spaces, quotes or control characters)`)
+    .regex(
+      /^[^\s'"\\]+$/,
+      `must be one word, as --${field.replace(/_/g, '-')} takes it (no spaces, quotes or control characters)`,
+    )
     // The shipped values reach editors as completions (JSON Schema `examples`), not as a closed list.
     .meta({
       description: `${what} Checked against the host's SGLang (its --help) at launch.`,

@@ -80,7 +80,7 @@ function bot(
   loaded.config.hosts.gpu = {
     ...gpu,
     python: countingPython(dirs.workdir, opts),
-    ...(opts.sshPort ? { ssh: { ...gpu.ssh, port: opts.sshPort } } : {}),
+    ...(opts.sshPort && gpu.ssh ? { ssh: { ...gpu.ssh, port: opts.sshPort } } : {}),
   };
   // Refused connections are retried until connect_s: give up on the unreachable host at once.
   if (opts.sshPort) loaded.config.timeouts = { ...loaded.config.timeouts, connect_s: 0.2 };
