@@ -111,6 +111,53 @@ describe('exception rules', () => {
   });
 });
 
+describe('the engine reads IPython tracebacks', () => {
+  // IPython prints the exception type in the header, frames without `File "..."`, numbered source lines with the
+  // failing one marked `---->`, then the exception line after a blank line.
+  const notebook = (call: string) =>
+    [
+      '---------------------------------------------------------------------------',
+      'RuntimeError                              Traceback (most recent call last)',
+      'Cell In[3], line 5',
+      '      3 logits = model(ids).logits[:, -1]',
+      '      4 probs = torch.softmax(logits / temperature, dim=-1)',
+      `----> 5 ${call}`,
+      '',
+      'File ~/venv/lib/python3.11/site-packages/torch/utils/_device.py:104, in DeviceContext.__torch_function__(self, func, types, args, kwargs)',
+      '    102 if func in _device_constructors() and kwargs.get("device") is None:',
+      '--> 104 return func(*args, **kwargs)',
+      '',
+      'RuntimeError: CUDA error: device-side assert triggered',
+    ].join('\n');
+
+  it('reads the marked call: a device assert from torch.multinomial is NaN in sampling, its root the exception line', () => {
+    const d = diagnoseText(notebook('next_id = torch.multinomial(probs, num_samples=1)'));
+    expect(d.classification.category).toBe('nan_in_sampling');
+    expect(d.classification.evidence[0]?.text).toBe('RuntimeError: CUDA error: device-side assert triggered');
+    expect(d.reason).toContain('exc-multinomial-device-assert');
+  });
+
+  it('a device assert under any other call stays a generic device assert', () => {
+    const d = diagnoseText(notebook('next_id = embed(probs.argmax(-1))'));
+    expect(d.classification.category).toBe('other');
+    expect(d.classification.evidence[0]?.text).toBe('RuntimeError: CUDA error: device-side assert triggered');
+  });
+
+  it('reads the frames of IPython before 8 (`<ipython-input-N-hash> in <module>()`) the same way', () => {
+    const log = [
+      'RuntimeError                              Traceback (most recent call last)',
+      '<ipython-input-2-0a1b2c3d4e5f> in <module>()',
+      '      1 probs = torch.tensor([0.0, float("nan")], device="cuda")',
+      '----> 2 torch.multinomial(probs, 1).item()',
+      '',
+      'RuntimeError: cuda runtime error (59) : device-side assert triggered at /pytorch/aten/src/THC/THCGeneral.cpp:844',
+    ].join('\n');
+    const d = diagnoseText(log);
+    expect(d.classification.category).toBe('nan_in_sampling');
+    expect(d.classification.evidence[0]?.line).toBe(6);
+  });
+});
+
 describe('the engine reads structure', () => {
   it('never takes a source line shown under a frame as the root', () => {
     const log = [

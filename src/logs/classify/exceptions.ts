@@ -63,6 +63,12 @@ export const exceptionRuleSchema = z.strictObject({
   message: z.string().min(1).optional(),
   /** Regex over the message (case-insensitive) that rules the exception out (a CUDA error is not a config check). */
   unless: z.string().min(1).optional(),
+  /**
+   * Regex over the source lines shown under the frames `where` names: the calls being made when it failed
+   * (case-sensitive, as code is). They say what was being done where file and function names do not (a notebook
+   * cell, a script's `<module>`, a library's generic dispatch frame).
+   */
+  calls: z.string().min(1).optional(),
   /** Substrings of a frame's file path or function name. */
   frames: z.array(z.string().min(1)).min(1).optional(),
   /**
@@ -85,6 +91,7 @@ export interface ExceptionRule {
   types: Set<string> | null;
   message: RegExp | null;
   unless: RegExp | null;
+  calls: RegExp | null;
   frames: string[] | null;
   where: 'innermost' | 'raised' | 'any';
   title: string;
@@ -101,6 +108,7 @@ export function compileExceptionRule(r: RawExceptionRule): ExceptionRule {
     types: r.types ? new Set(r.types) : null,
     message: r.message ? new RegExp(r.message, 'i') : null,
     unless: r.unless ? new RegExp(r.unless, 'i') : null,
+    calls: r.calls ? new RegExp(r.calls) : null,
     frames: r.frames ?? null,
     where: r.where,
     title: r.title,
@@ -114,13 +122,22 @@ const RAISED_FRAMES = 3;
 /** The frame that satisfies the rule's `frames` (innermost first), or null. */
 export function matchingFrame(rule: ExceptionRule, frames: readonly Frame[]): Frame | null {
   if (!rule.frames) return null;
-  const pool = rule.where === 'any' ? frames : frames.slice(rule.where === 'innermost' ? -1 : -RAISED_FRAMES);
+  const pool = framesOf(rule, frames);
   const wanted = rule.frames;
   for (let i = pool.length - 1; i >= 0; i--) {
     const f = pool[i] as Frame;
     if (wanted.some((w) => f.file.includes(w) || f.func === w)) return f;
   }
   return null;
+}
+
+function framesOf(rule: ExceptionRule, frames: readonly Frame[]): readonly Frame[] {
+  return rule.where === 'any' ? frames : frames.slice(rule.where === 'innermost' ? -1 : -RAISED_FRAMES);
+}
+
+function callsMatch(rule: ExceptionRule, frames: readonly Frame[]): boolean {
+  const calls = rule.calls;
+  return calls !== null && framesOf(rule, frames).some((f) => f.source !== undefined && calls.test(f.source));
 }
 
 function framesMatch(rule: ExceptionRule, frames: readonly Frame[]): boolean {
@@ -140,6 +157,7 @@ export function matchException(
     if (r.message && !r.message.test(exc.message)) continue;
     if (r.unless?.test(exc.message)) continue;
     if (!framesMatch(r, frames)) continue;
+    if (r.calls && !callsMatch(r, frames)) continue;
     best = r;
   }
   return best;

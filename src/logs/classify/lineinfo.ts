@@ -72,6 +72,13 @@ export function normaliseForKey(line: string): string {
 export const TRACEBACK_START = 'Traceback (most recent call last)';
 // Frames are indented by Python; issue text sometimes loses the indentation, so it is optional here.
 const FRAME = /^\s*File "([^"]+)", line \d+(,?) in (\S+)/;
+// IPython and Jupyter print frames their own way: `<ipython-input-7-98dbbe29edf5> in <module>()` and
+// `/x/torch/functional.py in f(a, b)` (IPython < 8), `File ~/x/torch/functional.py:123, in f(a, b)` and
+// `Cell In[3], line 4` (IPython 8). Their source lines are numbered, the failing one marked `----> 4 call(...)`.
+const IPYTHON_FRAME = /^\s*(<ipython-input-[^>]+>|\S+\.py) in ([\w.<>]+)\(/;
+const IPYTHON8_FRAME = /^\s*File (\S+?):\d+, in ([\w.<>]+)\(/;
+const IPYTHON_CELL = /^\s*(Cell In\[\d+\]), line \d+/;
+const IPYTHON_CURRENT = /^-*> ?\d+ /;
 const CHAINED = /^(During handling of the above exception|The above exception was the direct cause)/;
 
 export type LineShape =
@@ -79,7 +86,8 @@ export type LineShape =
   /** `python`: a traceback's frame (`line 12, in f`); faulthandler's stack dumps print `line 12 in f`. */
   | { kind: 'frame'; file: string; func: string; python: boolean }
   | { kind: 'chain' }
-  | { kind: 'indented' }
+  /** A frame's source (or IPython's context) line; `current`: IPython's `---->` marks the line that failed. */
+  | { kind: 'indented'; current?: boolean }
   | { kind: 'blank' }
   | { kind: 'text' };
 
@@ -90,6 +98,11 @@ export function lineShape(line: string): LineShape {
   if (s.includes(TRACEBACK_START)) return { kind: 'traceback_start' };
   const f = FRAME.exec(s);
   if (f) return { kind: 'frame', file: f[1] ?? '', func: f[3] ?? '', python: f[2] === ',' };
+  const ip = IPYTHON_FRAME.exec(s) ?? IPYTHON8_FRAME.exec(s);
+  if (ip) return { kind: 'frame', file: ip[1] ?? '', func: ip[2] ?? '', python: true };
+  const cell = IPYTHON_CELL.exec(s);
+  if (cell) return { kind: 'frame', file: cell[1] ?? '', func: '<module>', python: true };
+  if (IPYTHON_CURRENT.test(s)) return { kind: 'indented', current: true };
   // `...` / `[...]` / `…`: the person who copied the excerpt left lines out; the traceback goes on after it.
   if (s.trim() === '' || /^\s*(?:\.{3,}|…|\[(?:\.{3}|…)\])\s*$/.test(s)) return { kind: 'blank' };
   if (CHAINED.test(s)) return { kind: 'chain' };

@@ -145,6 +145,8 @@ export interface Frame {
   text: string;
   file: string;
   func: string;
+  /** The source line shown under the frame (the call it was making), when the traceback printed one. */
+  source?: string;
 }
 
 // Init steps by the functions SGLang (and vLLM, whose engine code shows up in the same reports) run them in. Order

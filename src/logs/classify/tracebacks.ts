@@ -14,6 +14,8 @@ const MAX_KEPT = 16;
 const CONTINUATION_LINES = 5;
 /** An exception message read with its continuation lines, bounded. */
 const MAX_MESSAGE = 2000;
+/** A frame's source line as kept for rules that read the call it made. */
+const MAX_SOURCE = 400;
 
 export interface Traceback {
   header: Evidence;
@@ -74,7 +76,11 @@ export class TracebackTracker {
         }
         return null;
       case 'indented':
-        if (cur?.open && cur.frames.length > 0 && cur.lastSource === null) cur.lastSource = ev;
+        if (cur?.open && cur.frames.length > 0 && (cur.lastSource === null || shape.current)) {
+          cur.lastSource = ev;
+          const last = cur.frames[cur.frames.length - 1] as Frame;
+          last.source = ev.text.slice(0, MAX_SOURCE);
+        }
         return null;
       case 'text':
         if (cur && !cur.open && this.continues(cur, prefix, ev)) return null;
