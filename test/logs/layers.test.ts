@@ -14,6 +14,7 @@ describe('stripWrappers', () => {
     ['Ray with ip', `(pid=5, ip=10.0.0.2) ${payload}`],
     ['vLLM V1 logger', `(EngineCore_DP0 pid=1) ERROR 11-05 12:19:32 [core.py:708] ${payload}`],
     ['vLLM V0 logger', `ERROR 08-19 07:51:03 model_runner.py:732] ${payload}`],
+    ['vLLM-style logger with the year', `ERROR 2025-07-21 14:34:24.934 engine_factory.py:62] ${payload}`],
     ['Python logging', `ERROR:root:${payload}`],
     ['Kubernetes CRI', `2025-11-05T12:19:32.123456789Z stderr F ${payload}`],
     ['Markdown quote', `> ${payload}`],
@@ -108,6 +109,47 @@ describe('exception rules', () => {
         'import_error',
       );
     }
+  });
+});
+
+describe('an error record logged with a traceback that was cut', () => {
+  // logger.exception(msg) / logger.error(msg, exc_info=True) print the message, then the traceback.
+  const frames = [
+    'Traceback (most recent call last):',
+    '  File "/x/vllm/engine/llm_engine.py", line 274, in __init__',
+    '    self.model_executor = executor_class(vllm_config=vllm_config)',
+    '  File "/x/vllm/executor/executor_base.py", line 52, in __init__',
+    '    self._init_executor()',
+  ];
+  const message = 'FlashMLA needs a GPU with compute capability 9.0 or newer; this GPU has 8.6.';
+
+  it.each([
+    ['vLLM logger with the year', `ERROR 2026-03-02 10:11:12.345 engine_factory.py:62] ${message}`],
+    ['vLLM V1 logger', `(EngineCore_DP0 pid=7) ERROR 03-02 10:11:12 [core.py:708] ${message}`],
+    ['Python logging', `ERROR:sglang.srt.entrypoints.engine:${message}`],
+  ])('%s: the message stands in for the lost exception line', (_name, record) => {
+    const d = diagnoseText([record, ...frames].join('\n'));
+    expect(d.classification.category).toBe('unsupported_arch');
+    expect(d.classification.evidence[0]?.line).toBe(1);
+  });
+
+  it('an info record before it, or a record that is not the line right before the header, is not its message', () => {
+    for (const log of [
+      [`INFO 03-02 10:11:12 [core.py:708] ${message}`, ...frames],
+      [`ERROR:root:${message}`, 'INFO:root:retrying', ...frames],
+    ]) {
+      const d = diagnoseText(log.join('\n'));
+      expect(d.classification.category).toBe('other');
+      expect(d.reason).toContain('no signature or exception rule names');
+    }
+  });
+
+  it('an exception line that was printed wins over the record', () => {
+    const d = diagnoseText(
+      [`ERROR:root:${message}`, ...frames, "ModuleNotFoundError: No module named 'flash_mla'"].join('\n'),
+    );
+    expect(d.classification.category).toBe('import_error');
+    expect(d.classification.evidence[0]?.line).toBe(7);
   });
 });
 

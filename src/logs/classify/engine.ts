@@ -364,7 +364,7 @@ export class ClassifierEngine {
     const r = this.ruled();
     if (r && (!c || this.ruleWins(r, c))) return this.fromRule(r);
     if (c) return this.fromCandidate(c);
-    const cut = this.fromCutAssert();
+    const cut = this.fromCutTraceback();
     if (cut) return cut;
     const tb = this.tracebacks.firstFatal((text) => this.match(text).consequences.length > 0);
     if (this.death || tb) return this.fromUnknownCrash(tb);
@@ -390,10 +390,13 @@ export class ClassifierEngine {
     };
   }
 
-  /** A traceback cut off at an `assert` source line: the condition is matched as the missing exception would be. */
-  private fromCutAssert(): Diagnosis | null {
+  /**
+   * A traceback cut off before its exception line, at an `assert` source line or after an error record logged with
+   * it: the condition or the record is matched as the missing exception would be.
+   */
+  private fromCutTraceback(): Diagnosis | null {
     for (const tb of this.tracebacks.unsurvived) {
-      const cut = this.tracebacks.cutAssert(tb);
+      const cut = this.tracebacks.cutAssert(tb) ?? this.tracebacks.cutLogged(tb);
       if (!cut) continue;
       const { roots } = this.match(cut.exc.text);
       const [sig, ...alsoMatched] = roots;

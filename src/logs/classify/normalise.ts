@@ -16,8 +16,9 @@ const WRAPPERS: RegExp[] = [
   // Ray and vLLM worker processes: `(RayWorkerWrapper pid=123) `, `(EngineCore_DP0 pid=1) `, `(pid=5, ip=10.0.0.2) `
   /^\((?:[A-Za-z_][\w-]* )?pid=\d+(?:, ip=[^)]*)?\) ?/,
   /^\((?:raylet|autoscaler|monitor|dashboard)[^)]*\) ?/,
-  // vLLM's logger: `ERROR 11-05 12:19:32 [core.py:708] ` (V1), `INFO 08-19 07:51:03 model_runner.py:732] ` (V0)
-  /^(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \[?[\w./-]+:\d+\] ?/,
+  // vLLM's logger: `ERROR 11-05 12:19:32 [core.py:708] ` (V1), `INFO 08-19 07:51:03 model_runner.py:732] ` (V0);
+  // servers built on it print the year too: `ERROR 2025-07-21 14:34:24.934 factory.py:62] `
+  /^(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL) (?:\d{4}-)?\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \[?[\w./-]+:\d+\] ?/,
   // Python logging's default format: `ERROR:root:`, `WARNING:sglang.srt.server:`
   /^(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):[\w.]*:/,
   // Common logging formats with a date: `2025-01-05 12:19:32,123 - name - ERROR - `, loguru `... | ERROR | mod:fn:12 - `

@@ -35,7 +35,15 @@ export interface Traceback {
   lastSource: Evidence | null;
   /** Milestone phase when the traceback started. */
   phaseAt: Phase;
+  /**
+   * The error record logged on the line right before the header: `logger.exception(msg)` and `exc_info=True`
+   * print the message, then the traceback. It stands in for an exception line the excerpt lost.
+   */
+  logged: { ev: Evidence; message: string } | null;
 }
+
+/** A level that says the record is an error, in the wrapper or prefix taken off a line (`ERROR 07-21 ...] `). */
+const ERROR_LEVEL = /\b(?:ERROR|CRITICAL|FATAL)\b|^\[?E\d{4} /;
 
 export class TracebackTracker {
   current: Traceback | null = null;
@@ -46,6 +54,8 @@ export class TracebackTracker {
   private ignoreUntil = 0;
   /** Length of the exception line (or its last continuation) just read: a hard wrap fills the line. */
   private lastBodyLength = 0;
+  /** The last unindented text line outside a traceback that was logged at an error level. */
+  private errorRecord: { ev: Evidence; message: string } | null = null;
 
   ignoreNext(lineNo: number): void {
     this.ignoreUntil = lineNo + 2;
@@ -83,6 +93,7 @@ export class TracebackTracker {
         }
         return null;
       case 'text':
+        if (!cur?.open) this.errorRecord = loggedAsError(prefix, ev);
         if (cur && !cur.open && this.continues(cur, prefix, ev)) return null;
         // Another rank's log record printed while this one's traceback is written (ranks share the terminal):
         // neither its end nor its exception. A record that names no rank still ends it (the excerpt was cut).
@@ -145,6 +156,7 @@ export class TracebackTracker {
       messageEnd: 0,
       lastSource: null,
       phaseAt: this.chainedFrom?.phaseAt ?? phase,
+      logged: !headless && this.errorRecord?.ev.line === ev.line - 1 ? this.errorRecord : null,
     };
     this.chainedFrom = null;
     this.current = tb;
@@ -170,6 +182,7 @@ export class TracebackTracker {
       messageEnd: 0,
       lastSource: null,
       phaseAt: phase,
+      logged: null,
     };
     if (this.unsurvived.length < MAX_KEPT) this.unsurvived.push(tb);
   }
@@ -194,6 +207,16 @@ export class TracebackTracker {
     return { exc: tb.lastSource, raised: { type: 'AssertionError', short: 'AssertionError', message: m[1] ?? '' } };
   }
 
+  /**
+   * A traceback cut off before its exception line, logged by `logger.exception(msg)` (an error record right before
+   * its header): the record's message stands in for the missing exception line. It has no type, so only rules that
+   * read the message can name it.
+   */
+  cutLogged(tb: Traceback): { exc: Evidence; raised: RaisedException } | null {
+    if (tb.exc || !tb.logged) return null;
+    return { exc: tb.logged.ev, raised: { type: '', short: '', message: tb.logged.message } };
+  }
+
   /** The server logged progress after these tracebacks: they were not fatal. */
   survived(): void {
     this.unsurvived = [];
@@ -212,4 +235,13 @@ export class TracebackTracker {
       null
     );
   }
+}
+
+/** The line as an error record (its level shown in what was taken off in front of the payload), or null. */
+function loggedAsError(prefix: LinePrefix, ev: Evidence): { ev: Evidence; message: string } | null {
+  const body = prefix.body.trim();
+  if (body === '') return null;
+  const at = ev.text.indexOf(body.slice(0, 40));
+  const front = at > 0 ? ev.text.slice(0, at) : '';
+  return ERROR_LEVEL.test(front) ? { ev, message: body } : null;
 }
