@@ -112,6 +112,23 @@ describe('exception rules', () => {
   });
 });
 
+describe('NCCL WARN lines', () => {
+  const info = 'gpu-7:4242:4300 [1] NCCL INFO Channel 00/0 : 1[1] -> 0[0] via P2P/IPC';
+  it.each([
+    ['CUDACHECK', "gpu-7:4242:4300 [1] transport/p2p.cc:275 NCCL WARN Cuda failure 2 'out of device handles'"],
+    ['SYSCHECK', 'gpu-7:4242:4300 [1] misc/socket.cc:480 NCCL WARN Call to connect failed : Connection refused'],
+  ])('a failed call NCCL reports (%s) is an NCCL error, its WARN line the root, with no traceback', (_n, warn) => {
+    const d = diagnoseText([info, warn, 'gpu-7:4242:4300 [1] NCCL INFO init.cc:1010 -> 1'].join('\n'));
+    expect(d.classification.category).toBe('nccl_error');
+    expect(d.classification.evidence[0]?.line).toBe(2);
+  });
+
+  it('a WARN that reports no failed call is not a crash by itself', () => {
+    const warn = 'gpu-7:4242:4300 [1] NCCL WARN NCCL_SOCKET_IFNAME set to eth9 but no interface matches';
+    expect(diagnoseText([info, warn].join('\n')).classification.category).toBe('none');
+  });
+});
+
 describe('an error record logged with a traceback that was cut', () => {
   // logger.exception(msg) / logger.error(msg, exc_info=True) print the message, then the traceback.
   const frames = [
