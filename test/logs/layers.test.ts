@@ -103,6 +103,18 @@ describe('exception rules', () => {
     expect(matchException(rules, missing, tok)?.category).toBe('model_load_error');
   });
 
+  it('a link to the documentation in a message is not a model file on the hub', () => {
+    const exc = {
+      type: 'ValueError',
+      short: 'ValueError',
+      message:
+        'Cannot use chat template functions because tokenizer.chat_template is not set. For information, please see the documentation at https://huggingface.co/docs/transformers/main/en/chat_templating',
+    };
+    expect(matchException(rules, exc, [])).toBeNull();
+    const hub = { ...exc, message: 'Unauthorized for url: https://huggingface.co/api/models/org/model/revision/main' };
+    expect(matchException(rules, hub, [])?.category).toBe('model_load_error');
+  });
+
   it('the ImportError family is an import error', () => {
     for (const type of ['ImportError', 'ModuleNotFoundError']) {
       expect(matchException(rules, { type, short: type, message: "No module named 'x'" }, [])?.category).toBe(
@@ -110,6 +122,18 @@ describe('exception rules', () => {
       );
     }
   });
+});
+
+describe('torch rank labels', () => {
+  it.each(['[rankx]: ', '[rankN]: ', '[rank*]: ', '[rank3]: '])(
+    'a label %s (a number or the placeholder people paste) is taken off: the exception line behind it is read',
+    (label) => {
+      const d = diagnoseText(`${label}TypeError: forward() got an unexpected keyword argument 'positions'`);
+      expect(d.classification.category).toBe('other');
+      expect(d.classification.evidence[0]?.line).toBe(1);
+      expect(d.reason).toContain('TypeError');
+    },
+  );
 });
 
 describe('NCCL WARN lines', () => {

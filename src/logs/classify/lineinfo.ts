@@ -6,8 +6,9 @@ import { stripWrappers } from './normalise.ts';
 // SGLang: `[2026-02-19 00:17:24 DP0 PP0 TP3 EP3] msg` (the rank tokens are optional); torch: `[rank6]:[E1113 ...] msg`.
 // Older releases print the time only: `[23:17:01 TP7] msg`.
 const SGLANG_PREFIX = /^\[((?:\d{4}-\d\d-\d\d )?\d\d:\d\d:\d\d(?:[.,]\d+)?)((?: [A-Z_]+\d+)*)\] ?/;
-// torch.distributed `[rank6]:`, torchrun's `--tee` labels `[default0]:`
-const TORCH_RANK = /^\[(?:rank|default)(\d+)\]: ?/;
+// torch.distributed `[rank6]:`, torchrun's `--tee` labels `[default0]:`; people who paste one rank's lines often
+// put a placeholder for its number (`[rankx]:`, `[rankN]:`): still the label, naming no rank.
+const TORCH_RANK = /^\[(?:rank|default)(\d+|[xXnN*?])\]: ?/;
 // glog-style `[E1113 12:00:00.123 file.cpp:42] `; c10 prints the month unpadded (`[W416 02:35:51.4 ...]`).
 const GLOG = /^\[[IWEF]\d{3,4} \d\d:\d\d:\d\d[.\d]*[^\]]*\] ?/;
 
@@ -28,7 +29,7 @@ function unwrap(line: string): { rank: number | null; body: string } {
   let s = stripWrappers(line);
   let rank: number | null = null;
   for (let t = TORCH_RANK.exec(s); t; t = TORCH_RANK.exec(s)) {
-    rank = Number(t[1]);
+    if (/^\d+$/.test(t[1] ?? '')) rank = Number(t[1]);
     s = stripWrappers(s.slice(t[0].length));
   }
   return { rank, body: s };
