@@ -124,6 +124,34 @@ describe('exception rules', () => {
   });
 });
 
+describe('py-spy stack dumps', () => {
+  const timeout = '[2026-03-02 10:11:12 TP0] Watchdog timeout (self.watchdog_timeout=300)';
+  const dump = (state: string) => [
+    '[2026-03-02 10:11:12 TP0] Pyspy dump for PID 309:',
+    'Process 309: sglang::scheduler_TP0',
+    '',
+    `Thread 309 (${state}): "MainThread"`,
+    '    _wait (sglang/srt/layers/moe/ep_moe/kernels.py:88)',
+    '    forward (sglang/srt/models/deepseek_v2.py:512)',
+    '    forward_extend (sglang/srt/model_executor/model_runner.py:1722)',
+    '    run_batch (sglang/srt/managers/scheduler.py:1693)',
+    '    event_loop_overlap (sglang/srt/managers/scheduler.py:801)',
+  ];
+
+  it('the running thread of a hang dump names the phase, read as frames (innermost first)', () => {
+    const d = diagnoseText([timeout, ...dump('active+gil')].join('\n'));
+    expect(d.classification.category).toBe('watchdog_timeout');
+    expect(d.classification.phase).toBe('prefill');
+    expect(d.classification.evidence[0]?.line).toBe(1);
+  });
+
+  it('an idle thread says nothing; a dump is never taken as a crash', () => {
+    const alone = diagnoseText(timeout).classification.phase;
+    expect(diagnoseText([timeout, ...dump('idle')].join('\n')).classification.phase).toBe(alone);
+    expect(diagnoseText(dump('active').join('\n')).classification.category).toBe('none');
+  });
+});
+
 describe('torch rank labels', () => {
   it.each(['[rankx]: ', '[rankN]: ', '[rank*]: ', '[rank3]: '])(
     'a label %s (a number or the placeholder people paste) is taken off: the exception line behind it is read',

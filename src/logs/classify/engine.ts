@@ -433,6 +433,11 @@ export class ClassifierEngine {
       const p = phaseFromFrames(other.frames, other.phaseAt);
       if (p) return p;
     }
+    // A hang's stack dump (py-spy, on a watchdog timeout) says what the running threads were doing.
+    for (const stack of this.tracebacks.dumps) {
+      const p = phaseFromFrames(stack, at);
+      if (p) return p;
+    }
     return at;
   }
 

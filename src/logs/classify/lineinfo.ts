@@ -80,6 +80,10 @@ const IPYTHON_FRAME = /^\s*(<ipython-input-[^>]+>|\S+\.py) in ([\w.<>]+)\(/;
 const IPYTHON8_FRAME = /^\s*File (\S+?):\d+, in ([\w.<>]+)\(/;
 const IPYTHON_CELL = /^\s*(Cell In\[\d+\]), line \d+/;
 const IPYTHON_CURRENT = /^-*> ?\d+ /;
+// py-spy's `dump` (SGLang runs it on a watchdog timeout): `Thread 309 (active+gil): "MainThread"`, then one line per
+// frame, innermost first: `    run_batch (sglang/srt/managers/scheduler.py:1693)`.
+const PYSPY_THREAD = /^Thread (?:0x[0-9A-Fa-f]+|\d+) \(([\w+ ]+)\): "/;
+const PYSPY_FRAME = /^\s+([\w.<>]+) \(([^()\s]+):\d+\)\s*$/;
 const CHAINED = /^(During handling of the above exception|The above exception was the direct cause)/;
 
 export type LineShape =
@@ -88,7 +92,9 @@ export type LineShape =
   | { kind: 'frame'; file: string; func: string; python: boolean }
   | { kind: 'chain' }
   /** A frame's source (or IPython's context) line; `current`: IPython's `---->` marks the line that failed. */
-  | { kind: 'indented'; current?: boolean }
+  | { kind: 'indented'; current?: boolean; dump?: { file: string; func: string } }
+  /** A thread's header in py-spy's dump; `active`: it was running (not idle) when dumped. */
+  | { kind: 'dump_thread'; active: boolean }
   | { kind: 'blank' }
   | { kind: 'text' };
 
@@ -104,6 +110,10 @@ export function lineShape(line: string): LineShape {
   const cell = IPYTHON_CELL.exec(s);
   if (cell) return { kind: 'frame', file: cell[1] ?? '', func: '<module>', python: true };
   if (IPYTHON_CURRENT.test(s)) return { kind: 'indented', current: true };
+  const thread = PYSPY_THREAD.exec(s);
+  if (thread) return { kind: 'dump_thread', active: (thread[1] ?? '').startsWith('active') };
+  const dumped = PYSPY_FRAME.exec(s);
+  if (dumped) return { kind: 'indented', dump: { file: dumped[2] ?? '', func: dumped[1] ?? '' } };
   // `...` / `[...]` / `…`: the person who copied the excerpt left lines out; the traceback goes on after it.
   if (s.trim() === '' || /^\s*(?:\.{3,}|…|\[(?:\.{3}|…)\])\s*$/.test(s)) return { kind: 'blank' };
   if (CHAINED.test(s)) return { kind: 'chain' };

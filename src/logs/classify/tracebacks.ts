@@ -50,6 +50,12 @@ export class TracebackTracker {
   /** Tracebacks since the server last showed progress, oldest first (the earliest failing rank comes first). */
   unsurvived: Traceback[] = [];
   private chainedFrom: Traceback | null = null;
+  /**
+   * The stacks of the threads py-spy found running, since the server last showed progress, outermost frame first
+   * (py-spy prints the innermost first). Not tracebacks: a dump says what a thread was doing, not that it failed.
+   */
+  dumps: Frame[][] = [];
+  private dumping: Frame[] | null = null;
   /** Python's `Exception ignored in: ...` (a failing __del__ or callback): the traceback after it is not fatal. */
   private ignoreUntil = 0;
   /** Length of the exception line (or its last continuation) just read: a hard wrap fills the line. */
@@ -64,7 +70,15 @@ export class TracebackTracker {
   /** Feed one processed line; returns the traceback that started on it, if any. */
   observe(shape: LineShape, prefix: LinePrefix, ev: Evidence, phase: Phase): Traceback | null {
     const cur = this.current;
+    if (shape.kind !== 'blank' && shape.kind !== 'dump_thread' && !(shape.kind === 'indented' && shape.dump)) {
+      this.dumping = null;
+    }
     switch (shape.kind) {
+      case 'dump_thread':
+        if (cur?.open) cur.open = false;
+        this.dumping = shape.active && this.dumps.length < MAX_KEPT ? [] : null;
+        if (this.dumping) this.dumps.push(this.dumping);
+        return null;
       case 'traceback_start': {
         if (cur?.open) cur.open = false;
         return this.start(ev, prefix, phase, false);
@@ -86,6 +100,10 @@ export class TracebackTracker {
         }
         return null;
       case 'indented':
+        if (shape.dump && this.dumping) {
+          if (this.dumping.length < MAX_FRAMES) this.dumping.unshift({ line: ev.line, text: ev.text, ...shape.dump });
+          return null;
+        }
         if (cur?.open && cur.frames.length > 0 && (cur.lastSource === null || shape.current)) {
           cur.lastSource = ev;
           const last = cur.frames[cur.frames.length - 1] as Frame;
@@ -220,6 +238,8 @@ export class TracebackTracker {
   /** The server logged progress after these tracebacks: they were not fatal. */
   survived(): void {
     this.unsurvived = [];
+    this.dumps = [];
+    this.dumping = null;
     this.chainedFrom = null;
   }
 
