@@ -205,46 +205,39 @@ export async function benchStatusHosts(sshd: Sshd): Promise<Row[]> {
   }
   const [k16, k64] = figures.false!;
   const [f16, f64] = figures.true!;
-  const cpuRow = (label: string, a: StatusFigures, b: StatusFigures, key: keyof StatusFigures): Row => ({
-    metric: `  ${label}`,
-    value: ms(b[key]),
-    reference: `${ms(a[key])} over 16 hosts`,
-    ratio: ratio(b[key], a[key]),
+  // One row of "64 hosts against 16", its ratio the scale figure.
+  const scaleRow = (metric: string, v16: number, v64: number): Row => ({
+    metric,
+    value: ms(v64),
+    reference: `${ms(v16)} over 16 hosts`,
+    ratio: ratio(v64, v16),
     target: '-',
   });
+  const cpuRow = (label: string, a: StatusFigures, b: StatusFigures, key: keyof StatusFigures): Row =>
+    scaleRow(`  ${label}`, a[key], b[key]);
   // Where the kept-connection time goes: the bot's own CPU, and the host side's (each host's sshd forks a session
   // and a login shell per command). On a real fleet the host side runs on 64 machines; here all on this one.
   rows.push(cpuRow('kept: the bot process CPU per status, 64 hosts', k16, k64, 'botCpuMs'));
   rows.push(cpuRow('kept: sshd + sessions + shells CPU per status, 64 hosts (the hosts side)', k16, k64, 'sshdCpuMs'));
   const t16 = await execTrue(sshd, 16);
   const t64 = await execTrue(sshd, 64);
-  rows.push({
-    metric: '  kept: 64 concurrent `exec true` over the kept connections (the floor: one session per host)',
-    value: ms(t64),
-    reference: `${ms(t16)} over 16`,
-    ratio: ratio(t64, t16),
-    target: '-',
-  });
+  rows.push(
+    scaleRow('  kept: 64 concurrent `exec true` over the kept connections (the floor: one session per host)', t16, t64),
+  );
   const o16 = await openssh(sshd, 16, false);
   const o64 = await openssh(sshd, 64, false);
-  rows.push({
-    metric: "  kept: OpenSSH's ssh, 64 concurrent `ssh HOST true` over a ControlMaster per host (reference)",
-    value: ms(o64),
-    reference: `${ms(o16)} over 16`,
-    ratio: ratio(o64, o16),
-    target: '-',
-  });
+  rows.push(
+    scaleRow(
+      "  kept: OpenSSH's ssh, 64 concurrent `ssh HOST true` over a ControlMaster per host (reference)",
+      o16,
+      o64,
+    ),
+  );
   // (The sshd side of a fresh connection runs in processes that come and go; only the bot's side is counted.)
   rows.push(cpuRow('fresh: the bot process CPU per status, 64 hosts (ssh2 key exchanges)', f16, f64, 'botCpuMs'));
   const of16 = await openssh(sshd, 16, true);
   const of64 = await openssh(sshd, 64, true);
-  rows.push({
-    metric: "  fresh: OpenSSH's ssh, 64 concurrent `ssh HOST true`, each connecting (reference)",
-    value: ms(of64),
-    reference: `${ms(of16)} over 16`,
-    ratio: ratio(of64, of16),
-    target: '-',
-  });
+  rows.push(scaleRow("  fresh: OpenSSH's ssh, 64 concurrent `ssh HOST true`, each connecting (reference)", of16, of64));
   const g = await sshG(64);
   rows.push({
     metric: '  fresh: ssh -G for 64 host names, all at once (HostPool.prepare)',
