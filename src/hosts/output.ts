@@ -48,15 +48,23 @@ export class ChunkQueue implements AsyncIterable<Buffer> {
 
   constructor(private readonly highWater = 1 << 20) {}
 
-  /** Reads from `source`, pausing it while the queue is full. */
-  from(source: Pausable & { on(event: 'data', f: (d: Buffer) => void): unknown }): void {
+  /**
+   * Reads from `source`, pausing it while the queue is full. `own`: each chunk is copied as it arrives, for a source
+   * whose chunks are views into a larger buffer of its own (ssh2's), so that a queued chunk holds its bytes and no more.
+   */
+  from(source: Pausable & { on(event: 'data', f: (d: Buffer) => void): unknown }, own = false): void {
     this.source = source;
-    source.on('data', (d: Buffer) => this.push(d));
+    source.on('data', (d: Buffer) => this.push(own ? Buffer.from(d) : d));
   }
 
   /** Bytes pushed and not yet read. */
   get queued(): number {
     return this.bytes;
+  }
+
+  /** Whether the source is paused now (the queue is full). */
+  get sourcePaused(): boolean {
+    return this.paused;
   }
 
   push(b: Buffer): void {
