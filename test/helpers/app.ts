@@ -4,15 +4,13 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { Writable } from 'node:stream';
 import pino from 'pino';
-import { afterAll, beforeAll } from 'vitest';
 import { type App, createApp } from '../../src/app.ts';
 import { createConsoleAdapter } from '../../src/chat/console.ts';
 import { type LoadedConfig, PACKAGE_ROOT, validate } from '../../src/config/load.ts';
 import type { NewAttempt } from '../../src/ledger/attempts.ts';
 import type { CommandContext } from '../../src/runtime/define.ts';
 import { ledgerDb } from './ledger.ts';
-import type { Sshd } from './sshd.ts';
-import { startSshd, userDir } from './sshd.ts';
+import { type Sshd, userDir } from './sshd.ts';
 
 /**
  * The stand-in as the test host's user can run it. Over sshd the tests log in as another account, which cannot enter
@@ -208,32 +206,6 @@ export function postGenerate(app: App, host: string, port: number): Promise<unkn
       headers: { 'content-type': 'application/json' },
     })
     .catch(() => undefined);
-}
-
-/**
- * One sshd for a test file and the bots its tests make (push them onto `bots`): started before the file's tests;
- * after them every live attempt is stopped, every bot closed and the sshd stopped.
- */
-export function sshdWithBots(): { readonly sshd: Sshd; readonly bots: TestBot[] } {
-  let sshd: Sshd | undefined;
-  const bots: TestBot[] = [];
-  beforeAll(async () => {
-    sshd = await startSshd();
-  });
-  afterAll(async () => {
-    for (const b of bots) {
-      for (const a of b.app.engine.attempts.allActive()) await b.run(`stop --attempt ${a.id}`).catch(() => {});
-      await b.app.close();
-    }
-    await sshd?.stop();
-  });
-  return {
-    get sshd(): Sshd {
-      if (!sshd) throw new Error('the sshd starts in beforeAll: use it inside a test');
-      return sshd;
-    },
-    bots,
-  };
 }
 
 /** A new attempt for the ledger alone (no host behind it): profile `p` on host `h`, on these GPUs and port. */

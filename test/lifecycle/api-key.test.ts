@@ -3,8 +3,9 @@
 import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { freshDirs, makeBot, STANDIN, sshdWithBots, type TestBot, testConfig } from '../helpers/app.ts';
+import { freshDirs, makeBot, STANDIN, type TestBot, testConfig } from '../helpers/app.ts';
 import { freePort } from '../helpers/sshd.ts';
+import { sshdWithBots } from '../helpers/sshd-bots.ts';
 
 const shared = sshdWithBots();
 

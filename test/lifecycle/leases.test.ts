@@ -10,17 +10,9 @@ import { describeError } from '../../src/errors-render.ts';
 import { createAttemptStore } from '../../src/ledger/attempts.ts';
 import { openDb } from '../../src/ledger/db.ts';
 import { readGpus } from '../../src/lifecycle/host-info.ts';
-import {
-  attemptRow,
-  freshDirs,
-  makeBot,
-  postGenerate,
-  STANDIN,
-  sshdWithBots,
-  testConfig,
-  until,
-} from '../helpers/app.ts';
+import { attemptRow, freshDirs, makeBot, postGenerate, STANDIN, testConfig, until } from '../helpers/app.ts';
 import { freePort, userDir } from '../helpers/sshd.ts';
+import { sshdWithBots } from '../helpers/sshd-bots.ts';
 
 describe('leases in the ledger', () => {
   it('refuse a clashing GPU or port naming the holder, and end with the attempt', () => {

@@ -4,8 +4,9 @@ import { mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { freshDirs, makeBot, sshdWithBots, type TestBot, testConfig } from '../helpers/app.ts';
+import { freshDirs, makeBot, type TestBot, testConfig } from '../helpers/app.ts';
 import { freePort } from '../helpers/sshd.ts';
+import { sshdWithBots } from '../helpers/sshd-bots.ts';
 
 const shared = sshdWithBots();
 
