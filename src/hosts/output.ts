@@ -35,7 +35,9 @@ export interface Pausable {
 /**
  * An async iterable fed by pushes, for streaming chunks out of event emitters. Bounded: past `highWater` queued
  * bytes the source is paused until the reader has taken them, so a log that grows faster than the classifier reads
- * it waits in the pipe (and in SSH's flow-control window) instead of in the bot's memory.
+ * it waits in the pipe or on the host instead of in the bot's memory. Over SSH a paused channel still takes in what
+ * its flow-control window allows: ssh2 (1.17, lib/Channel.js) buffers up to its fixed 2 MiB window on top of its
+ * 2 MiB readable high-water mark, so a stream whose reader is behind holds about 5 MiB in all, then the host waits.
  */
 export class ChunkQueue implements AsyncIterable<Buffer> {
   private items: Buffer[] = [];

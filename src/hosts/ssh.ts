@@ -475,10 +475,9 @@ export function createSshHost(target: SshTarget): SshHost {
           return await new Promise<ExecResult>((resolve) => {
             const err = new TailBuffer(64 * 1024);
             // ssh2 decrypts each packet in place, in the socket read it came in (up to 64 KiB: two packets, perhaps
-            // of two channels), and hands out views into that read, which keep all of it alive until the slowest
-            // reader is past its packet. At the bot's 2 MB young generation such chunks often outlive two minor GCs
-            // and wait in old space for a full one: 55 MB of Buffers following 1 GB (npm run bench). Copied out,
-            // the read dies young and a queued chunk holds its own 32 KiB.
+            // of two channels), and hands out views into that read: a queued 32 KiB chunk kept all of it alive, and
+            // so did a slow stream for a fast one's packets. Copied out (a memcpy, next to nothing beside the
+            // classifier), the read is garbage at once and a queued chunk holds its own bytes.
             queue.from(ch, true);
             ch.stderr.on('data', (d: Buffer) => err.push(d));
             const onClientClose = () => {
