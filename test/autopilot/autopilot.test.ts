@@ -2,28 +2,21 @@
 // tilelang/bf16 configuration the stand-in serves, without a person, then faster under the SLO; a restart in the
 // middle resumes from the ledger; a cancel stops every server; the GPUs stay held between trials.
 import { existsSync, readFileSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { type AutopilotOutcome, resumeAutopilots } from '../../src/autopilot/run.ts';
 import { autopilotStore } from '../../src/autopilot/store.ts';
 import { readGpus } from '../../src/lifecycle/host-info.ts';
-import { freshDirs, makeBot, type TestBot, testConfig, until } from '../helpers/app.ts';
+import { freshDirs, type TestBot, until } from '../helpers/app.ts';
 import { decodePng } from '../helpers/png.ts';
-import { freePort, type Sshd, startSshd } from '../helpers/sshd.ts';
+import { freePort } from '../helpers/sshd.ts';
+import { sshdWithBots } from '../helpers/sshd-bots.ts';
 
-let sshd: Sshd;
+const shared = sshdWithBots();
 const bots: TestBot[] = [];
 
-beforeAll(async () => {
-  sshd = await startSshd();
-});
-afterAll(async () => {
-  for (const b of bots) await b.app.close().catch(() => {});
-  await sshd?.stop();
-});
-
 function freshBot(dirs = freshDirs()): TestBot {
-  const b = makeBot(testConfig(sshd, dirs), dirs);
+  const b = shared.bot({ dirs });
   bots.push(b);
   return b;
 }

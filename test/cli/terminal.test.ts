@@ -5,24 +5,17 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { PACKAGE_ROOT } from '../../src/package-root.ts';
 import { freshDirs, testConfig } from '../helpers/app.ts';
 import { configFile } from '../helpers/child-bot.ts';
-import { freePort, type Sshd, startSshd } from '../helpers/sshd.ts';
+import { freePort } from '../helpers/sshd.ts';
+import { sshdWithBots } from '../helpers/sshd-bots.ts';
 
 // Not skipped without it: .ci/run installs tmux, and a machine without it should say so, not pass quietly.
 const TMUX = ['/usr/bin/tmux', '/usr/local/bin/tmux'].find((p) => existsSync(p)) ?? 'tmux';
 
-let sshd: Sshd;
-const cleanups: Array<() => void> = [];
-beforeAll(async () => {
-  sshd = await startSshd();
-});
-afterAll(async () => {
-  for (const c of cleanups) c();
-  await sshd.stop();
-});
+const shared = sshdWithBots();
 
 /** A tmux server of this test's own (its own socket), running `glm` in one 160x50 pane. */
 function terminal(env: Record<string, string>) {
@@ -51,7 +44,7 @@ function terminal(env: Record<string, string>) {
     join(PACKAGE_ROOT, 'bin', 'glm.js'),
   );
   tmux('set-option', '-t', 'glm', 'remain-on-exit', 'on');
-  cleanups.push(() => {
+  shared.later(() => {
     try {
       tmux('kill-server');
     } catch {
@@ -81,14 +74,14 @@ const lines = (s: string) => s.replace(/\n+$/, '').split('\n');
 describe('the interactive session in a terminal', () => {
   it('prompt after output; Ctrl-C during a launch detaches and says how to stop the server; again leaves', async () => {
     // Loads for minutes (the stand-in at real pace): the launch is still loading whenever Ctrl-C comes.
-    const loaded = testConfig(sshd, { ...freshDirs(), env: { STANDIN_TIME_SCALE: '1' } });
+    const loaded = testConfig(shared.sshd, { ...freshDirs(), env: { STANDIN_TIME_SCALE: '1' } });
     const env = { HOME: mkdtempSync(join(tmpdir(), 'glm-home-')), GLM_CONFIG: configFile(loaded) };
     const stop = () =>
       spawnSync(process.execPath, [join(PACKAGE_ROOT, 'bin', 'glm.js'), 'stop', '--attempt', '1'], {
         env: { PATH: process.env.PATH, ...env },
         encoding: 'utf8',
       });
-    cleanups.push(() => void stop());
+    shared.later(() => void stop());
     const t = terminal(env);
     await t.until('the prompt', (s) => lines(s).at(-1) === 'glm> ');
 

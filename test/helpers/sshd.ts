@@ -5,6 +5,7 @@ import { chmodSync, chownSync, mkdirSync, mkdtempSync, readFileSync, rmSync, wri
 import { createServer } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
+import type { SshTarget } from '../../src/hosts/ssh.ts';
 
 export interface Sshd {
   port: number;
@@ -17,6 +18,25 @@ export interface Sshd {
   stop(): Promise<void>;
   /** Makes a new host key (the "changed host key" case); takes effect on the next start. */
   rotateHostKey(): void;
+}
+
+/**
+ * How an SSH RemoteHost reaches a test sshd directly: the test's user key, the sshd's pinned host key, short
+ * timeouts; at `address` under `name` for a host of a network group (127.0.0.1, gpu-test otherwise).
+ */
+export function sshTarget(s: Sshd & { address?: string; name?: string }, over: Partial<SshTarget> = {}): SshTarget {
+  return {
+    name: s.name ?? 'gpu-test',
+    host: s.address ?? '127.0.0.1',
+    port: s.port,
+    username: s.user,
+    privateKey: readFileSync(s.userKeyPath),
+    knownHostsPath: s.knownHostsPath,
+    keepaliveIntervalMs: 2000,
+    connectTimeoutMs: 5000,
+    execTimeoutMs: 10_000,
+    ...over,
+  };
 }
 
 /**
@@ -92,6 +112,26 @@ export function descendants(root: number): number[] {
     }
   }
   return out;
+}
+
+/** Live members of a process group, one `pid pgid stat args` line each (zombies do not count), from ps. */
+export function groupMembers(pgid: number): string[] {
+  return execFileSync('ps', ['-eo', 'pid=,pgid=,stat=,args='], { encoding: 'utf8' })
+    .trim()
+    .split('\n')
+    .map((l) => l.trim().split(/\s+/))
+    .filter((f) => Number(f[1]) === pgid && !f[2]?.startsWith('Z'))
+    .map((f) => f.join(' '));
+}
+
+/** Whether a process runs: a zombie (killed, not yet reaped by whoever adopted it) counts as gone. */
+export function alive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return !/^[ZX]/.test(stat.slice(stat.lastIndexOf(')') + 2));
+  } catch {
+    return false;
+  }
 }
 
 export interface TestUser {

@@ -3,20 +3,15 @@
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { validate } from '../../src/config/load.ts';
 import { parsedKey } from '../../src/hosts/ssh.ts';
 import { PACKAGE_ROOT } from '../../src/package-root.ts';
 import { makeBot, seedUnwatched, standinHost } from '../helpers/app.ts';
-import { keygen, type Sshd, startSshd } from '../helpers/sshd.ts';
+import { keygen } from '../helpers/sshd.ts';
+import { sshdWithBots } from '../helpers/sshd-bots.ts';
 
-let sshd: Sshd;
-beforeAll(async () => {
-  sshd = await startSshd();
-});
-afterAll(async () => {
-  await sshd.stop();
-});
+const shared = sshdWithBots();
 
 /** `n` host entries with names of their own, which an ssh config file maps to the loopback sshd. */
 function fleet(n: number, ssh: Record<string, unknown> = {}) {
@@ -28,7 +23,7 @@ function fleet(n: number, ssh: Record<string, unknown> = {}) {
   for (const name of names) {
     const workdir = join(dataDir, name);
     mkdirSync(workdir);
-    const h = standinHost(sshd, workdir) as { ssh: Record<string, unknown> };
+    const h = standinHost(shared.sshd, workdir) as { ssh: Record<string, unknown> };
     hosts[name] = { ...h, ssh: { ...h.ssh, host: name, ssh_config: sshConfig, ...ssh } };
   }
   const loaded = {
@@ -75,7 +70,7 @@ describe('status over many hosts', () => {
     keygen(key);
     // Re-encrypt the authorized key with a passphrase: the same key sshd already accepts.
     const { execFileSync } = await import('node:child_process');
-    writeFileSync(key, readFileSync(sshd.userKeyPath));
+    writeFileSync(key, readFileSync(shared.sshd.userKeyPath));
     chmodSync(key, 0o600);
     execFileSync('ssh-keygen', ['-q', '-p', '-N', 'open sesame', '-f', key]);
     process.env.GLM_TEST_KEY_PASS = 'open sesame';

@@ -1,23 +1,17 @@
 // Issue 12 item 8: known_hosts lines the bot cannot check (security-key types ssh2 does not support) are skipped
 // with a warning, never a reason to refuse a host another line pins; against a real sshd on 127.0.0.1.
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { RemoteError } from '../../src/errors.ts';
 import { createSshHost, type SshTarget } from '../../src/hosts/ssh.ts';
 import { freshDirs, makeBot, testConfig } from '../helpers/app.ts';
-import { type Sshd, startSshd } from '../helpers/sshd.ts';
+import { sshTarget } from '../helpers/sshd.ts';
+import { sshdWithBots } from '../helpers/sshd-bots.ts';
 
-let sshd: Sshd;
-
-beforeAll(async () => {
-  sshd = await startSshd();
-});
-afterAll(async () => {
-  await sshd.stop();
-});
+const shared = sshdWithBots();
 
 /** An SSH wire-format public key blob: each part as a length-prefixed string. */
 function blob(...parts: (string | Buffer)[]): string {
@@ -43,38 +37,29 @@ function knownHosts(lines: string[]): string {
 }
 
 function target(knownHostsPath: string, warnings: string[]): SshTarget {
-  return {
-    name: 'gpu-test',
-    host: '127.0.0.1',
-    port: sshd.port,
-    username: sshd.user,
-    privateKey: readFileSync(sshd.userKeyPath),
-    knownHostsPath,
-    keepaliveIntervalMs: 2000,
-    connectTimeoutMs: 5000,
-    execTimeoutMs: 10_000,
-    warn: (text) => warnings.push(text),
-  };
+  return sshTarget(shared.sshd, { knownHostsPath, warn: (text) => warnings.push(text) });
 }
 
 describe('known_hosts lines of a type the bot cannot check', () => {
   it('are skipped with a warning when another line pins the right key', async () => {
-    const name = `[127.0.0.1]:${sshd.port}`;
-    const file = knownHosts([`${name} ${skEd25519()}`, `${name} ${skEcdsa()}`, `${name} ${sshd.hostKeyPub}`]);
+    const name = `[127.0.0.1]:${shared.sshd.port}`;
+    const file = knownHosts([`${name} ${skEd25519()}`, `${name} ${skEcdsa()}`, `${name} ${shared.sshd.hostKeyPub}`]);
     const warnings: string[] = [];
     const h = createSshHost(target(file, warnings));
     expect((await h.exec(['echo', 'pinned'])).stdout).toBe('pinned\n');
     await h.close();
     expect(warnings).toEqual([
       expect.stringMatching(
-        new RegExp(`${file}:1: skipped the sk-ssh-ed25519@openssh\\.com key for \\[127\\.0\\.0\\.1\\]:${sshd.port}`),
+        new RegExp(
+          `${file}:1: skipped the sk-ssh-ed25519@openssh\\.com key for \\[127\\.0\\.0\\.1\\]:${shared.sshd.port}`,
+        ),
       ),
       expect.stringMatching(/:2: skipped the sk-ecdsa-sha2-nistp256@openssh\.com key .* security-key host keys/),
     ]);
   });
 
   it('alone, they say so: the host is not pinned by a key the bot can check', async () => {
-    const name = `[127.0.0.1]:${sshd.port}`;
+    const name = `[127.0.0.1]:${shared.sshd.port}`;
     const file = knownHosts([`${name} ${skEd25519()}`]);
     const h = createSshHost(target(file, []));
     const err = (await h.exec(['true']).catch((e: unknown) => e)) as RemoteError;
@@ -87,10 +72,10 @@ describe('known_hosts lines of a type the bot cannot check', () => {
   });
 
   it("the bot's own host pool logs the skipped line and uses the host", async () => {
-    const name = `[127.0.0.1]:${sshd.port}`;
-    const file = knownHosts([`${name} ${skEd25519()}`, `${name} ${sshd.hostKeyPub}`]);
+    const name = `[127.0.0.1]:${shared.sshd.port}`;
+    const file = knownHosts([`${name} ${skEd25519()}`, `${name} ${shared.sshd.hostKeyPub}`]);
     const d = freshDirs();
-    const loaded = testConfig(sshd, d);
+    const loaded = testConfig(shared.sshd, d);
     loaded.config.hosts.gpu!.ssh!.known_hosts = file;
     const b = makeBot(loaded, d);
     expect((await b.run('check')).text).toMatch(/reachable/i);

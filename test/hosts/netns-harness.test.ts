@@ -9,20 +9,10 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSshHost, type SshHost } from '../../src/hosts/ssh.ts';
 import { type HostGroup, type HostGroupOptions, type NetHost, startHostGroup } from '../helpers/netns.ts';
-import { userDir } from '../helpers/sshd.ts';
+import { alive, sshTarget, userDir } from '../helpers/sshd.ts';
 
 function sshHost(h: NetHost): SshHost {
-  return createSshHost({
-    name: h.name,
-    host: h.address,
-    port: h.port,
-    username: h.user,
-    privateKey: readFileSync(h.userKeyPath),
-    knownHostsPath: h.knownHostsPath,
-    keepaliveIntervalMs: 2000,
-    connectTimeoutMs: 5000,
-    execTimeoutMs: 10_000,
-  });
+  return createSshHost(sshTarget(h));
 }
 
 // Listens on the given address (any free port), answers each connection with the peer's address, and writes its
@@ -99,16 +89,6 @@ function reachable(address: string, port: number): Promise<boolean> {
     });
     s.once('error', () => resolve(false));
   });
-}
-
-/** A zombie (killed, not yet reaped by whoever adopted it) counts as gone. */
-function alive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
-  } catch {
-    return false;
-  }
 }
 
 const variants: Array<{ label: string; opts: HostGroupOptions }> = [

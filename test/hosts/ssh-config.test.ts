@@ -4,14 +4,17 @@
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { type LoadedConfig, PACKAGE_ROOT, validate } from '../../src/config/load.ts';
 import { ConfigError, RemoteError } from '../../src/errors.ts';
 import { sshTargetFor } from '../../src/hosts/from-config.ts';
 import { createSshHost } from '../../src/hosts/ssh.ts';
 import { parseSshConfig, SshConfigProblem } from '../../src/hosts/ssh-config.ts';
-import { type Sshd, startSshd } from '../helpers/sshd.ts';
+import type { Sshd } from '../helpers/sshd.ts';
+import { sshdWithBots } from '../helpers/sshd-bots.ts';
 
+// A jump host and the target behind it.
+const shared = sshdWithBots({ sshds: 2 });
 let jump: Sshd;
 let gpu: Sshd;
 let dir: string;
@@ -31,8 +34,8 @@ function loaded(ssh: Record<string, unknown>): LoadedConfig {
   };
 }
 
-beforeAll(async () => {
-  [jump, gpu] = await Promise.all([startSshd(), startSshd()]);
+beforeAll(() => {
+  [jump, gpu] = shared.sshds as [Sshd, Sshd];
   dir = mkdtempSync(join(tmpdir(), 'glm-sshcfg-'));
   // One known_hosts for both, named only in the ssh config (the bot config sets no known_hosts).
   const knownHosts = join(dir, 'pinned_hosts');
@@ -70,9 +73,6 @@ beforeAll(async () => {
   );
   // %r expands to the remote user: the key file named by the token.
   writeFileSync(join(gpu.dir, `user_${gpu.user}`), readFileSync(gpu.userKeyPath), { mode: 0o600 });
-});
-afterAll(async () => {
-  await Promise.all([jump.stop(), gpu.stop()]);
 });
 
 describe('hosts from ~/.ssh/config via ssh -G', () => {

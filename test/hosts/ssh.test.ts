@@ -4,10 +4,11 @@ import { createServer } from 'node:http';
 import { connect, createServer as createNetServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { RemoteError } from '../../src/errors.ts';
 import { createSshHost, type SshTarget } from '../../src/hosts/ssh.ts';
-import { freePort, type Sshd, startSshd, userDir } from '../helpers/sshd.ts';
+import { freePort, sshTarget, userDir } from '../helpers/sshd.ts';
+import { sshdWithBots } from '../helpers/sshd-bots.ts';
 
 /** Remote processes (the sshd runs on this machine) whose command line contains `needle`. */
 function processesMatching(needle: string): string[] {
@@ -25,29 +26,8 @@ async function until(cond: () => boolean, ms: number): Promise<boolean> {
   return cond();
 }
 
-let sshd: Sshd;
-
-function target(over: Partial<SshTarget> = {}): SshTarget {
-  return {
-    name: 'gpu-test',
-    host: '127.0.0.1',
-    port: sshd.port,
-    username: sshd.user,
-    privateKey: readFileSync(sshd.userKeyPath),
-    knownHostsPath: sshd.knownHostsPath,
-    keepaliveIntervalMs: 2000,
-    connectTimeoutMs: 5000,
-    execTimeoutMs: 10_000,
-    ...over,
-  };
-}
-
-beforeAll(async () => {
-  sshd = await startSshd();
-});
-afterAll(async () => {
-  await sshd.stop();
-});
+const shared = sshdWithBots();
+const target = (over: Partial<SshTarget> = {}): SshTarget => sshTarget(shared.sshd, over);
 
 describe('ssh host', () => {
   it('runs argv with exit status, stdout and stderr', async () => {
@@ -96,13 +76,13 @@ describe('ssh host', () => {
     const re = err as RemoteError;
     expect(re.details.kind).toBe('host-key');
     expect(re.message).toMatch(/not known: it presented SHA256:[A-Za-z0-9+/]{43} \(ssh-ed25519\)/);
-    expect(re.details.hint).toContain(`[127.0.0.1]:${sshd.port} ssh-ed25519 `);
+    expect(re.details.hint).toContain(`[127.0.0.1]:${shared.sshd.port} ssh-ed25519 `);
   });
 
   it('accepts a hashed known_hosts entry', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'glm-kh-'));
     const file = join(dir, 'known_hosts');
-    writeFileSync(file, readFileSync(sshd.knownHostsPath));
+    writeFileSync(file, readFileSync(shared.sshd.knownHostsPath));
     const { execFileSync } = await import('node:child_process');
     execFileSync('ssh-keygen', ['-H', '-f', file], { stdio: 'ignore' });
     expect(readFileSync(file, 'utf8')).toMatch(/^\|1\|/);
@@ -144,7 +124,7 @@ describe('ssh host', () => {
         sock.once('data', () => sock.end('SSH-2.0-OpenSSH_9.2p1\r\n'));
         return;
       }
-      const up = connect(sshd.port, '127.0.0.1');
+      const up = connect(shared.sshd.port, '127.0.0.1');
       sock.pipe(up).pipe(sock);
       up.on('error', () => sock.destroy());
       sock.on('error', () => up.destroy());
@@ -152,7 +132,7 @@ describe('ssh host', () => {
     await new Promise<void>((r) => relay.listen(0, '127.0.0.1', r));
     const port = (relay.address() as { port: number }).port;
     const known = join(mkdtempSync(join(tmpdir(), 'glm-relay-')), 'known_hosts');
-    writeFileSync(known, `[127.0.0.1]:${port} ${sshd.hostKeyPub}\n`);
+    writeFileSync(known, `[127.0.0.1]:${port} ${shared.sshd.hostKeyPub}\n`);
     const h = createSshHost(target({ port, knownHostsPath: known }));
     try {
       const r = await h.exec(['echo', 'through']);
@@ -246,19 +226,11 @@ describe('ssh host', () => {
 });
 
 describe('ssh host pinned by an RSA key', () => {
-  let rsa: Sshd;
-  beforeAll(async () => {
-    rsa = await startSshd({ hostKeyType: 'rsa' });
-  });
-  afterAll(async () => {
-    await rsa.stop();
-  });
+  const rsaOnly = sshdWithBots({ hostKeyType: 'rsa' });
 
   it('connects to an sshd whose only host key is RSA (SHA-2 signatures, as OpenSSH 8.8+ requires)', async () => {
-    expect(readFileSync(rsa.knownHostsPath, 'utf8')).toMatch(/ ssh-rsa /);
-    const h = createSshHost(
-      target({ port: rsa.port, knownHostsPath: rsa.knownHostsPath, privateKey: readFileSync(rsa.userKeyPath) }),
-    );
+    expect(readFileSync(rsaOnly.sshd.knownHostsPath, 'utf8')).toMatch(/ ssh-rsa /);
+    const h = createSshHost(sshTarget(rsaOnly.sshd));
     expect((await h.exec(['echo', 'rsa ok'])).stdout).toBe('rsa ok\n');
     await h.close();
   });
@@ -267,7 +239,7 @@ describe('ssh host pinned by an RSA key', () => {
     const dir = mkdtempSync(join(tmpdir(), 'glm-kh-'));
     const file = join(dir, 'known_hosts');
     // The RSA key pinned for the ed25519-only sshd's address.
-    writeFileSync(file, `[127.0.0.1]:${sshd.port} ${rsa.hostKeyPub}\n`);
+    writeFileSync(file, `[127.0.0.1]:${shared.sshd.port} ${rsaOnly.sshd.hostKeyPub}\n`);
     const h = createSshHost(target({ knownHostsPath: file }));
     const err = (await h.exec(['true']).catch((e: unknown) => e)) as RemoteError;
     expect(err).toBeInstanceOf(RemoteError);

@@ -1,34 +1,18 @@
 // A log stream over a real sshd that the bot reads slower than the host writes it: what the bot holds stays bounded
 // (the rest waits on the host, behind SSH's flow control), each chunk holds only its own bytes, and every line arrives
 // once, in order.
-import { readFileSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ChunkQueue } from '../../src/hosts/output.ts';
 import { createSshHost } from '../../src/hosts/ssh.ts';
 import { LineSplitter } from '../../src/logs/lines.ts';
-import { type Sshd, startSshd } from '../helpers/sshd.ts';
+import { sshTarget } from '../helpers/sshd.ts';
+import { sshdWithBots } from '../helpers/sshd-bots.ts';
 
-let sshd: Sshd;
-beforeAll(async () => {
-  sshd = await startSshd();
-});
-afterAll(async () => {
-  await sshd.stop();
-});
+const shared = sshdWithBots();
 
 describe('a log stream read slower than it is written', () => {
   it('holds a bounded number of bytes, each chunk its own (no view into a larger ssh2 buffer), and loses no line', async () => {
-    const h = createSshHost({
-      name: 'gpu-test',
-      host: '127.0.0.1',
-      port: sshd.port,
-      username: sshd.user,
-      privateKey: readFileSync(sshd.userKeyPath),
-      knownHostsPath: sshd.knownHostsPath,
-      keepaliveIntervalMs: 2000,
-      connectTimeoutMs: 5000,
-      execTimeoutMs: 10_000,
-    });
+    const h = createSshHost(sshTarget(shared.sshd));
     // 1.5 million numbered lines (~10 MB): more than the queue, ssh2's buffer and SSH's window hold together.
     const lines = 1_500_000;
     const s = h.stream(['seq', '1', String(lines)]);

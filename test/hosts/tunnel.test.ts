@@ -1,6 +1,5 @@
 // Streaming HTTP goes through the capability RemoteHost declares (tunnel), for the local host and an SSH host
 // alike: the smoke and bench clients' SSE requests reach a real server on 127.0.0.1 through the host they were given.
-import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -8,14 +7,14 @@ import { createLocalHost } from '../../src/hosts/local.ts';
 import { createSshHost } from '../../src/hosts/ssh.ts';
 import type { RemoteHost } from '../../src/hosts/types.ts';
 import { streamSse } from '../../src/smoke/stream.ts';
-import { type Sshd, startSshd } from '../helpers/sshd.ts';
+import { sshTarget } from '../helpers/sshd.ts';
+import { sshdWithBots } from '../helpers/sshd-bots.ts';
 
-let sshd: Sshd;
+const shared = sshdWithBots();
 let server: Server;
 let port: number;
 
 beforeAll(async () => {
-  sshd = await startSshd();
   server = createServer((req, res) => {
     res.writeHead(200, { 'content-type': 'text/event-stream' });
     res.write(`data: ${JSON.stringify({ path: req.url })}\n\n`);
@@ -28,7 +27,6 @@ beforeAll(async () => {
 afterAll(async () => {
   server.closeAllConnections();
   await new Promise((r) => server.close(r));
-  await sshd.stop();
 });
 
 /** The host as its users see it: only what RemoteHost declares, each tunnel counted. */
@@ -50,17 +48,7 @@ function declaredOnly(h: RemoteHost): RemoteHost & { tunnels: string[] } {
 
 describe('RemoteHost.tunnel', () => {
   it('carries a streamed request for the local host and for an SSH host', async () => {
-    const ssh = createSshHost({
-      name: 'gpu-test',
-      host: '127.0.0.1',
-      port: sshd.port,
-      username: sshd.user,
-      privateKey: readFileSync(sshd.userKeyPath),
-      knownHostsPath: sshd.knownHostsPath,
-      keepaliveIntervalMs: 2000,
-      connectTimeoutMs: 5000,
-      execTimeoutMs: 10_000,
-    });
+    const ssh = createSshHost(sshTarget(shared.sshd));
     try {
       for (const real of [createLocalHost('standin'), ssh]) {
         const h = declaredOnly(real);

@@ -1,32 +1,19 @@
 // Crash diagnosis end to end over a real sshd: the stand-in crashes, the follower classifies the crash, and one alert
 // with the team's findings reaches the chat abstraction through the persistent outbox.
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { connect, createServer as createNetServer } from 'node:net';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { freshDirs, makeChatBot, postGenerate, testConfig, until } from '../helpers/app.ts';
-import { freePort, type Sshd, startSshd, userDir } from '../helpers/sshd.ts';
+import { alive, freePort, userDir } from '../helpers/sshd.ts';
+import { sshdWithBots } from '../helpers/sshd-bots.ts';
 
-let sshd: Sshd;
-const closers: Array<() => Promise<void>> = [];
-
-beforeAll(async () => {
-  sshd = await startSshd();
-});
-afterAll(async () => {
-  for (const c of closers) await c();
-  await sshd.stop();
-});
+const shared = sshdWithBots();
 
 function chatBot(env: Record<string, string>, dirs = freshDirs(), timeouts: Record<string, number> = {}) {
-  const loaded = testConfig(sshd, { ...dirs, env });
+  const loaded = testConfig(shared.sshd, { ...dirs, env });
   Object.assign(loaded.config.timeouts, timeouts);
-  const b = makeChatBot(loaded);
-  closers.push(async () => {
-    await b.run('stop').catch(() => {});
-    await b.app.close();
-  });
-  return b;
+  return shared.keep(makeChatBot(loaded));
 }
 
 const alertsIn = (printed: string[]) => printed.filter((p) => p.includes('CRASH '));
@@ -71,19 +58,12 @@ describe('crash alerts', () => {
     const pending = b.run(`launch glm5-attempt1 --yes --port ${await freePort()}`);
     // Killed once the follower reads the log (a first milestone), so sshd goes away from under a live follow.
     await until(() => Boolean(b.app.engine.attempts.activeOn('gpu')?.lastMilestone), 20_000);
-    await sshd.stop();
+    await shared.sshd.stop();
     // The server runs on; it crashes while nobody can read its log.
     const a = b.app.engine.attempts.activeOn('gpu')!;
     // Gone or a zombie (kill -0 succeeds on a zombie nobody reaps, as in a container whose init does not).
-    await until(() => {
-      try {
-        const stat = readFileSync(`/proc/${a.pgid}/stat`, 'utf8');
-        return /^[ZX]/.test(stat.slice(stat.lastIndexOf(')') + 2));
-      } catch {
-        return true;
-      }
-    }, 30_000).catch(() => {});
-    await sshd.start();
+    await until(() => !alive(a.pgid!), 30_000).catch(() => {});
+    await shared.sshd.start();
     const r = await pending;
     expect(r.exitCode).toBe(1);
     await b.app.engine.notifier!.idle();
@@ -104,7 +84,7 @@ describe('crash alerts', () => {
     let held: Promise<void> | undefined;
     const relay = createNetServer((sock) => {
       sock.on('error', () => {});
-      const up = connect(sshd.port, '127.0.0.1');
+      const up = connect(shared.sshd.port, '127.0.0.1');
       up.on('error', () => sock.end());
       up.on('close', () => sock.end());
       sock.on('close', () => up.destroy());
@@ -117,18 +97,14 @@ describe('crash alerts', () => {
       sock.pipe(up).pipe(sock);
     });
     await new Promise<void>((r) => relay.listen(0, '127.0.0.1', r));
-    closers.push(async () => void relay.close());
+    shared.later(() => void relay.close());
     const port = (relay.address() as { port: number }).port;
     const known = join(userDir('glm-relay-'), 'known_hosts');
-    writeFileSync(known, `[127.0.0.1]:${port} ${sshd.hostKeyPub}\n`);
+    writeFileSync(known, `[127.0.0.1]:${port} ${shared.sshd.hostKeyPub}\n`);
     for (let i = 0; i < 2; i++) {
-      const loaded = testConfig(sshd, { ...freshDirs(), env: { STANDIN_TIME_SCALE: '0.005' } });
+      const loaded = testConfig(shared.sshd, { ...freshDirs(), env: { STANDIN_TIME_SCALE: '0.005' } });
       Object.assign(loaded.config.hosts.gpu!.ssh!, { port, known_hosts: known });
-      const b = makeChatBot(loaded);
-      closers.push(async () => {
-        await b.run('stop').catch(() => {});
-        await b.app.close();
-      });
+      const b = shared.keep(makeChatBot(loaded));
       const pending = b.run(`launch glm5-attempt1 --yes --port ${await freePort()}`);
       // Polled between event-loop turns: the follower's connection is made right after the process group is known.
       const end = Date.now() + 20_000;
@@ -139,10 +115,10 @@ describe('crash alerts', () => {
       holding = true;
       await until(() => held !== undefined, 10_000);
       await held;
-      await sshd.stop();
+      await shared.sshd.stop();
       holding = false;
       held = undefined;
-      await sshd.start();
+      await shared.sshd.start();
       const r = await pending;
       expect(r.exitCode, `round ${i}: ${r.text}`).toBe(1);
       expect(r.text).toMatch(/cuda_oom during cuda_graph_capture/);

@@ -3,20 +3,19 @@
 import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { freshDirs, makeBot, STANDIN, type TestBot, testConfig } from '../helpers/app.ts';
+import { makeBot, STANDIN, type TestBot } from '../helpers/app.ts';
 import { freePort } from '../helpers/sshd.ts';
 import { sshdWithBots } from '../helpers/sshd-bots.ts';
 
 const shared = sshdWithBots();
 
 function bot(python?: (workdir: string) => string): TestBot {
-  const dirs = freshDirs();
-  const loaded = testConfig(shared.sshd, dirs);
-  loaded.config.timeouts.ready_s = 20;
-  if (python) loaded.config.hosts.gpu!.python = python(dirs.workdir);
-  const b = makeBot(loaded, dirs);
-  shared.bots.push(b);
-  return b;
+  return shared.bot({
+    edit: (loaded, dirs) => {
+      loaded.config.timeouts.ready_s = 20;
+      if (python) loaded.config.hosts.gpu!.python = python(dirs.workdir);
+    },
+  });
 }
 
 describe('a server with --api-key', () => {
@@ -34,8 +33,7 @@ describe('a server with --api-key', () => {
     const load = await b.run('bench --concurrency 1 --requests 2 --input-len 8 --output-len 4');
     expect(load.exitCode ?? 0, load.text).toBe(0);
     // Another bot on the same ledger (the variant keeps only the secret marker): the key comes from the host.
-    const other = makeBot(b.app.engine.loaded, { dataDir: b.dataDir, workdir: b.workdir });
-    shared.bots.push(other);
+    const other = shared.keep(makeBot(b.app.engine.loaded, { dataDir: b.dataDir, workdir: b.workdir }));
     const again = await other.run('probe --attempt 1 --json');
     expect((again.data as { models: unknown }).models).toEqual(['Qwen/Qwen2.5-0.5B-Instruct']);
   });

@@ -3,16 +3,16 @@
 import { cpSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { PACKAGE_ROOT } from '../../src/config/load.ts';
-import { freshDirs, makeBot, type TestBot, testConfig } from '../helpers/app.ts';
-import { freePort, type Sshd, startSshd } from '../helpers/sshd.ts';
+import type { TestBot } from '../helpers/app.ts';
+import { freePort } from '../helpers/sshd.ts';
+import { sshdWithBots } from '../helpers/sshd-bots.ts';
 
-let sshd: Sshd;
+const shared = sshdWithBots();
 let bot: TestBot;
 
-beforeAll(async () => {
-  sshd = await startSshd();
+beforeAll(() => {
   const profiles = mkdtempSync(join(tmpdir(), 'glm-profiles-'));
   cpSync(join(PACKAGE_ROOT, 'profiles'), profiles, { recursive: true });
   writeFileSync(
@@ -31,14 +31,11 @@ beforeAll(async () => {
       '',
     ].join('\n'),
   );
-  const dirs = freshDirs();
-  const cfg = { ...testConfig(sshd, dirs), profilesDir: profiles };
-  bot = makeBot(cfg, dirs);
-});
-afterAll(async () => {
-  await bot.run('stop').catch(() => {});
-  await bot.app.close();
-  await sshd.stop();
+  bot = shared.bot({
+    edit: (loaded) => {
+      loaded.profilesDir = profiles;
+    },
+  });
 });
 
 describe('bisect', () => {

@@ -3,45 +3,23 @@
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { chownSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createAttemptStore } from '../../src/ledger/attempts.ts';
 import { openDb } from '../../src/ledger/db.ts';
 import { stampOf } from '../../src/lifecycle/log-read.ts';
-import { freshDirs, makeBot, type TestBot, testConfig, until } from '../helpers/app.ts';
+import { freshDirs, makeBot, testConfig, until } from '../helpers/app.ts';
 import { configFile, spawnBot } from '../helpers/child-bot.ts';
-import { freePort, type Sshd, startSshd, testUser } from '../helpers/sshd.ts';
+import { freePort, groupMembers, testUser } from '../helpers/sshd.ts';
+import { sshdWithBots } from '../helpers/sshd-bots.ts';
 
-let sshd: Sshd;
-const bots: TestBot[] = [];
-const cleanups: Array<() => Promise<void> | void> = [];
-
-beforeAll(async () => {
-  sshd = await startSshd();
-});
-afterAll(async () => {
-  for (const c of cleanups) await c();
-  for (const b of bots) {
-    for (const a of b.app.engine.attempts.allActive()) await b.run(`stop --attempt ${a.id}`).catch(() => {});
-    await b.app.close();
-  }
-  await sshd.stop();
-});
-
-function groupMembers(pgid: number): string[] {
-  const out = execFileSync('ps', ['-eo', 'pid=,pgid=,stat='], { encoding: 'utf8' });
-  return out
-    .split('\n')
-    .map((l) => l.trim().split(/\s+/))
-    .filter((f) => Number(f[1]) === pgid && !f[2]?.startsWith('Z'))
-    .map((f) => f.join(' '));
-}
+const shared = sshdWithBots();
 
 const psArgs = () => execFileSync('ps', ['-eo', 'args='], { encoding: 'utf8' });
 
 describe('the bot killed mid-launch', () => {
   it('while "starting" (holding for the host lock): the host starts it anyway; the next bot adopts it and stops it', async () => {
     const dirs = freshDirs();
-    const loaded = testConfig(sshd, dirs);
+    const loaded = testConfig(shared.sshd, dirs);
     // Another launch holds the host lock, so this one waits in "starting" on the host (-o: the lock is flock's own,
     // not its child's, so killing flock releases it).
     const lock = join(dirs.workdir, 'host.lock');
@@ -49,11 +27,11 @@ describe('the bot killed mid-launch', () => {
     const u = testUser();
     chownSync(lock, u.uid, u.gid);
     const holder = spawn('flock', ['-o', lock, 'sleep', '60'], { stdio: 'ignore' });
-    cleanups.push(() => void holder.kill('SIGKILL'));
+    shared.later(() => void holder.kill('SIGKILL'));
     await until(() => spawnSync('flock', ['-n', lock, 'true']).status !== 0, 5000);
 
     const child = spawnBot(configFile(loaded), ['launch', 'small', '--no-check', '--port', String(await freePort())]);
-    cleanups.push(() => child.kill());
+    shared.later(() => child.kill());
     const ledger = createAttemptStore(openDb(join(dirs.dataDir, 'ledger.sqlite')));
     await until(
       () =>
@@ -71,8 +49,7 @@ describe('the bot killed mid-launch', () => {
     const pgid = Number(readFileSync(join(runDir, 'pgid'), 'utf8').split(' ')[0]);
     expect(groupMembers(pgid).length).toBeGreaterThan(0);
 
-    const b = makeBot(loaded, dirs);
-    bots.push(b);
+    const b = shared.keep(makeBot(loaded, dirs));
     const status = await b.run('status');
     expect(status.text).toMatch(/#1 +small/);
     expect(status.text).not.toMatch(/ended while nobody watched/);
@@ -86,17 +63,16 @@ describe('the bot killed mid-launch', () => {
   it('an orphaned launch that got ready: one-shot status, probe and smoke see it ready, since the log says', async () => {
     const dirs = freshDirs();
     // Slow enough to kill the launcher while it loads.
-    const loaded = testConfig(sshd, { ...dirs, env: { STANDIN_TIME_SCALE: '0.05' } });
+    const loaded = testConfig(shared.sshd, { ...dirs, env: { STANDIN_TIME_SCALE: '0.05' } });
     const child = spawnBot(configFile(loaded), ['launch', 'small', '--port', String(await freePort())]);
-    cleanups.push(() => child.kill());
+    shared.later(() => child.kill());
     const ledger = createAttemptStore(openDb(join(dirs.dataDir, 'ledger.sqlite')));
     await until(() => ledger.get(1)?.status === 'loading', 30_000);
     await child.kill();
     const a = ledger.get(1)!;
     await until(() => /fired up and ready to roll/.test(readFileSync(a.logPath!, 'utf8')), 30_000);
 
-    const b = makeBot(loaded, dirs);
-    bots.push(b);
+    const b = shared.keep(makeBot(loaded, dirs));
     const status = await b.run('status');
     expect(status.text).toMatch(/gpu +ready +#1 +small/);
     const ready = b.app.engine.attempts.get(1)!;

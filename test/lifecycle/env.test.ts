@@ -2,24 +2,14 @@
 // facts when it does not, kept in the ledger per host and SGLang version so later launches cost nothing.
 import { chmodSync, chownSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { captureEnvironment } from '../../src/lifecycle/env.ts';
-import { freshDirs, makeBot, STANDIN, type TestBot, testConfig } from '../helpers/app.ts';
+import { freshDirs, STANDIN, type TestBot } from '../helpers/app.ts';
 import { ledgerDb } from '../helpers/ledger.ts';
-import { type Sshd, startSshd, testUser } from '../helpers/sshd.ts';
+import { testUser } from '../helpers/sshd.ts';
+import { sshdWithBots } from '../helpers/sshd-bots.ts';
 
-let sshd: Sshd;
-const bots: TestBot[] = [];
-
-beforeAll(async () => {
-  sshd = await startSshd();
-});
-afterAll(async () => {
-  for (const b of bots) {
-    await b.app.close();
-  }
-  await sshd.stop();
-});
+const shared = sshdWithBots();
 
 /** A host Python that is the stand-in, except as the script says (e.g. without sglang.check_env). */
 function pythonWrapper(dir: string, name: string, body: string): string {
@@ -32,11 +22,12 @@ function pythonWrapper(dir: string, name: string, body: string): string {
 }
 
 function bot(dirs: { workdir: string; dataDir: string }, python?: string): TestBot {
-  const loaded = testConfig(sshd, dirs);
-  if (python) loaded.config.hosts.gpu!.python = python;
-  const b = makeBot(loaded, dirs);
-  bots.push(b);
-  return b;
+  return shared.bot({
+    dirs,
+    edit: (loaded) => {
+      if (python) loaded.config.hosts.gpu!.python = python;
+    },
+  });
 }
 
 const rows = (b: TestBot) =>
@@ -71,8 +62,7 @@ describe('captureEnvironment', () => {
     expect(first.facts.topology?.split('\n')).toHaveLength(9);
 
     // Cached: the same row, without asking the host again (a new bot on the same ledger, so not a memory cache).
-    const again = makeBot(testConfig(sshd, dirs), dirs);
-    bots.push(again);
+    const again = bot(dirs);
     const attempt = again.app.engine.attempts.open({
       host: 'gpu',
       profile: 'small',
@@ -145,11 +135,11 @@ describe('captureEnvironment', () => {
   });
 
   it('never throws: an unreachable host gives an unavailable report, which is not kept', async () => {
-    const dirs = freshDirs();
-    const loaded = testConfig(sshd, dirs);
-    loaded.config.hosts.gpu!.ssh!.port = 1;
-    const b = makeBot(loaded, dirs);
-    bots.push(b);
+    const b = shared.bot({
+      edit: (loaded) => {
+        loaded.config.hosts.gpu!.ssh!.port = 1;
+      },
+    });
     const r = await captureEnvironment(b.app.engine, 'gpu');
     expect(r.source).toBe('unavailable');
     expect(r.problem).toMatch(/cannot reach|ECONNREFUSED/);

@@ -1,22 +1,16 @@
 // The log follower over a real sshd: lines appended, a truncation in the middle, a resume from the saved offset.
 import { appendFileSync, truncateSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { watchAttempt } from '../../src/lifecycle/watch.ts';
-import { freshDirs, makeBot, type TestBot, testConfig } from '../helpers/app.ts';
-import { freePort, type Sshd, startSshd } from '../helpers/sshd.ts';
+import type { TestBot } from '../helpers/app.ts';
+import { freePort } from '../helpers/sshd.ts';
+import { sshdWithBots } from '../helpers/sshd-bots.ts';
 
-let sshd: Sshd;
+const shared = sshdWithBots();
 let bot: TestBot;
 
-beforeAll(async () => {
-  sshd = await startSshd();
-  const dirs = freshDirs();
-  bot = makeBot(testConfig(sshd, dirs), dirs);
-});
-afterAll(async () => {
-  await bot.run('stop').catch(() => {});
-  await bot.app.close();
-  await sshd.stop();
+beforeAll(() => {
+  bot = shared.bot();
 });
 
 const wait = (ms: number) => new Promise((r) => setTimeout(r, ms));

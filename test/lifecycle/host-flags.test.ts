@@ -4,19 +4,12 @@
 import { chmodSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freshDirs, makeBot, STANDIN, type TestBot, testConfig } from '../helpers/app.ts';
-import { freePort, type Sshd, startSshd } from '../helpers/sshd.ts';
+import { describe, expect, it } from 'vitest';
+import { freshDirs, STANDIN } from '../helpers/app.ts';
+import { freePort } from '../helpers/sshd.ts';
+import { sshdWithBots } from '../helpers/sshd-bots.ts';
 
-let sshd: Sshd;
-const bots: TestBot[] = [];
-afterAll(async () => {
-  for (const b of bots) await b.app.close();
-  await sshd.stop();
-});
-beforeAll(async () => {
-  sshd = await startSshd();
-});
+const shared = sshdWithBots();
 
 /** A python on the host that records each --help it is asked, then is the stand-in (or fails `--help`). */
 function countingPython(
@@ -75,18 +68,20 @@ function bot(
   } = {},
 ) {
   const dirs = opts.dirs ?? freshDirs();
-  const loaded = testConfig(sshd, dirs);
-  const gpu = loaded.config.hosts.gpu!;
-  loaded.config.hosts.gpu = {
-    ...gpu,
-    python: countingPython(dirs.workdir, opts),
-    ...(opts.sshPort && gpu.ssh ? { ssh: { ...gpu.ssh, port: opts.sshPort } } : {}),
-  };
-  // Refused connections are retried until connect_s: give up on the unreachable host at once.
-  if (opts.sshPort) loaded.config.timeouts = { ...loaded.config.timeouts, connect_s: 0.2 };
-  loaded.profilesDir = profilesDir(opts.profiles);
-  const b = makeBot(loaded, dirs);
-  bots.push(b);
+  const b = shared.bot({
+    dirs,
+    edit: (loaded) => {
+      const gpu = loaded.config.hosts.gpu!;
+      loaded.config.hosts.gpu = {
+        ...gpu,
+        python: countingPython(dirs.workdir, opts),
+        ...(opts.sshPort && gpu.ssh ? { ssh: { ...gpu.ssh, port: opts.sshPort } } : {}),
+      };
+      // Refused connections are retried until connect_s: give up on the unreachable host at once.
+      if (opts.sshPort) loaded.config.timeouts = { ...loaded.config.timeouts, connect_s: 0.2 };
+      loaded.profilesDir = profilesDir(opts.profiles);
+    },
+  });
   return { b, dirs };
 }
 

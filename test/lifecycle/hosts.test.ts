@@ -1,30 +1,17 @@
 // Host problems through the whole bot: each gives a clear error within a bounded time and leaves the ledger clean.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { validate } from '../../src/config/load.ts';
 import { freshDirs, makeBot, STANDIN, sshBlock, type TestBot, testConfig } from '../helpers/app.ts';
-import { freePort, type Sshd, startSshd } from '../helpers/sshd.ts';
+import { freePort, startSshd } from '../helpers/sshd.ts';
+import { sshdWithBots } from '../helpers/sshd-bots.ts';
 
-let sshd: Sshd;
-let jumpSshd: Sshd;
-const bots: TestBot[] = [];
-
-beforeAll(async () => {
-  [sshd, jumpSshd] = await Promise.all([startSshd(), startSshd()]);
-});
-afterAll(async () => {
-  for (const b of bots) await b.app.close();
-  await Promise.all([sshd.stop(), jumpSshd.stop()]);
-});
+// The bots' host, and a jump host in front of it.
+const shared = sshdWithBots({ sshds: 2 });
 
 function bot(over: (raw: ReturnType<typeof testConfig>) => void = () => {}): TestBot {
-  const dirs = freshDirs();
-  const cfg = testConfig(sshd, dirs);
-  over(cfg);
-  const b = makeBot(cfg, dirs);
-  bots.push(b);
-  return b;
+  return shared.bot({ edit: over });
 }
 
 describe('hosts through the bot', () => {
@@ -62,11 +49,12 @@ describe('hosts through the bot', () => {
 
   it('a changed host key: refused, named as a change, nothing launched', async () => {
     const other = await startSshd();
+    shared.later(() => other.stop());
     const b = bot((c) => {
       c.config.hosts.gpu!.ssh!.known_hosts = other.knownHostsPath; // pins another server's key for this address
-      c.config.hosts.gpu!.ssh!.port = sshd.port;
+      c.config.hosts.gpu!.ssh!.port = shared.sshd.port;
     });
-    writeFileSync(other.knownHostsPath, `[127.0.0.1]:${sshd.port} ${other.hostKeyPub}\n`);
+    writeFileSync(other.knownHostsPath, `[127.0.0.1]:${shared.sshd.port} ${other.hostKeyPub}\n`);
     const r = await b.run(`launch small --port ${await freePort()}`);
     expect(r.exitCode).toBe(1);
     expect(r.text).toMatch(/HOST KEY CHANGED/);
@@ -95,18 +83,17 @@ describe('hosts through the bot', () => {
       default_host: 'gpu',
       timeouts: { connect_s: 5, command_s: 20, keepalive_s: 2, ready_s: 60, stop_grace_s: 2 },
       hosts: {
-        bastion: { ssh: sshBlock(jumpSshd) },
+        bastion: { ssh: sshBlock(shared.sshds[1]!) },
         gpu: {
-          ssh: { ...sshBlock(sshd), jump: 'bastion' },
+          ssh: { ...sshBlock(shared.sshd), jump: 'bastion' },
           python: join(STANDIN, 'python'),
           workdir: dirs.workdir,
           bin_dirs: [join(STANDIN, 'bin')],
         },
       },
     };
-    const cfg = { ...testConfig(sshd, dirs), config: validate(raw, 'jump config') };
-    const b = makeBot(cfg, dirs);
-    bots.push(b);
+    const cfg = { ...testConfig(shared.sshd, dirs), config: validate(raw, 'jump config') };
+    const b = shared.keep(makeBot(cfg, dirs));
     const r = await b.run('check --host gpu --json');
     expect((r.data as Array<{ sglang: string }>)[0]?.sglang).toMatch(/standin/);
   });

@@ -51,10 +51,8 @@ const shared = sshdWithBots();
 
 describe('leases over sshd', () => {
   it('GPUs busy outside the bot: a launch naming them is refused with the memory in use; the bot picks around them', async () => {
-    const dirs = freshDirs();
-    const cfg = testConfig(shared.sshd, dirs);
-    const b = makeBot(cfg, dirs);
-    shared.bots.push(b);
+    const b = shared.bot();
+    const cfg = b.app.engine.loaded;
     // Someone's own server on GPUs 0 and 3, started by hand on the host (not through the bot).
     const foreign = spawn(
       join(STANDIN, 'python'),
@@ -99,12 +97,7 @@ describe('leases over sshd', () => {
   it('two launches wanting the same GPUs: the second is refused naming the first; after the first crashes it goes', async () => {
     const control = join(userDir('glm-ctl-'), 'control');
     writeFileSync(control, '', { mode: 0o666 });
-    const dirs = freshDirs();
-    const b = makeBot(testConfig(shared.sshd, { ...dirs, env: { STANDIN_CONTROL: control } }), {
-      ...dirs,
-      longLived: true,
-    });
-    shared.bots.push(b);
+    const b = shared.bot({ env: { STANDIN_CONTROL: control }, longLived: true });
     const port = await freePort();
     expect((await b.run(`launch small --set tp=2 --gpus 0,1 --port ${port}`)).exitCode).toBe(0);
 
@@ -133,15 +126,14 @@ describe('leases over sshd', () => {
   it('a lease whose server died while no bot ran ends when the next launch asks the host', async () => {
     const dirs = freshDirs();
     const cfg = testConfig(shared.sshd, dirs);
-    const first = makeBot(cfg, dirs);
+    const first = shared.keep(makeBot(cfg, dirs));
     expect((await first.run(`launch small --gpus 4 --port ${await freePort()}`)).exitCode).toBe(0);
     const a = first.app.engine.attempts.get(1)!;
     await first.app.close();
     // The server dies while nobody watches.
     process.kill(-a.pgid!, 'SIGKILL');
 
-    const restarted = makeBot(cfg, dirs);
-    shared.bots.push(restarted);
+    const restarted = shared.keep(makeBot(cfg, dirs));
     expect(restarted.app.engine.attempts.leasesOn('gpu')).toEqual([{ gpu: 4, attemptId: 1 }]);
     const r = await restarted.run(`launch small --gpus 4 --port ${await freePort()}`);
     expect(r.exitCode, r.text).toBe(0);

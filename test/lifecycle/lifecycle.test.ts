@@ -2,39 +2,16 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { freshDirs, makeBot, type TestBot, testConfig, until } from '../helpers/app.ts';
-import { freePort, type Sshd, startSshd } from '../helpers/sshd.ts';
+import { freePort, groupMembers } from '../helpers/sshd.ts';
+import { sshdWithBots } from '../helpers/sshd-bots.ts';
 
-let sshd: Sshd;
-const bots: TestBot[] = [];
+const shared = sshdWithBots();
 
 function bot(env: Record<string, string> = {}, longLived = false): TestBot {
-  const dirs = freshDirs();
-  const b = makeBot(testConfig(sshd, { ...dirs, env }), { ...dirs, longLived });
-  bots.push(b);
-  return b;
+  return shared.bot({ env, longLived });
 }
-
-function groupMembers(pgid: number): string[] {
-  const out = execFileSync('ps', ['-eo', 'pid=,pgid=,stat=,args='], { encoding: 'utf8' });
-  return out
-    .split('\n')
-    .map((l) => l.trim().split(/\s+/))
-    .filter((f) => Number(f[1]) === pgid && !f[2]?.startsWith('Z'))
-    .map((f) => f.join(' '));
-}
-
-beforeAll(async () => {
-  sshd = await startSshd();
-});
-afterAll(async () => {
-  for (const b of bots) {
-    await b.run('stop').catch(() => {});
-    await b.app.close();
-  }
-  await sshd.stop();
-});
 
 describe('launch', () => {
   it('shows the exact command in a dry run and starts nothing', async () => {
@@ -196,12 +173,11 @@ describe('crashes', () => {
 describe('restarts and failures', () => {
   it('a restarted bot still knows what runs where', async () => {
     const dirs = freshDirs();
-    const cfg = testConfig(sshd, dirs);
-    const first = makeBot(cfg, dirs);
+    const cfg = testConfig(shared.sshd, dirs);
+    const first = shared.keep(makeBot(cfg, dirs));
     expect((await first.run(`launch small --port ${await freePort()}`)).exitCode).toBe(0);
     await first.app.close();
-    const second = makeBot(cfg, dirs);
-    bots.push(second);
+    const second = shared.keep(makeBot(cfg, dirs));
     const st = await second.run('status --json');
     expect((st.data as Array<{ host: string; state: string; profile: string }>)[0]).toMatchObject({
       host: 'gpu',
@@ -240,9 +216,9 @@ describe('restarts and failures', () => {
     // Kill sshd once the server is loading: the launch is past the point of no return. (A bound, not a timing: a
     // loaded machine takes seconds to get there, and killing it earlier fails the launch itself, a different case.)
     await until(() => b.app.engine.attempts.activeOn('gpu')?.status === 'loading', 20_000);
-    await sshd.stop();
+    await shared.sshd.stop();
     await new Promise((r) => setTimeout(r, 300));
-    await sshd.start();
+    await shared.sshd.start();
     const r = await pending;
     // The follower resumes over a new connection: the launch still ends in one outcome for one attempt.
     expect(b.app.engine.attempts.list()).toHaveLength(1);

@@ -1,22 +1,16 @@
 // `logs --follow` over a real sshd while a writer appends to the log without pause: the snapshot it prints first and
 // the lines it follows afterwards join up, with no line lost or shown twice at the seam.
 import { spawn } from 'node:child_process';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freshDirs, makeBot, type TestBot, testConfig, until } from '../helpers/app.ts';
-import { freePort, type Sshd, startSshd } from '../helpers/sshd.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { type TestBot, until } from '../helpers/app.ts';
+import { freePort } from '../helpers/sshd.ts';
+import { sshdWithBots } from '../helpers/sshd-bots.ts';
 
-let sshd: Sshd;
+const shared = sshdWithBots();
 let bot: TestBot;
 
-beforeAll(async () => {
-  sshd = await startSshd();
-  const dirs = freshDirs();
-  bot = makeBot(testConfig(sshd, dirs), dirs);
-});
-afterAll(async () => {
-  await bot.run('stop').catch(() => {});
-  await bot.app.close();
-  await sshd.stop();
+beforeAll(() => {
+  bot = shared.bot();
 });
 
 describe('logs --follow', () => {

@@ -11,6 +11,7 @@ import { resumeWatches } from '../../src/lifecycle/resume.ts';
 import { makeChatBot, until } from '../helpers/app.ts';
 import { groupConfig } from '../helpers/group-config.ts';
 import { type HostGroup, startHostGroup } from '../helpers/netns.ts';
+import { groupMembers } from '../helpers/sshd.ts';
 
 let group: HostGroup;
 const closers: Array<() => Promise<void>> = [];
@@ -55,16 +56,6 @@ function profilesWithPair(): string {
     'extends: small\ndescription: small across the two hosts of group pair\ntp: 2\nhost: pair\n',
   );
   return dir;
-}
-
-/** Live members of a process group (zombies do not count), read from ps in the root namespace. */
-function groupMembers(pgid: number): number[] {
-  return execFileSync('ps', ['-eo', 'pid=,pgid=,stat='], { encoding: 'utf8' })
-    .trim()
-    .split('\n')
-    .map((l) => l.trim().split(/\s+/))
-    .filter(([, g, st]) => Number(g) === pgid && !st!.startsWith('Z'))
-    .map(([p]) => Number(p));
 }
 
 describe('multi-node launch', () => {

@@ -1,23 +1,19 @@
 // A GPU host whose nvidia-smi cannot be found: the hardware hold-back cannot know the architecture, and says so.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freshDirs, makeBot, type TestBot, testConfig } from '../helpers/app.ts';
-import { freePort, type Sshd, startSshd } from '../helpers/sshd.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { TestBot } from '../helpers/app.ts';
+import { freePort } from '../helpers/sshd.ts';
+import { sshdWithBots } from '../helpers/sshd-bots.ts';
 
-let sshd: Sshd;
+const shared = sshdWithBots();
 let b: TestBot;
 
-beforeAll(async () => {
-  sshd = await startSshd();
-  const dirs = freshDirs();
-  const loaded = testConfig(sshd, dirs);
-  // The stand-in's nvidia-smi lives in bin_dirs: without them the host has none (as a box without the driver).
-  loaded.config.hosts.gpu!.bin_dirs = [];
-  b = makeBot(loaded, dirs);
-});
-afterAll(async () => {
-  await b.run('stop').catch(() => {});
-  await b.app.close();
-  await sshd.stop();
+beforeAll(() => {
+  b = shared.bot({
+    edit: (loaded) => {
+      // The stand-in's nvidia-smi lives in bin_dirs: without them the host has none (as a box without the driver).
+      loaded.config.hosts.gpu!.bin_dirs = [];
+    },
+  });
 });
 
 describe('a host without nvidia-smi', () => {

@@ -2,24 +2,14 @@
 // and reads the log before it as context, so a traceback that began before the restart and ends after it is named
 // from all of its frames, with its own exception line as the root.
 import { appendFileSync, statSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { headNode, saveOffset } from '../../src/lifecycle/nodes.ts';
 import { resumeWatches } from '../../src/lifecycle/resume.ts';
-import { freshDirs, makeBot, type TestBot, testConfig, until } from '../helpers/app.ts';
-import { freePort, type Sshd, startSshd } from '../helpers/sshd.ts';
+import { freshDirs, makeBot, testConfig, until } from '../helpers/app.ts';
+import { freePort } from '../helpers/sshd.ts';
+import { sshdWithBots } from '../helpers/sshd-bots.ts';
 
-let sshd: Sshd;
-const bots: TestBot[] = [];
-
-beforeAll(async () => {
-  sshd = await startSshd();
-});
-afterAll(async () => {
-  const last = bots.at(-1);
-  await last?.run('stop').catch(() => {});
-  for (const b of bots) await b.app.close().catch(() => {});
-  await sshd.stop();
-});
+const shared = sshdWithBots();
 
 const wait = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -38,9 +28,8 @@ const AFTER = ['RuntimeError: unhandled system error', '[2026-12-01 10:00:01] Re
 describe('resuming a follower after a bot restart', () => {
   it('primes the classifier with the log before the saved offset: a traceback split by the restart is read whole', async () => {
     const dirs = freshDirs();
-    const loaded = testConfig(sshd, dirs);
-    const first = makeBot(loaded, dirs);
-    bots.push(first);
+    const loaded = testConfig(shared.sshd, dirs);
+    const first = shared.keep(makeBot(loaded, dirs));
     const r = await first.run(`launch small --no-check --port ${await freePort()}`);
     expect(r.exitCode).toBe(0);
     const id = first.app.engine.attempts.activeOn('gpu')!.id;
@@ -49,8 +38,7 @@ describe('resuming a follower after a bot restart', () => {
     appendFileSync(logPath, `${BEFORE.join('\n')}\n`);
     await first.app.close();
 
-    const second = makeBot(loaded, dirs);
-    bots.push(second);
+    const second = shared.keep(makeBot(loaded, dirs));
     const engine = second.app.engine;
     // The offset the first bot saved last: every byte written so far was handled.
     saveOffset(engine, headNode(engine.attempts.get(id)!), statSync(logPath).size);

@@ -1,28 +1,12 @@
 // probe reads the server's own Prometheus /metrics (SGLang's --enable-metrics names), here from the stand-in over sshd.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { parsePrometheusText, type ServerMetrics, serverMetrics } from '../../src/lifecycle/sglang-metrics.ts';
-import { freshDirs, makeBot, postGenerate, type TestBot, testConfig } from '../helpers/app.ts';
-import { freePort, type Sshd, startSshd } from '../helpers/sshd.ts';
+import { postGenerate, type TestBot } from '../helpers/app.ts';
+import { freePort } from '../helpers/sshd.ts';
+import { sshdWithBots } from '../helpers/sshd-bots.ts';
 
-let sshd: Sshd;
-const bots: TestBot[] = [];
-beforeAll(async () => {
-  sshd = await startSshd();
-});
-afterAll(async () => {
-  for (const b of bots) {
-    await b.run('stop').catch(() => {});
-    await b.app.close();
-  }
-  await sshd.stop();
-});
-
-function bot(): TestBot {
-  const dirs = freshDirs();
-  const b = makeBot(testConfig(sshd, dirs), dirs);
-  bots.push(b);
-  return b;
-}
+const shared = sshdWithBots();
+const bot = (): TestBot => shared.bot();
 
 describe("the server's /metrics (probe, smoke, bench)", () => {
   it('sums label sets and takes histogram means (the shape of SGLang docs sample)', () => {

@@ -4,7 +4,7 @@ import { mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { freshDirs, makeBot, type TestBot, testConfig } from '../helpers/app.ts';
+import { freshDirs, type TestBot } from '../helpers/app.ts';
 import { freePort } from '../helpers/sshd.ts';
 import { sshdWithBots } from '../helpers/sshd-bots.ts';
 
@@ -12,9 +12,7 @@ const shared = sshdWithBots();
 
 function botOn(workdir: string): TestBot {
   const dataDir = mkdtempSync(join(tmpdir(), 'glm-data-'));
-  const b = makeBot(testConfig(shared.sshd, { workdir, dataDir }), { workdir, dataDir });
-  shared.bots.push(b);
-  return b;
+  return shared.bot({ dirs: { workdir, dataDir } });
 }
 
 describe('run ids', () => {

@@ -1,35 +1,23 @@
 // The bot's /metrics after real crashes over sshd and the stand-in: the alert-latency histogram gets its sample (from
 // the crash line read, or from the end found by a reconcile), and the other families say what happened.
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createBotMetrics } from '../../src/metrics/bot.ts';
 import { serveMetrics } from '../../src/metrics/serve.ts';
-import { freshDirs, makeBot, makeChatBot, postGenerate, testConfig, until } from '../helpers/app.ts';
-import { freePort, type Sshd, startSshd, userDir } from '../helpers/sshd.ts';
+import { freshDirs, makeChatBot, postGenerate, testConfig, until } from '../helpers/app.ts';
+import { alive, freePort, userDir } from '../helpers/sshd.ts';
+import { sshdWithBots } from '../helpers/sshd-bots.ts';
 
-let sshd: Sshd;
-const closers: Array<() => Promise<void>> = [];
-
-beforeAll(async () => {
-  sshd = await startSshd();
-});
-afterAll(async () => {
-  for (const c of closers.reverse()) await c();
-  await sshd.stop();
-});
+const shared = sshdWithBots();
 
 /** A long-lived chat bot serving /metrics on an ephemeral port, as the session with GLM_METRICS_PORT does. */
 async function scrapedBot(dirs: { workdir: string; dataDir: string }, env: Record<string, string>) {
-  const b = makeChatBot(testConfig(sshd, { ...dirs, env }));
+  const b = shared.keep(makeChatBot(testConfig(shared.sshd, { ...dirs, env })));
   const metrics = createBotMetrics(b.app.engine);
   b.app.engine.metrics = metrics;
   const server = await serveMetrics(metrics, () => true, 0);
-  closers.push(async () => {
-    await server.close();
-    await b.run('stop').catch(() => {});
-    await b.app.close();
-  });
+  shared.later(() => server.close());
   const scrape = async () => (await fetch(`http://127.0.0.1:${server.port}/metrics`)).text();
   return { ...b, scrape };
 }
@@ -73,7 +61,7 @@ describe('/metrics after a real crash', () => {
     const dirs = freshDirs();
     const ctl = control();
     // Launched by a one-shot bot that then goes away: the server runs on, unwatched.
-    const first = makeBot(testConfig(sshd, { ...dirs, env: { STANDIN_CONTROL: ctl } }), dirs);
+    const first = shared.bot({ dirs, env: { STANDIN_CONTROL: ctl } });
     const port = await freePort();
     expect((await first.run(`launch small --port ${port}`)).exitCode, first.said.join('\n')).toBe(0);
     const a = first.app.engine.attempts.activeOn('gpu')!;
@@ -81,14 +69,7 @@ describe('/metrics after a real crash', () => {
     await postGenerate(first.app, 'gpu', port);
     await first.app.close();
     // The server crashed: its process group leader is gone (or a zombie nobody reaps).
-    await until(() => {
-      try {
-        const stat = readFileSync(`/proc/${a.pgid}/stat`, 'utf8');
-        return /^[ZX]/.test(stat.slice(stat.lastIndexOf(')') + 2));
-      } catch {
-        return true;
-      }
-    }, 20_000);
+    await until(() => !alive(a.pgid!), 20_000);
     const b = await scrapedBot(dirs, { STANDIN_CONTROL: ctl });
     await b.run('status');
     expect(b.app.engine.attempts.get(a.id)?.active).toBe(false);

@@ -4,7 +4,7 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { type Advice, advise, sameConfiguration } from '../../src/advice/advise.ts';
 import { resolveLaunchProfile } from '../../src/advice/profiles.ts';
 import { captureEnvironment } from '../../src/lifecycle/env.ts';
@@ -12,8 +12,9 @@ import { launch } from '../../src/lifecycle/launch.ts';
 import { flagView } from '../../src/profiles/index.ts';
 import type { IssueDraft } from '../../src/reports/issue.ts';
 import { BODY_FILE, PACKAGE_TEMPLATES, TITLE_FILE } from '../../src/reports/templates.ts';
-import { freshDirs, makeBot, STANDIN, type TestBot, testConfig } from '../helpers/app.ts';
-import { freePort, type Sshd, startSshd } from '../helpers/sshd.ts';
+import { STANDIN, type TestBot } from '../helpers/app.ts';
+import { freePort } from '../helpers/sshd.ts';
+import { sshdWithBots } from '../helpers/sshd-bots.ts';
 
 const HF_TOKEN = `hf_${'qwertyuiopasdfghjklzxcvbnmQWERTYUI'}`;
 const PLANTED = {
@@ -25,7 +26,7 @@ const PLANTED = {
 };
 const LEAKS = [HF_TOKEN, 'qwertyuiopasdfghjklzxcvbnm', '/home/alice', 'alice', '192.168.'];
 
-let sshd: Sshd;
+const shared = sshdWithBots();
 let gh: Server;
 let ghBase: string;
 const ghRequests: string[] = [];
@@ -36,7 +37,6 @@ const good: number[] = [];
 const seedsInOrder = () => good.every((id, i) => id === i + 1);
 
 beforeAll(async () => {
-  sshd = await startSshd();
   gh = createServer((req, res) => {
     ghRequests.push(`${req.headers.authorization} ${req.url}`);
     res.writeHead(200, { 'content-type': 'application/json' });
@@ -55,18 +55,14 @@ beforeAll(async () => {
     );
   });
   await new Promise<void>((r) => gh.listen(0, '127.0.0.1', r));
+  shared.later(() => new Promise<void>((r) => gh.close(() => r())));
   const a = gh.address();
   ghBase = `http://127.0.0.1:${typeof a === 'object' && a ? a.port : 0}`;
   process.env.GLM_TEST_GITHUB_TOKEN = 'ghp_localonly';
-  const dirs = freshDirs();
-  b = makeBot(
-    testConfig(sshd, {
-      ...dirs,
-      env: PLANTED,
-      extra: { github: { token_env: 'GLM_TEST_GITHUB_TOKEN', api_url: ghBase } },
-    }),
-    dirs,
-  );
+  shared.later(() => {
+    delete process.env.GLM_TEST_GITHUB_TOKEN;
+  });
+  b = shared.bot({ env: PLANTED, extra: { github: { token_env: 'GLM_TEST_GITHUB_TOKEN', api_url: ghBase } } });
   // The seeds' table: one launch per row, each to its crash. What launch will do once wired: capture the
   // environment with the attempt.
   for (let i = 1; i <= 7; i++) {
@@ -87,14 +83,6 @@ beforeAll(async () => {
   }
   expect(good).toHaveLength(7);
 }, 120_000);
-
-afterAll(async () => {
-  await b?.run('stop').catch(() => {});
-  await b?.app.close();
-  await sshd?.stop();
-  await new Promise<void>((r) => gh.close(() => r()));
-  delete process.env.GLM_TEST_GITHUB_TOKEN;
-});
 
 function noLeaks(...texts: string[]) {
   for (const t of texts) for (const leak of LEAKS) expect(t, `leaked ${leak}`).not.toContain(leak);

@@ -3,26 +3,21 @@
 // endpoint, Slack's Web API played by the local stand-in, a real sshd running the SGLang stand-in.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { createAttemptStore } from '../../src/ledger/attempts.ts';
 import { openDb } from '../../src/ledger/db.ts';
 import { freshDirs, terminalContext, testConfig } from '../helpers/app.ts';
 import { configFile, spawnBot } from '../helpers/child-bot.ts';
-import { freePort, type Sshd, startSshd } from '../helpers/sshd.ts';
-import { type FakeSlack, type Message, startFakeSlack } from './fake-slack.ts';
-import { ACCESS, blockText, clickBody, OPS, postSigned, SECRET, slashBody, startFace, waitFor } from './helpers.ts';
+import { freePort } from '../helpers/sshd.ts';
+import type { FakeSlack, Message } from './fake-slack.ts';
+import { ACCESS, blockText, clickBody, OPS, postSigned, SECRET, slashBody, waitFor } from './helpers.ts';
+import { sshdWithSlack } from './sshd-with-slack.ts';
 
-let sshd: Sshd;
+const slack = sshdWithSlack();
 let fake: FakeSlack;
-const cleanups: Array<() => Promise<void> | void> = [];
 
-beforeAll(async () => {
-  [sshd, fake] = await Promise.all([startSshd(), startFakeSlack()]);
-});
-afterAll(async () => {
-  for (const c of cleanups.reverse()) await c();
-  await fake?.close();
-  await sshd?.stop();
+beforeAll(() => {
+  fake = slack.fake;
 });
 
 const parentOf = (id: number, channel = OPS): Message | undefined =>
@@ -41,16 +36,7 @@ async function answer(rid: string, match: RegExp): Promise<string> {
 
 describe('every way an attempt ends', () => {
   it('a slash-command stop and a terminal stop both finalise the message and say so in its thread', async () => {
-    const dirs = freshDirs();
-    const face = await startFace(
-      fake,
-      testConfig(sshd, { ...dirs, extra: { slack: { channel: OPS, port: 0 }, access: ACCESS } }),
-    );
-    cleanups.push(async () => {
-      for (const a of face.glm.engine.attempts.allActive())
-        await face.glm.dispatch.run(`stop --attempt ${a.id}`, terminalContext(face.glm));
-      await face.stop();
-    });
+    const face = await slack.face(slack.config());
     const slash = async (text: string) => {
       const { body, rid } = slashBody(fake, text);
       expect((await postSigned(face.port, body)).status).toBe(200);
@@ -87,7 +73,7 @@ describe('every way an attempt ends', () => {
   it('a crash while the bot was down (SIGKILLed during the load): on start it is classified, alerted once, its message final', async () => {
     const dirs = freshDirs();
     const port = await freePort();
-    const loaded = testConfig(sshd, {
+    const loaded = testConfig(slack.sshd, {
       ...dirs,
       // Slow enough to kill the bot while the server loads, before it crashes.
       env: { STANDIN_TIME_SCALE: '0.05' },
@@ -102,7 +88,7 @@ describe('every way an attempt ends', () => {
       SLACK_API_URL: fake.apiUrl,
     };
     const first = spawnBot(config, ['slack'], env);
-    cleanups.push(() => first.kill());
+    slack.later(() => first.kill());
     await waitFor(
       'first bot up',
       () => /Slack face started/.test(first.output()) || first.proc.exitCode !== null,
@@ -127,7 +113,7 @@ describe('every way an attempt ends', () => {
     await waitFor('the crash', () => existsSync(join(ledger.get(1)!.runDir!, 'exit')), 60_000);
 
     const second = spawnBot(config, ['slack'], env);
-    cleanups.push(() => second.kill());
+    slack.later(() => second.kill());
     const parent = await waitFor(
       'message final',
       () => {
@@ -154,7 +140,7 @@ describe('every way an attempt ends', () => {
     second.proc.kill('SIGTERM');
     await second.exited;
     const third = spawnBot(config, ['slack'], env);
-    cleanups.push(() => third.kill());
+    slack.later(() => third.kill());
     await waitFor('third bot up', () => /Slack face started/.test(third.output()), 30_000);
     const { body: s2, rid: r2 } = slashBody(fake, 'status', 'UOPER', 'CDOWN');
     expect((await postSigned(port, s2)).status).toBe(200);
@@ -172,18 +158,12 @@ describe('every way an attempt ends', () => {
 describe('"stop #N and launch"', () => {
   it('a launch that would be refused (known to crash here) is refused before anything is stopped', async () => {
     const dirs = freshDirs();
-    const face = await startFace(
-      fake,
-      testConfig(sshd, {
+    const face = await slack.face(
+      testConfig(slack.sshd, {
         ...dirs,
         extra: { slack: { channel: 'CREPL', port: 0 }, access: { ...ACCESS, channels: ['CREPL'] } },
       }),
     );
-    cleanups.push(async () => {
-      for (const a of face.glm.engine.attempts.allActive())
-        await face.glm.dispatch.run(`stop --attempt ${a.id}`, terminalContext(face.glm));
-      await face.stop();
-    });
     const slash = async (text: string) => {
       const { body, rid } = slashBody(fake, text, 'UOPER', 'CREPL');
       expect((await postSigned(face.port, body)).status).toBe(200);

@@ -1,27 +1,20 @@
 // An autopilot run seen from Slack: one parent message for the run, updated in place (phase, launch k of N, what
 // runs, the best so far, time left) with a Stop button; every attempt's messages in its thread; Stop is the operator's
 // (a viewer's click is refused and audited) and stops every server the run started.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { autopilotStore } from '../../src/autopilot/store.ts';
-import { freshDirs, testConfig } from '../helpers/app.ts';
-import { freePort, type Sshd, startSshd } from '../helpers/sshd.ts';
-import { type FakeSlack, type Message, startFakeSlack } from './fake-slack.ts';
-import { ACCESS, blockText, clickBody, OPS, postSigned, slashBody, startFace, waitFor } from './helpers.ts';
+import { freePort } from '../helpers/sshd.ts';
+import type { FakeSlack, Message } from './fake-slack.ts';
+import { blockText, clickBody, type Face, OPS, postSigned, slashBody, waitFor } from './helpers.ts';
+import { sshdWithSlack } from './sshd-with-slack.ts';
 
-let sshd: Sshd;
+const slack = sshdWithSlack();
 let fake: FakeSlack;
-let face: Awaited<ReturnType<typeof startFace>>;
+let face: Face;
 
 beforeAll(async () => {
-  [sshd, fake] = await Promise.all([startSshd(), startFakeSlack()]);
-  const loaded = testConfig(sshd, { ...freshDirs(), extra: { slack: { channel: OPS, port: 0 }, access: ACCESS } });
-  face = await startFace(fake, loaded);
-});
-
-afterAll(async () => {
-  await face?.stop();
-  await fake?.close();
-  await sshd?.stop();
+  fake = slack.fake;
+  face = await slack.face(slack.config());
 });
 
 const parent = (): Message | undefined =>

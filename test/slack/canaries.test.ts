@@ -6,15 +6,16 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { variantsDir } from '../../src/profiles/saved.ts';
 import type { CommandContext } from '../../src/runtime/define.ts';
 import { startScheduler } from '../../src/schedule/scheduler.ts';
-import { freshDirs, terminalContext, testConfig } from '../helpers/app.ts';
+import { freshDirs, terminalContext } from '../helpers/app.ts';
 import { ledgerDb } from '../helpers/ledger.ts';
-import { freePort, type Sshd, startSshd } from '../helpers/sshd.ts';
-import { type FakeSlack, startFakeSlack } from './fake-slack.ts';
-import { ACCESS, blockText, clickBody, OPS, postSigned, slashBody, startFace, waitFor } from './helpers.ts';
+import { freePort } from '../helpers/sshd.ts';
+import type { FakeSlack } from './fake-slack.ts';
+import { blockText, clickBody, type Face, OPS, postSigned, slashBody, waitFor } from './helpers.ts';
+import { sshdWithSlack } from './sshd-with-slack.ts';
 
 const C = {
   openai: 'canaryopenai0001zz',
@@ -34,9 +35,9 @@ const BOT_ENV = {
 };
 const ALL = [...Object.values(C), ...Object.values(BOT_ENV)];
 
-let sshd: Sshd;
+const slack = sshdWithSlack();
 let fake: FakeSlack;
-let face: Awaited<ReturnType<typeof startFace>>;
+let face: Face;
 let workdir: string;
 let dataDir: string;
 let term: CommandContext;
@@ -49,15 +50,18 @@ beforeAll(async () => {
     saved[k] = process.env[k];
     process.env[k] = v;
   }
-  [sshd, fake] = await Promise.all([startSshd(), startFakeSlack()]);
+  slack.later(() => {
+    for (const [k, v] of Object.entries(saved)) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+  });
+  fake = slack.fake;
   ({ workdir, dataDir } = freshDirs());
-  const loaded = testConfig(sshd, {
-    workdir,
-    dataDir,
+  const loaded = slack.config({
+    dirs: { workdir, dataDir },
     env: { HF_HUB_TOKEN: C.host },
     extra: {
-      slack: { channel: OPS, port: 0 },
-      access: ACCESS,
       // The scheduler face: the same commands as a job would run them, reports posted to the channel.
       schedule: {
         jobs: [
@@ -68,20 +72,8 @@ beforeAll(async () => {
       },
     },
   });
-  face = await startFace(fake, loaded);
+  face = await slack.face(loaded);
   term = terminalContext(face.glm, { say: (t) => said.push(t) });
-});
-
-afterAll(async () => {
-  for (const a of face?.glm.engine.attempts.list() ?? [])
-    if (a.active) await face.glm.dispatch.run(`stop --attempt ${a.id}`, term).catch(() => {});
-  await face?.stop();
-  await fake?.close();
-  await sshd?.stop();
-  for (const [k, v] of Object.entries(saved)) {
-    if (v === undefined) delete process.env[k];
-    else process.env[k] = v;
-  }
 });
 
 async function slash(text: string, user = 'UADMIN'): Promise<string> {

@@ -7,9 +7,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { LaunchEvent } from '../../src/lifecycle/launch/types.ts';
 import { ledgerDb } from '../helpers/ledger.ts';
 import { type FakeSlack, startFakeSlack } from './fake-slack.ts';
-import { blockText, localConfig, OPS, startFace, waitFor } from './helpers.ts';
+import { blockText, type Face, localConfig, OPS, startFace, waitFor } from './helpers.ts';
 
-type Face = Awaited<ReturnType<typeof startFace>>;
 const faces: Face[] = [];
 let fake: FakeSlack | undefined;
 

@@ -1,63 +1,38 @@
 // End to end through the Slack face: requests signed as Slack signs them, to the bot's HTTP endpoint on 127.0.0.1;
 // the bot's Web API calls go to the local Slack stand-in; the GPU host is a real sshd running the SGLang stand-in.
 import { appendFileSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freshDirs, testConfig } from '../helpers/app.ts';
-import { freePort, type Sshd, startSshd } from '../helpers/sshd.ts';
-import { type FakeSlack, type Message, startFakeSlack } from './fake-slack.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { terminalContext } from '../helpers/app.ts';
+import { freePort } from '../helpers/sshd.ts';
+import type { FakeSlack, Message } from './fake-slack.ts';
 import {
-  ACCESS,
   blockText,
   clickBody,
+  type Face,
   OPS,
   postSigned,
   SECRET,
   sign,
   slashBody,
-  startFace,
   submitBody,
   waitFor,
 } from './helpers.ts';
+import { sshdWithSlack } from './sshd-with-slack.ts';
 
 // A Hugging Face token shape (hf_ + 34 letters): the redaction patterns must catch it wherever it shows up.
 const CANARY = `hf_${'QwErTyUiOpAsDfGhJkLzXcVbNm'}${'QwErTyUi'}`;
 
-let sshd: Sshd;
+const slack = sshdWithSlack();
 let fake: FakeSlack;
-let face: Awaited<ReturnType<typeof startFace>>;
+let face: Face;
 
 beforeAll(async () => {
-  [sshd, fake] = await Promise.all([startSshd(), startFakeSlack()]);
+  fake = slack.fake;
   fake.groups.SGPU = ['UGROUPIE'];
-  const dirs = freshDirs();
-  const loaded = testConfig(sshd, {
-    ...dirs,
-    env: { HF_TOKEN: CANARY },
-    extra: { slack: { channel: OPS, port: 0 }, access: ACCESS },
-  });
-  face = await startFace(fake, loaded);
+  face = await slack.face(slack.config({ env: { HF_TOKEN: CANARY } }));
 });
 
-afterAll(async () => {
-  const e = face?.glm.engine;
-  for (const h of ['gpu']) if (e?.attempts.activeOn(h)) await face.glm.dispatch.run(`stop --host ${h}`, terminal());
-  await face?.stop();
-  await fake?.close();
-  await sshd?.stop();
-});
-
-function terminal() {
-  return {
-    engine: face.glm.engine,
-    actor: 'teardown',
-    origin: 'terminal' as const,
-    log: face.glm.engine.log,
-    say: () => {},
-    diagnoser: face.glm.diagnoser,
-    longLived: false,
-    commands: face.glm.dispatch.commands,
-  };
-}
+const terminal = () => terminalContext(face.glm, { actor: 'teardown' });
 
 async function slash(text: string, user = 'UOPER', channel = OPS) {
   const { body, rid } = slashBody(fake, text, user, channel);

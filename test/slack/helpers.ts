@@ -178,6 +178,9 @@ export async function startFace(
   return Object.assign(face, { logLines: sink.lines });
 }
 
+/** A face as startFace returns it (with the lines its logger wrote). */
+export type Face = Awaited<ReturnType<typeof startFace>>;
+
 /** All text a block list shows, flattened (for assertions about what a person sees). */
 export function blockText(blocks: unknown): string {
   const out: string[] = [];

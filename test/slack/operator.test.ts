@@ -6,25 +6,26 @@
 import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { PACKAGE_ROOT, validate } from '../../src/config/load.ts';
 import { ConfigError } from '../../src/errors.ts';
 import { variantsDir } from '../../src/profiles/saved.ts';
-import { freshDirs, makeBot, testConfig } from '../helpers/app.ts';
+import { freshDirs } from '../helpers/app.ts';
 import { ledgerDb } from '../helpers/ledger.ts';
-import { freePort, type Sshd, startSshd } from '../helpers/sshd.ts';
-import { type FakeSlack, startFakeSlack } from './fake-slack.ts';
-import { ACCESS, blockText, OPS, postSigned, recordExecs, slashBody, startFace, waitFor } from './helpers.ts';
+import { freePort } from '../helpers/sshd.ts';
+import type { FakeSlack } from './fake-slack.ts';
+import { blockText, type Face, OPS, postSigned, recordExecs, slashBody, waitFor } from './helpers.ts';
+import { sshdWithSlack } from './sshd-with-slack.ts';
 
-let sshd: Sshd;
+const slack = sshdWithSlack();
 let fake: FakeSlack;
-let face: Awaited<ReturnType<typeof startFace>>;
+let face: Face;
 let execs: string[][];
 let profilesDir: string;
 let dirs: ReturnType<typeof freshDirs>;
 
 beforeAll(async () => {
-  [sshd, fake] = await Promise.all([startSshd(), startFakeSlack()]);
+  fake = slack.fake;
   // The package's profiles plus one a team wrote into its repo with a preload of its own: trusted as written.
   profilesDir = mkdtempSync(join(tmpdir(), 'glm-profiles-'));
   cpSync(join(PACKAGE_ROOT, 'profiles'), profilesDir, { recursive: true });
@@ -33,15 +34,9 @@ beforeAll(async () => {
     'description: small with the team preload\nextends: small\nenv: { LD_PRELOAD: /opt/team/libhook.so }\n',
   );
   dirs = freshDirs();
-  const loaded = testConfig(sshd, { ...dirs, extra: { slack: { channel: OPS, port: 0 }, access: ACCESS } });
-  face = await startFace(fake, { ...loaded, profilesDir });
+  const loaded = slack.config({ dirs });
+  face = await slack.face({ ...loaded, profilesDir });
   execs = recordExecs(face.glm.engine.pool.get('gpu'));
-});
-
-afterAll(async () => {
-  await face?.stop();
-  await fake?.close();
-  await sshd?.stop();
 });
 
 async function slash(text: string, user: string): Promise<string> {
@@ -133,8 +128,7 @@ describe('what an operator may set', () => {
   });
 
   it('the terminal is the local user, trusted: --set env.LD_PRELOAD is accepted there', async () => {
-    const d = freshDirs();
-    const b = makeBot(testConfig(sshd, d), d);
+    const b = slack.bot();
     const r = await b.run('launch small --dry-run --set env.LD_PRELOAD=/opt/x/libprof.so');
     expect(r.exitCode).toBe(0);
     expect(r.text).toMatch(/LD_PRELOAD=\/opt\/x\/libprof\.so/);

@@ -3,32 +3,24 @@
 // value never breaks the audit log; a replayed or oversized request is refused.
 import { existsSync, readdirSync } from 'node:fs';
 
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { variantsDir } from '../../src/profiles/saved.ts';
 import { MAX_BODY_BYTES } from '../../src/slack/requests.ts';
-import { freshDirs, testConfig } from '../helpers/app.ts';
 import { ledgerDb } from '../helpers/ledger.ts';
-import { type Sshd, startSshd } from '../helpers/sshd.ts';
-import { type FakeSlack, startFakeSlack } from './fake-slack.ts';
-import { ACCESS, blockText, OPS, postSigned, recordExecs, sign, slashBody, startFace, waitFor } from './helpers.ts';
+import type { FakeSlack } from './fake-slack.ts';
+import { blockText, type Face, postSigned, recordExecs, sign, slashBody, waitFor } from './helpers.ts';
+import { sshdWithSlack } from './sshd-with-slack.ts';
 
-let sshd: Sshd;
+const slack = sshdWithSlack();
 let fake: FakeSlack;
-let face: Awaited<ReturnType<typeof startFace>>;
+let face: Face;
 let execs: string[][];
 
 beforeAll(async () => {
-  [sshd, fake] = await Promise.all([startSshd(), startFakeSlack()]);
-  const loaded = testConfig(sshd, { ...freshDirs(), extra: { slack: { channel: OPS, port: 0 }, access: ACCESS } });
-  face = await startFace(fake, loaded);
+  fake = slack.fake;
+  face = await slack.face(slack.config());
   // Every command the bot runs on the GPU host, recorded at the exec chokepoint.
   execs = recordExecs(face.glm.engine.pool.get('gpu'));
-});
-
-afterAll(async () => {
-  await face?.stop();
-  await fake?.close();
-  await sshd?.stop();
 });
 
 async function answer(rid: string): Promise<string> {

@@ -1,14 +1,15 @@
 // The load benchmark against the stand-in set to a known time to first token and per-token delay: the figures it
 // reports must match what the stand-in was told, at concurrency 1 and 64, over the SSH tunnel. Plus the chart.
 import { readFileSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { benchChartSvg, renderBenchChart } from '../../src/bench-load/chart.ts';
 import type { LevelMetrics } from '../../src/bench-load/metrics.ts';
 import { decodePng } from '../helpers/png.ts';
-import { freePort, type Sshd, startSshd } from '../helpers/sshd.ts';
+import { freePort } from '../helpers/sshd.ts';
+import { sshdWithBots } from '../helpers/sshd-bots.ts';
 import { type SmokeBot, smokeBot } from './helpers.ts';
 
-let sshd: Sshd;
+const shared = sshdWithBots();
 let b: SmokeBot;
 // Long enough that the stand-in's own admission of a 64-request burst (1-4 ms per request on a busy 2-core box,
 // 100-250 ms for the last of them) stays small against it.
@@ -18,15 +19,9 @@ const TPOT = 40;
 const OUT = 32;
 
 beforeAll(async () => {
-  sshd = await startSshd();
-  b = smokeBot(sshd, { env: { STANDIN_TTFT_MS: String(TTFT), STANDIN_TPOT_MS: String(TPOT) } });
+  b = smokeBot(shared, { env: { STANDIN_TTFT_MS: String(TTFT), STANDIN_TPOT_MS: String(TPOT) } });
   const l = await b.run(`launch small --port ${await freePort()} --no-check`);
   expect(l.exitCode, l.text).toBe(0);
-});
-afterAll(async () => {
-  await b.run('stop').catch(() => {});
-  await b.app.close();
-  await sshd.stop();
 });
 
 interface BenchData {

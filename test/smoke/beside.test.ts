@@ -2,17 +2,17 @@
 // takes free GPUs and a free port, as `launch` plans them, and leaves the running server alone; when no GPUs are
 // free, the running server is smoked and the report says so; --port picks the port (launch mode) or the server
 // (running mode). A real sshd; the stand-in on its host.
-import { writeFileSync } from 'node:fs';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { freePort, type Sshd, startSshd } from '../helpers/sshd.ts';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../helpers/sshd.ts';
+import { sshdWithBots } from '../helpers/sshd-bots.ts';
 import { profilesWith, type SmokeBot, smokeBot } from './helpers.ts';
 
-let sshd: Sshd;
+const shared = sshdWithBots();
 let profiles: string;
 let profilePort: number;
 const bots: SmokeBot[] = [];
 function bot(opts: Parameters<typeof smokeBot>[1] = {}): SmokeBot {
-  const b = smokeBot(sshd, { profilesDir: profiles, ...opts });
+  const b = smokeBot(shared, { profilesDir: profiles, ...opts });
   bots.push(b);
   return b;
 }
@@ -26,7 +26,6 @@ interface SmokeData {
 }
 
 beforeAll(async () => {
-  sshd = await startSshd();
   // The profile's own port is one nobody else on this machine uses, so the clash is only with its own server; below
   // the ephemeral range, so the free ports above it the smoke moves to are not another test's.
   profilePort = await freePort([25000, 29000]);
@@ -36,14 +35,6 @@ beforeAll(async () => {
 afterEach(async () => {
   for (const b of bots)
     for (const a of b.app.engine.attempts.allActiveOn('gpu')) await b.run(`stop --attempt ${a.id}`).catch(() => {});
-});
-afterAll(async () => {
-  for (const b of bots) {
-    writeFileSync(b.control, '');
-    await b.run('stop').catch(() => {});
-    await b.app.close();
-  }
-  await sshd.stop();
 });
 
 describe('smoke --launch beside a running server of the same profile', () => {

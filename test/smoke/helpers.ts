@@ -3,9 +3,11 @@
 import { cpSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { App } from '../../src/app.ts';
 import { PACKAGE_ROOT } from '../../src/config/load.ts';
-import { freshDirs, makeBot, type TestBot, testConfig } from '../helpers/app.ts';
-import type { Sshd } from '../helpers/sshd.ts';
+import type { Scheduler } from '../../src/schedule/scheduler.ts';
+import { freshDirs, type TestBot } from '../helpers/app.ts';
+import type { SshdBots } from '../helpers/sshd-bots.ts';
 
 export interface SmokeBot extends TestBot {
   control: string;
@@ -20,8 +22,9 @@ export function profilesWith(extra: Record<string, string> = {}): string {
   return dir;
 }
 
+/** A smoke bot on the file's sshd, torn down after its tests (its control file emptied first, so servers stop). */
 export function smokeBot(
-  sshd: Sshd,
+  shared: SshdBots,
   opts: {
     env?: Record<string, string>;
     extra?: Record<string, unknown>;
@@ -33,12 +36,22 @@ export function smokeBot(
   const dirs = opts.dirs ?? freshDirs();
   const control = opts.control ?? join(dirs.workdir, 'standin-control');
   writeFileSync(control, '');
-  const loaded = testConfig(sshd, {
-    ...dirs,
+  const profilesDir = opts.profilesDir ?? join(PACKAGE_ROOT, 'profiles');
+  const b = shared.bot({
+    dirs,
     env: { STANDIN_CONTROL: control, STANDIN_TTFT_MS: '20', STANDIN_TPOT_MS: '4', ...opts.env },
     extra: opts.extra,
+    edit: (loaded) => {
+      loaded.profilesDir = profilesDir;
+    },
   });
-  const profilesDir = opts.profilesDir ?? join(PACKAGE_ROOT, 'profiles');
-  const b = makeBot({ ...loaded, profilesDir }, dirs);
+  shared.later(() => writeFileSync(control, ''));
   return Object.assign(b, { control, profilesDir, dirs });
+}
+
+/** A scheduled bot's end: its scheduler stops, what it posted is delivered, then the bot closes. */
+export async function shutdown(app: App, s?: Scheduler): Promise<void> {
+  await s?.stop();
+  await app.delivery?.flush(5000);
+  await app.close();
 }

@@ -10,14 +10,15 @@ import { type App, createApp } from '../../src/app.ts';
 import type { ChatAdapter, ChatMessage } from '../../src/chat/types.ts';
 import type { Clock } from '../../src/clock.ts';
 import { span } from '../../src/format/table.ts';
-import { type Scheduler, startScheduler } from '../../src/schedule/scheduler.ts';
+import { startScheduler } from '../../src/schedule/scheduler.ts';
 import { clockTriggers, cronTriggers } from '../../src/schedule/triggers.ts';
 import { freshDirs, terminalContext, testConfig, until } from '../helpers/app.ts';
 import { ledgerDb } from '../helpers/ledger.ts';
-import { freePort, type Sshd, startSshd } from '../helpers/sshd.ts';
-import { profilesWith } from './helpers.ts';
+import { freePort } from '../helpers/sshd.ts';
+import { sshdWithBots, stopLive } from '../helpers/sshd-bots.ts';
+import { profilesWith, shutdown } from './helpers.ts';
 
-let sshd: Sshd;
+const shared = sshdWithBots();
 let profiles: string;
 const dirs = freshDirs();
 let t = Date.parse('2026-03-10T02:29:00Z');
@@ -37,7 +38,7 @@ const adapter: ChatAdapter = {
 const posts = (channel: string) => sent.filter((m) => m.channel === channel).map((m) => m.text);
 
 function bot(): App {
-  const loaded = testConfig(sshd, {
+  const loaded = testConfig(shared.sshd, {
     ...dirs,
     env: { STANDIN_TTFT_MS: '20', STANDIN_TPOT_MS: '4' },
     extra: {
@@ -69,24 +70,16 @@ function bot(): App {
   });
 }
 
-async function shutdown(app: App, s?: Scheduler) {
-  await s?.stop();
-  await app.delivery?.flush(5000);
-  await app.close();
-}
-
 beforeAll(async () => {
   mkdirSync(dirs.dataDir, { recursive: true });
-  sshd = await startSshd();
   // Below the ephemeral range: the fresh launch beside the running server moves to the next free ports up.
   profiles = profilesWith({ 'small-here': `extends: small\nport: ${await freePort([25000, 29000])}\n` });
 });
 afterAll(async () => {
+  // A bot on the tests' ledger stops what they left running.
   const app = bot();
-  for (const a of app.engine.attempts.allActiveOn('gpu'))
-    await app.dispatch.run(`stop --attempt ${a.id}`, terminalContext(app)).catch(() => {});
+  await stopLive({ app, ctx: terminalContext(app) });
   await shutdown(app);
-  await sshd.stop();
 });
 
 describe('jobs on one host', () => {

@@ -10,14 +10,16 @@ import { type App, createApp } from '../../src/app.ts';
 import type { ChatAdapter, ChatMessage } from '../../src/chat/types.ts';
 import type { Clock } from '../../src/clock.ts';
 import type { CommandContext } from '../../src/runtime/define.ts';
-import { type Scheduler, startScheduler } from '../../src/schedule/scheduler.ts';
+import { startScheduler } from '../../src/schedule/scheduler.ts';
 import { clockTriggers } from '../../src/schedule/triggers.ts';
 import { renderMessage } from '../../src/slack/blocks.ts';
 import { freshDirs, terminalContext, testConfig } from '../helpers/app.ts';
 import { ledgerDb } from '../helpers/ledger.ts';
-import { freePort, type Sshd, startSshd } from '../helpers/sshd.ts';
+import { freePort } from '../helpers/sshd.ts';
+import { sshdWithBots, stopLive } from '../helpers/sshd-bots.ts';
+import { shutdown } from './helpers.ts';
 
-let sshd: Sshd;
+const shared = sshdWithBots();
 let port: number;
 const dirs = freshDirs();
 let t = Date.parse('2026-03-10T01:29:00Z'); // 02:29 in Berlin (CET)
@@ -56,7 +58,7 @@ const adapter: ChatAdapter = {
 };
 
 function bot(): { app: App; ctx: CommandContext; run: (s: string) => Promise<{ text: string; data?: unknown }> } {
-  const loaded = testConfig(sshd, {
+  const loaded = testConfig(shared.sshd, {
     ...dirs,
     env: { STANDIN_TTFT_MS: '20', STANDIN_TPOT_MS: '4' },
     extra: {
@@ -100,22 +102,15 @@ function bot(): { app: App; ctx: CommandContext; run: (s: string) => Promise<{ t
   };
 }
 
-async function shutdown(app: App, s?: Scheduler) {
-  await s?.stop();
-  await app.delivery?.flush(5000);
-  await app.close();
-}
-
 beforeAll(async () => {
   mkdirSync(dirs.dataDir, { recursive: true });
-  sshd = await startSshd();
   port = await freePort();
 });
 afterAll(async () => {
-  const { app, run } = bot();
-  await run('stop').catch(() => {});
-  await shutdown(app);
-  await sshd.stop();
+  // A bot on the tests' ledger stops what they left running.
+  const b = bot();
+  await stopLive(b);
+  await shutdown(b.app);
 });
 
 describe('scheduled jobs', () => {

@@ -1,30 +1,14 @@
 // Smoke checks over a real sshd against the SGLang stand-in: a pass, a NaN crash mid-request caught and classified,
 // wrong answers, a tokens/s regression against the last pass, launch mode, history.
 import { readFileSync, writeFileSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { decodePng } from '../helpers/png.ts';
-import { freePort, type Sshd, startSshd } from '../helpers/sshd.ts';
+import { freePort } from '../helpers/sshd.ts';
+import { sshdWithBots } from '../helpers/sshd-bots.ts';
 import { profilesWith, type SmokeBot, smokeBot } from './helpers.ts';
 
-let sshd: Sshd;
-const bots: SmokeBot[] = [];
-function bot(opts: Parameters<typeof smokeBot>[1] = {}): SmokeBot {
-  const b = smokeBot(sshd, opts);
-  bots.push(b);
-  return b;
-}
-
-beforeAll(async () => {
-  sshd = await startSshd();
-});
-afterAll(async () => {
-  for (const b of bots) {
-    writeFileSync(b.control, '');
-    await b.run('stop').catch(() => {});
-    await b.app.close();
-  }
-  await sshd.stop();
-});
+const shared = sshdWithBots();
+const bot = (opts: Parameters<typeof smokeBot>[1] = {}): SmokeBot => smokeBot(shared, opts);
 
 interface SmokeData {
   verdict: string;
