@@ -1,5 +1,6 @@
 // Slurm's own commands on the login node, through the host's one exec chokepoint, and their answers read with zod.
-// Facts relied on (Slurm 22.05, checked against a real slurmctld in test/helpers/slurm.ts): `sbatch --parsable`
+// Facts relied on (Slurm 22.05, checked against a real slurmctld in test/helpers/slurm.ts; the endings, requeue,
+// cgroup OOM and a forgotten job in docs/slurm.md with their sources): `sbatch --parsable`
 // prints `JOBID` or `JOBID;CLUSTER`; `scontrol show job -o ID` prints one line of Key=Value pairs (JobState, Reason,
 // NodeList, BatchHost, ExitCode as `status:signal`, TimeLimit, Partition); a job that ended is kept there for
 // MinJobAge (300 s by default), after which only `sacct` (where accounting exists) still knows it; `squeue` lists
