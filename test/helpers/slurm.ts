@@ -73,7 +73,20 @@ export interface ClusterOptions {
    * kernel inside its own cgroup and Slurm records OUT_OF_MEMORY (needs a writable /sys/fs/cgroup/memory).
    */
   cgroupMemory?: boolean;
+  /**
+   * Job accounting: a MariaDB of the test's own (data dir in the cluster's temp dir, TCP on 127.0.0.1) behind a
+   * slurmdbd, so `sacct` knows jobs the controller has forgotten.
+   */
+  accounting?: boolean;
 }
+
+/** The accounting stack can run here: slurmdbd, its MySQL plugin and MariaDB's server are installed. */
+export const accountingAvailable = [
+  '/usr/sbin/slurmdbd',
+  '/usr/lib/x86_64-linux-gnu/slurm-wlm/accounting_storage_mysql.so',
+  '/usr/sbin/mariadbd',
+  '/usr/bin/mariadb-install-db',
+].every((b) => existsSync(b));
 
 /** A cgroup v1 memory controller this process may make child groups in (what task/cgroup's cgroup/v1 needs). */
 export function cgroupMemoryAvailable(): boolean {
@@ -86,6 +99,112 @@ export function cgroupMemoryAvailable(): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * MariaDB and slurmdbd for a cluster's accounting, as slurmdbd.conf(5) wants them: the conf next to slurm.conf (found
+ * through SLURM_CONF), mode 0600 and owned by SlurmUser (root here), StorageType=accounting_storage/mysql on a
+ * database user of its own. What it took by hand: `mariadb-install-db --no-defaults` into a temp data dir, `mariadbd
+ * --user=root` (it refuses root otherwise) on a free port of 127.0.0.1, the cluster and the test user added with
+ * sacctmgr before slurmctld starts.
+ */
+async function startAccounting(
+  dir: string,
+  env: NodeJS.ProcessEnv,
+  dbdPort: number,
+  mungeSocket: string,
+): Promise<ChildProcess[]> {
+  const db = join(dir, 'db');
+  mkdirSync(db);
+  execFileSync(
+    '/usr/bin/mariadb-install-db',
+    [
+      '--no-defaults',
+      `--datadir=${join(db, 'data')}`,
+      '--user=root',
+      '--auth-root-authentication-method=socket',
+      '--skip-test-db',
+    ],
+    { stdio: 'ignore' },
+  );
+  const sqlPort = await freePort();
+  const sock = join(db, 'mysql.sock');
+  const mariadb = spawn(
+    '/usr/sbin/mariadbd',
+    [
+      '--no-defaults',
+      `--datadir=${join(db, 'data')}`,
+      '--user=root',
+      `--socket=${sock}`,
+      `--port=${sqlPort}`,
+      '--bind-address=127.0.0.1',
+      `--pid-file=${join(db, 'pid')}`,
+      `--log-error=${join(db, 'error.log')}`,
+      '--skip-log-bin',
+      '--innodb-buffer-pool-size=16M',
+    ],
+    { stdio: 'ignore' },
+  );
+  const sql = (q: string) =>
+    execFileSync('/usr/bin/mariadb', ['--no-defaults', `--socket=${sock}`, '-e', q], { stdio: 'pipe' });
+  await waitFor(
+    () => {
+      try {
+        sql('SELECT 1');
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    20_000,
+    () =>
+      `mariadbd did not start: ${existsSync(join(db, 'error.log')) ? readFileSync(join(db, 'error.log'), 'utf8').slice(-1500) : ''}`,
+  );
+  const password = execFileSync('head', ['-c', '12', '/dev/urandom']).toString('hex');
+  sql(
+    `CREATE USER 'slurm'@'127.0.0.1' IDENTIFIED BY '${password}'; GRANT ALL ON slurm_acct_db.* TO 'slurm'@'127.0.0.1';`,
+  );
+  writeFileSync(
+    join(dir, 'slurmdbd.conf'),
+    [
+      'AuthType=auth/munge',
+      `AuthInfo=socket=${mungeSocket}`,
+      'DbdAddr=127.0.0.1',
+      `DbdHost=${hostname()}`,
+      `DbdPort=${dbdPort}`,
+      'SlurmUser=root',
+      `LogFile=${join(dir, 'log', 'slurmdbd.log')}`,
+      `PidFile=${join(dir, 'run', 'slurmdbd.pid')}`,
+      'StorageType=accounting_storage/mysql',
+      'StorageHost=127.0.0.1',
+      `StoragePort=${sqlPort}`,
+      'StorageUser=slurm',
+      `StoragePass=${password}`,
+      'StorageLoc=slurm_acct_db',
+      '',
+    ].join('\n'),
+    { mode: 0o600 },
+  );
+  const slurmdbd = spawn('/usr/sbin/slurmdbd', ['-D'], { env, stdio: 'ignore' });
+  const sacctmgr = (args: string[]) => execFileSync('sacctmgr', ['-i', ...args], { env, stdio: 'pipe' });
+  await waitFor(
+    () => {
+      try {
+        sacctmgr(['show', 'cluster']);
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    20_000,
+    () =>
+      `slurmdbd did not answer: ${existsSync(join(dir, 'log', 'slurmdbd.log')) ? readFileSync(join(dir, 'log', 'slurmdbd.log'), 'utf8').slice(-1500) : ''}`,
+  );
+  sacctmgr(['add', 'cluster', 'glmtest']);
+  sacctmgr(['add', 'account', 'glm', 'Cluster=glmtest']);
+  sacctmgr(['add', 'user', 'glmtest', 'Account=glm', 'Cluster=glmtest']);
+  // Stopped in reverse: slurmdbd before its database.
+  return [mariadb, slurmdbd];
 }
 
 export async function startCluster(opts: ClusterOptions = {}): Promise<TestCluster> {
@@ -115,7 +234,7 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<TestClust
     mkdirSync(join(dir, 'spool', n.name));
     for (let i = 0; i < gpus; i++) writeFileSync(join(dir, 'dev', `${n.name}-gpu${i}`), '');
   }
-  const [ctldPort, slurmdPort] = [await freePort(), await freePort()];
+  const [ctldPort, slurmdPort, dbdPort] = [await freePort(), await freePort(), await freePort()];
   const conf = join(dir, 'slurm.conf');
   const defaults: Record<string, string> = {
     ClusterName: 'glmtest',
@@ -146,6 +265,13 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<TestClust
     JobAcctGatherType: 'jobacct_gather/none',
     AccountingStorageType: 'accounting_storage/none',
   };
+  if (opts.accounting) {
+    defaults.AccountingStorageType = 'accounting_storage/slurmdbd';
+    defaults.AccountingStorageHost = '127.0.0.1';
+    defaults.AccountingStoragePort = String(dbdPort);
+    // The clients' and slurmctld's MUNGE socket for slurmdbd (slurm.conf(5): for slurmdbd it names MUNGE's socket).
+    defaults.AccountingStoragePass = socket;
+  }
   if (opts.cgroupMemory) {
     defaults.TaskPlugin = 'task/cgroup';
     // Memory is then a consumable resource: a job's --mem is its cgroup's limit.
@@ -179,6 +305,7 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<TestClust
   const env = { ...process.env, SLURM_CONF: conf };
   const daemons: ChildProcess[] = [];
   const slurmds = new Map<string, ChildProcess>();
+  if (opts.accounting) daemons.push(...(await startAccounting(dir, env, dbdPort, socket)));
   // -D: in the foreground, so they are our children and end with us; -i: ignore state from an earlier run.
   daemons.push(spawn('/usr/sbin/slurmctld', ['-D', '-i', '-f', conf], { env, stdio: 'ignore' }));
   const run: TestCluster['run'] = (argv, o = {}) => {

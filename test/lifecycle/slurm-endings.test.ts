@@ -9,7 +9,13 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { PACKAGE_ROOT, validate } from '../../src/config/load.ts';
 import { freshDirs, makeBot, makeChatBot, STANDIN, sshBlock, until } from '../helpers/app.ts';
-import { cgroupMemoryAvailable, slurmAvailable, startCluster, type TestCluster } from '../helpers/slurm.ts';
+import {
+  accountingAvailable,
+  cgroupMemoryAvailable,
+  slurmAvailable,
+  startCluster,
+  type TestCluster,
+} from '../helpers/slurm.ts';
 import { freePort, type Sshd, startSshd } from '../helpers/sshd.ts';
 
 let sshd: Sshd;
@@ -214,4 +220,49 @@ describe.skipIf(!slurmAvailable)('Slurm’s own endings on a real slurmctld/slur
       await two.app.close();
     }
   }, 200_000);
+  test.skipIf(!accountingAvailable)(
+    'with accounting (slurmdbd on a MariaDB of the test’s own): a job the controller has forgotten is read from sacct after a restart; cancelled by someone else is named, from accounting',
+    async () => {
+      const c = await cluster({ gpus: 1, accounting: true, settings: { MinJobAge: '2' } });
+      const { loaded, workdir, dataDir } = config(c, { partition: 'gpu' });
+      const port = await freePort();
+      const one = makeBot(loaded, { workdir, dataDir });
+      let jobId: string;
+      try {
+        const r = await one.run(`launch small --host cluster --port ${port} --no-check`);
+        expect(r.text).toMatch(/^ready: attempt #1 /);
+        jobId = one.app.engine.attempts.get(1)!.jobId!;
+      } finally {
+        await one.app.close();
+      }
+      c.run(['scancel', jobId]);
+      await until(() => {
+        try {
+          c.run(['scontrol', 'show', 'job', '-o', jobId]);
+          return false;
+        } catch (e) {
+          return /Invalid job id/i.test(String((e as { stderr?: string }).stderr));
+        }
+      }, 120_000);
+      // Accounting kept it: sacct's own row for the job.
+      expect(c.run(['sacct', '-n', '-P', '-X', '-j', jobId, '-o', 'JobID,State'])).toMatch(
+        new RegExp(`^${jobId}\\|CANCELLED by 0\\n`),
+      );
+      const two = makeBot(loaded, { workdir, dataDir });
+      try {
+        await two.run('status');
+        const a = two.app.engine.attempts.get(1)!;
+        expect(a.active).toBe(false);
+        expect(a.outcome).toBe('cancelled');
+        expect(a.outcomeDetail).toMatch(
+          new RegExp(`^Slurm job ${jobId} on ${c.node} \\(from Slurm accounting, sacct\\): cancelled outside the bot`),
+        );
+        expect(a.outcomeDetail).toMatch(/ended while the bot was not watching/);
+        await until(() => standinsOn(port).length === 0, 10_000);
+      } finally {
+        await two.app.close();
+      }
+    },
+    200_000,
+  );
 });

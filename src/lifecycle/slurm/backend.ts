@@ -241,10 +241,12 @@ export function endingOf(
 ): Ending | null {
   const exitCode = job.exitCode;
   const where = job.nodeList ? ` on ${job.nodeList}` : '';
+  // The controller had forgotten it: this is the accounting database's record.
+  const from = job.source === 'sacct' ? ' (from Slurm accounting, sacct)' : '';
   const e = (outcome: string, detail: string, status: Ending['status'] = 'failed'): Ending => ({
     status,
     outcome,
-    detail: `Slurm job ${job.id}${where}: ${detail}`,
+    detail: `Slurm job ${job.id}${where}${from}: ${detail}`,
     exitCode,
   });
   const oom = (said: string) =>
