@@ -153,13 +153,21 @@ describe.skipIf(!slurmAvailable)('Slurm’s own endings on a real slurmctld/slur
     'out of memory: task/cgroup on the cgroup v1 memory controller; the server outgrows the job’s --mem, the kernel kills it in the job’s cgroup; the ledger and the alert say out of memory from Slurm’s own line',
     async () => {
       const c = await cluster({ gpus: 1, cgroupMemory: true });
-      // The job's python: a model load that keeps taking host memory (pages touched) until the kernel stops it.
+      // The job's python: inside a Slurm step (srun sets SLURM_STEP_ID), a model load that keeps taking host memory
+      // (pages touched) until the kernel stops it; anywhere else (the login node, asked for SGLang's version) the
+      // stand-in, so nothing outside the job's cgroup ever grows.
       const dir = mkdtempSync(join(tmpdir(), 'glm-slurm-oom-'));
       chmodSync(dir, 0o755);
       const python = join(dir, 'python');
       writeFileSync(
         python,
-        `#!/bin/sh\necho "Loading safetensors checkpoint shards:   0% Completed | 0/4 [00:00<?, ?it/s]"\nexec ${process.execPath} -e 'const b = []; for (;;) b.push(Buffer.alloc(8 << 20, 1))'\n`,
+        [
+          '#!/bin/sh',
+          `[ -n "\${SLURM_STEP_ID:-}" ] || exec ${join(STANDIN, 'python')} "$@"`,
+          'echo "Loading safetensors checkpoint shards:   0% Completed | 0/4 [00:00<?, ?it/s]"',
+          `exec ${process.execPath} -e 'const b = []; for (;;) b.push(Buffer.alloc(8 << 20, 1))'`,
+          '',
+        ].join('\n'),
         { mode: 0o755 },
       );
       const { loaded } = config(c, { partition: 'gpu', sbatch: ['--mem=150'] }, python);
