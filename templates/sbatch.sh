@@ -3,6 +3,9 @@
 {{! it exactly as it is submitted. Every value is quoted (or checked for plain characters) by the renderer. }}
 #SBATCH --nodes={{nodes}}
 #SBATCH --ntasks-per-node=1
+{{! Not requeued: a node failure or a preemption ends the attempt (and says so) instead of the same job starting }}
+{{! again later, unseen, on other nodes with another address. }}
+#SBATCH --no-requeue
 #SBATCH {{gpus}}
 {{#partition}}
 #SBATCH --partition={{partition}}

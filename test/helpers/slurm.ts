@@ -19,10 +19,20 @@
 //   /sys/fs/cgroup, and slurmd then fails ("Unable to initialize cgroup plugin"). SlurmdSpoolDir and SlurmdPidFile
 //   take %n so the two slurmd keep apart; srun's steps reach back across the bridge.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmdirSync,
+  writeFileSync,
+} from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from './sshd.ts';
+import { descendants, freePort } from './sshd.ts';
 
 const BINARIES = ['/usr/sbin/munged', '/usr/sbin/slurmctld', '/usr/sbin/slurmd', '/usr/bin/sbatch'];
 
@@ -35,6 +45,8 @@ export interface TestCluster {
   node: string;
   /** Runs a Slurm client command as root against this cluster. */
   run(argv: string[], opts?: { asUser?: string; input?: string }): string;
+  /** Kills a node's slurmd (SIGKILL, as a crashed machine would go silent); its jobs' slurmstepd live on. */
+  killSlurmd(node: string): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -52,6 +64,147 @@ export interface ClusterOptions {
   maxTimeMin?: number;
   /** Compute nodes in network namespaces (their addresses and namespaces); default: this machine on 127.0.0.1. */
   nodes?: Array<{ address: string; netns?: string }>;
+  /** slurm.conf settings that replace (or add to) the defaults below, e.g. `{ SlurmdTimeout: '6' }`. */
+  settings?: Record<string, string>;
+  /** PartitionName lines instead of the one `gpu` partition (`Nodes=ALL` etc. are the caller's). */
+  partitions?: string[];
+  /**
+   * task/cgroup on the cgroup v1 memory controller with ConstrainRAMSpace, so a job over its --mem is killed by the
+   * kernel inside its own cgroup and Slurm records OUT_OF_MEMORY (needs a writable /sys/fs/cgroup/memory).
+   */
+  cgroupMemory?: boolean;
+  /**
+   * Job accounting: a MariaDB of the test's own (data dir in the cluster's temp dir, TCP on 127.0.0.1) behind a
+   * slurmdbd, so `sacct` knows jobs the controller has forgotten.
+   */
+  accounting?: boolean;
+}
+
+/** The accounting stack can run here: slurmdbd, its MySQL plugin and MariaDB's server are installed. */
+export const accountingAvailable = [
+  '/usr/sbin/slurmdbd',
+  '/usr/lib/x86_64-linux-gnu/slurm-wlm/accounting_storage_mysql.so',
+  '/usr/sbin/mariadbd',
+  '/usr/bin/mariadb-install-db',
+].every((b) => existsSync(b));
+
+/** A cgroup v1 memory controller this process may make child groups in (what task/cgroup's cgroup/v1 needs). */
+export function cgroupMemoryAvailable(): boolean {
+  const root = '/sys/fs/cgroup/memory';
+  if (!existsSync(join(root, 'memory.limit_in_bytes'))) return false;
+  try {
+    const probe = mkdtempSync(join(root, 'glm-probe-'));
+    rmdirSync(probe);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * MariaDB and slurmdbd for a cluster's accounting, as slurmdbd.conf(5) wants them: the conf next to slurm.conf (found
+ * through SLURM_CONF), mode 0600 and owned by SlurmUser (root here), StorageType=accounting_storage/mysql on a
+ * database user of its own. What it took by hand: `mariadb-install-db --no-defaults` into a temp data dir, `mariadbd
+ * --user=root` (it refuses root otherwise) on a free port of 127.0.0.1, the cluster and the test user added with
+ * sacctmgr before slurmctld starts.
+ */
+async function startAccounting(
+  dir: string,
+  env: NodeJS.ProcessEnv,
+  dbdPort: number,
+  mungeSocket: string,
+): Promise<ChildProcess[]> {
+  const db = join(dir, 'db');
+  mkdirSync(db);
+  execFileSync(
+    '/usr/bin/mariadb-install-db',
+    [
+      '--no-defaults',
+      `--datadir=${join(db, 'data')}`,
+      '--user=root',
+      '--auth-root-authentication-method=socket',
+      '--skip-test-db',
+    ],
+    { stdio: 'ignore' },
+  );
+  const sqlPort = await freePort();
+  const sock = join(db, 'mysql.sock');
+  const mariadb = spawn(
+    '/usr/sbin/mariadbd',
+    [
+      '--no-defaults',
+      `--datadir=${join(db, 'data')}`,
+      '--user=root',
+      `--socket=${sock}`,
+      `--port=${sqlPort}`,
+      '--bind-address=127.0.0.1',
+      `--pid-file=${join(db, 'pid')}`,
+      `--log-error=${join(db, 'error.log')}`,
+      '--skip-log-bin',
+      '--innodb-buffer-pool-size=16M',
+    ],
+    { stdio: 'ignore' },
+  );
+  const sql = (q: string) =>
+    execFileSync('/usr/bin/mariadb', ['--no-defaults', `--socket=${sock}`, '-e', q], { stdio: 'pipe' });
+  await waitFor(
+    () => {
+      try {
+        sql('SELECT 1');
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    20_000,
+    () =>
+      `mariadbd did not start: ${existsSync(join(db, 'error.log')) ? readFileSync(join(db, 'error.log'), 'utf8').slice(-1500) : ''}`,
+  );
+  const password = execFileSync('head', ['-c', '12', '/dev/urandom']).toString('hex');
+  sql(
+    `CREATE USER 'slurm'@'127.0.0.1' IDENTIFIED BY '${password}'; GRANT ALL ON slurm_acct_db.* TO 'slurm'@'127.0.0.1';`,
+  );
+  writeFileSync(
+    join(dir, 'slurmdbd.conf'),
+    [
+      'AuthType=auth/munge',
+      `AuthInfo=socket=${mungeSocket}`,
+      'DbdAddr=127.0.0.1',
+      `DbdHost=${hostname()}`,
+      `DbdPort=${dbdPort}`,
+      'SlurmUser=root',
+      `LogFile=${join(dir, 'log', 'slurmdbd.log')}`,
+      `PidFile=${join(dir, 'run', 'slurmdbd.pid')}`,
+      'StorageType=accounting_storage/mysql',
+      'StorageHost=127.0.0.1',
+      `StoragePort=${sqlPort}`,
+      'StorageUser=slurm',
+      `StoragePass=${password}`,
+      'StorageLoc=slurm_acct_db',
+      '',
+    ].join('\n'),
+    { mode: 0o600 },
+  );
+  const slurmdbd = spawn('/usr/sbin/slurmdbd', ['-D'], { env, stdio: 'ignore' });
+  const sacctmgr = (args: string[]) => execFileSync('sacctmgr', ['-i', ...args], { env, stdio: 'pipe' });
+  await waitFor(
+    () => {
+      try {
+        sacctmgr(['show', 'cluster']);
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    20_000,
+    () =>
+      `slurmdbd did not answer: ${existsSync(join(dir, 'log', 'slurmdbd.log')) ? readFileSync(join(dir, 'log', 'slurmdbd.log'), 'utf8').slice(-1500) : ''}`,
+  );
+  sacctmgr(['add', 'cluster', 'glmtest']);
+  sacctmgr(['add', 'account', 'glm', 'Cluster=glmtest']);
+  sacctmgr(['add', 'user', 'glmtest', 'Account=glm', 'Cluster=glmtest']);
+  // Stopped in reverse: slurmdbd before its database.
+  return [mariadb, slurmdbd];
 }
 
 export async function startCluster(opts: ClusterOptions = {}): Promise<TestCluster> {
@@ -81,43 +234,59 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<TestClust
     mkdirSync(join(dir, 'spool', n.name));
     for (let i = 0; i < gpus; i++) writeFileSync(join(dir, 'dev', `${n.name}-gpu${i}`), '');
   }
-  const [ctldPort, slurmdPort] = [await freePort(), await freePort()];
+  const [ctldPort, slurmdPort, dbdPort] = [await freePort(), await freePort(), await freePort()];
   const conf = join(dir, 'slurm.conf');
+  const defaults: Record<string, string> = {
+    ClusterName: 'glmtest',
+    SlurmctldHost: `${hostname()}(${ctldAddress})`,
+    SlurmctldPort: String(ctldPort),
+    SlurmdPort: String(slurmdPort),
+    SlurmUser: 'root',
+    AuthType: 'auth/munge',
+    AuthInfo: `socket=${socket}`,
+    CredType: 'cred/munge',
+    StateSaveLocation: join(dir, 'state'),
+    SlurmdSpoolDir: join(dir, 'spool', '%n'),
+    SlurmctldPidFile: join(dir, 'run', 'slurmctld.pid'),
+    SlurmdPidFile: join(dir, 'run', 'slurmd-%n.pid'),
+    SlurmctldLogFile: join(dir, 'log', 'slurmctld.log'),
+    SlurmdLogFile: join(dir, 'log', 'slurmd-%n.log'),
+    ProctrackType: 'proctrack/linuxproc',
+    TaskPlugin: 'task/none',
+    SelectType: 'select/cons_tres',
+    SelectTypeParameters: 'CR_Core',
+    GresTypes: 'gpu',
+    SchedulerType: 'sched/backfill',
+    MpiDefault: 'none',
+    ReturnToService: '2',
+    InactiveLimit: '0',
+    KillWait: '2',
+    MinJobAge: '300',
+    JobAcctGatherType: 'jobacct_gather/none',
+    AccountingStorageType: 'accounting_storage/none',
+  };
+  if (opts.accounting) {
+    defaults.AccountingStorageType = 'accounting_storage/slurmdbd';
+    defaults.AccountingStorageHost = '127.0.0.1';
+    defaults.AccountingStoragePort = String(dbdPort);
+    // The clients' and slurmctld's MUNGE socket for slurmdbd (slurm.conf(5): for slurmdbd it names MUNGE's socket).
+    defaults.AccountingStoragePass = socket;
+  }
+  if (opts.cgroupMemory) {
+    defaults.TaskPlugin = 'task/cgroup';
+    // Memory is then a consumable resource: a job's --mem is its cgroup's limit.
+    defaults.SelectTypeParameters = 'CR_Core_Memory';
+  }
+  const settings = { ...defaults, ...opts.settings };
   writeFileSync(
     conf,
     [
-      'ClusterName=glmtest',
-      `SlurmctldHost=${hostname()}(${ctldAddress})`,
-      `SlurmctldPort=${ctldPort}`,
-      `SlurmdPort=${slurmdPort}`,
-      'SlurmUser=root',
-      'AuthType=auth/munge',
-      `AuthInfo=socket=${socket}`,
-      'CredType=cred/munge',
-      `StateSaveLocation=${join(dir, 'state')}`,
-      `SlurmdSpoolDir=${join(dir, 'spool', '%n')}`,
-      `SlurmctldPidFile=${join(dir, 'run', 'slurmctld.pid')}`,
-      `SlurmdPidFile=${join(dir, 'run', 'slurmd-%n.pid')}`,
-      `SlurmctldLogFile=${join(dir, 'log', 'slurmctld.log')}`,
-      `SlurmdLogFile=${join(dir, 'log', 'slurmd-%n.log')}`,
-      'ProctrackType=proctrack/linuxproc',
-      'TaskPlugin=task/none',
-      'SelectType=select/cons_tres',
-      'SelectTypeParameters=CR_Core',
-      'GresTypes=gpu',
-      'SchedulerType=sched/backfill',
-      'MpiDefault=none',
-      'ReturnToService=2',
-      'InactiveLimit=0',
-      'KillWait=2',
-      'MinJobAge=300',
-      'JobAcctGatherType=jobacct_gather/none',
-      'AccountingStorageType=accounting_storage/none',
+      ...Object.entries(settings).map(([k, v]) => `${k}=${v}`),
       ...nodes.map(
         (n) =>
           `NodeName=${n.name} NodeAddr=${n.address} CPUs=${opts.nodes ? 1 : 2} RealMemory=1000 Gres=gpu:${gpus} State=UNKNOWN`,
       ),
-      `PartitionName=gpu Nodes=ALL Default=YES MaxTime=${opts.maxTimeMin ?? 60} State=UP`,
+      ...(opts.partitions ?? [`PartitionName=gpu Nodes=ALL Default=YES MaxTime=${opts.maxTimeMin ?? 60} State=UP`]),
       '',
     ].join('\n'),
   );
@@ -125,8 +294,18 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<TestClust
     join(dir, 'gres.conf'),
     nodes.map((n) => `NodeName=${n.name} Name=gpu File=${join(dir, 'dev')}/${n.name}-gpu[0-${gpus - 1}]\n`).join(''),
   );
+  if (opts.cgroupMemory) {
+    // cgroup.conf(5): the v1 plugin on the mounted memory controller; ConstrainRAMSpace sets the job's --mem as the
+    // cgroup's limit, so the kernel's OOM killer acts inside the job and slurmstepd sees the OOM event.
+    writeFileSync(
+      join(dir, 'cgroup.conf'),
+      'CgroupPlugin=cgroup/v1\nConstrainRAMSpace=yes\nConstrainSwapSpace=no\nConstrainCores=no\nConstrainDevices=no\n',
+    );
+  }
   const env = { ...process.env, SLURM_CONF: conf };
   const daemons: ChildProcess[] = [];
+  const slurmds = new Map<string, ChildProcess>();
+  if (opts.accounting) daemons.push(...(await startAccounting(dir, env, dbdPort, socket)));
   // -D: in the foreground, so they are our children and end with us; -i: ignore state from an earlier run.
   daemons.push(spawn('/usr/sbin/slurmctld', ['-D', '-i', '-f', conf], { env, stdio: 'ignore' }));
   const run: TestCluster['run'] = (argv, o = {}) => {
@@ -150,16 +329,17 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<TestClust
   );
   for (const n of nodes) {
     const argv = ['-D', '-f', conf, ...(opts.nodes ? ['-N', n.name] : [])];
-    daemons.push(
-      n.netns
-        ? spawn('nsenter', [`--net=/run/netns/${n.netns}`, '/usr/sbin/slurmd', ...argv], { env, stdio: 'ignore' })
-        : spawn('/usr/sbin/slurmd', argv, { env, stdio: 'ignore' }),
-    );
+    const p = n.netns
+      ? spawn('nsenter', [`--net=/run/netns/${n.netns}`, '/usr/sbin/slurmd', ...argv], { env, stdio: 'ignore' })
+      : spawn('/usr/sbin/slurmd', argv, { env, stdio: 'ignore' });
+    daemons.push(p);
+    slurmds.set(n.name, p);
   }
   await waitFor(
     () => {
-      const states = run(['sinfo', '-h', '-N', '-o', '%T']).trim().split('\n');
-      return states.length === nodes.length && states.every((t) => /^idle/.test(t));
+      // One row per node and partition: a node in two partitions is listed twice.
+      const rows = new Set(run(['sinfo', '-h', '-N', '-o', '%N %T']).trim().split('\n'));
+      return rows.size === nodes.length && [...rows].every((t) => / idle/.test(t));
     },
     20_000,
     () => `slurmd did not register: ${log(`slurmd-${nodes.at(-1)!.name}.log`)}`,
@@ -169,6 +349,38 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<TestClust
     conf,
     node,
     run,
+    async killSlurmd(name) {
+      const p = slurmds.get(name);
+      if (!p?.pid) throw new Error(`no slurmd for node ${name}`);
+      // The node's job steps go with it (a machine that died takes its processes along): this cluster's slurmstepd
+      // (SLURM_CONF in their environment) in the node's network namespace, and everything they started.
+      const netns = (pid: number) => readlinkSync(`/proc/${pid}/ns/net`);
+      const ns = netns(p.pid);
+      const steps = readdirSync('/proc')
+        .filter((d) => /^\d+$/.test(d))
+        .map(Number)
+        .filter((pid) => {
+          try {
+            return (
+              readFileSync(`/proc/${pid}/cmdline`, 'utf8').startsWith('slurmstepd') &&
+              readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').includes(`SLURM_CONF=${conf}`) &&
+              netns(pid) === ns
+            );
+          } catch {
+            return false; // gone meanwhile
+          }
+        });
+      const victims = [p.pid, ...steps.flatMap((s) => [s, ...descendants(s)])];
+      const exited = new Promise<void>((resolve) => p.once('exit', () => resolve()));
+      for (const pid of victims) {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          // already gone
+        }
+      }
+      await exited;
+    },
     async stop() {
       // Jobs first (their slurmstepd outlive slurmd), then the daemons we started, then munged by its pid file.
       try {
@@ -182,7 +394,7 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<TestClust
         () => 'jobs did not end',
       ).catch(() => {});
       for (const p of daemons.reverse()) {
-        if (p.exitCode !== null || p.pid === undefined) continue;
+        if (p.exitCode !== null || p.signalCode !== null || p.pid === undefined) continue;
         await new Promise<void>((resolve) => {
           p.once('exit', () => resolve());
           p.kill('SIGTERM');

@@ -1,12 +1,16 @@
 // The Slurm backend's pure parts: the cluster and profile options (schema, README example), the batch script they
 // render to, and Slurm's own output read back (scontrol's Key=Value line, the endings).
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { PACKAGE_ROOT, validate } from '../../src/config/load.ts';
 import { ConfigError } from '../../src/errors.ts';
-import { parseScontrolJob } from '../../src/lifecycle/slurm/cli.ts';
+import { createAttemptStore } from '../../src/ledger/attempts.ts';
+import { openDb } from '../../src/ledger/db.ts';
+import { endingOf } from '../../src/lifecycle/slurm/backend.ts';
+import { oomInOutput, parseScontrolJob } from '../../src/lifecycle/slurm/cli.ts';
 import { renderJob } from '../../src/lifecycle/slurm/script.ts';
 import type { ResolvedProfile } from '../../src/profiles/index.ts';
 
@@ -141,5 +145,48 @@ describe('Slurm cluster config and the batch script', () => {
       priority: 4294901757,
     });
     expect(parseScontrolJob('slurm_load_jobs error: Invalid job id specified')).toBeNull();
+  });
+
+  // Recorded from Debian bookworm's Slurm 22.05.8 on this machine (task/cgroup, cgroup v1 memory controller): a batch
+  // job with --mem=50 whose batch shell itself outgrew it. The bot's own jobs run the server as an srun step, which
+  // Slurm ends as FAILED instead (test/lifecycle/slurm-endings.test.ts produces that one for real); this record is
+  // the other way Slurm reports the same cause, read here as its scontrol line.
+  it('maps a recorded OUT_OF_MEMORY record, and Slurm’s own OOM lines in a job’s output, to out_of_memory', () => {
+    const job = parseScontrolJob(
+      'JobId=1 JobName=wrap UserId=glmtest(1001) GroupId=glmtest(1001) MCS_label=N/A Priority=4294901759 Nice=0 Account=(null) QOS=(null) JobState=OUT_OF_MEMORY Reason=OutOfMemory Dependency=(null) Requeue=0 Restarts=0 BatchFlag=1 Reboot=0 ExitCode=0:125 RunTime=00:00:00 TimeLimit=01:00:00 TimeMin=N/A Partition=gpu NodeList=vm BatchHost=vm NumNodes=1 NumCPUs=1 NumTasks=1 CPUs/Task=1 TRES=cpu=1,mem=50M,node=1,billing=1 MinMemoryNode=50M',
+    )!;
+    expect(job).toMatchObject({ state: 'OUT_OF_MEMORY', reason: 'OutOfMemory', exitCode: 0, signal: 125 });
+    const attempts = createAttemptStore(openDb(`${mkdtempSync(join(tmpdir(), 'glm-oom-'))}/ledger.sqlite`));
+    const a = attempts.open({
+      host: 'cluster',
+      profile: 'small',
+      profileJson: '{}',
+      flags: {},
+      argv: [],
+      env: {},
+      commandLine: 'x',
+      port: 30000,
+      actor: 'U1',
+      origin: 'cli',
+      startedAt: 0,
+      leases: [],
+    });
+    expect(endingOf({ attempts }, a, job)).toMatchObject({
+      status: 'failed',
+      outcome: 'out_of_memory',
+      detail: expect.stringMatching(
+        /^Slurm job 1 on vm: out of memory: .*Slurm: OUT_OF_MEMORY.*--mem in slurm\.sbatch/,
+      ),
+    });
+    // The srun step's OOM: scontrol says FAILED; slurmstepd's and srun's lines in the output (recorded as above).
+    const failed = { ...job, state: 'FAILED' as const, reason: 'NonZeroExitCode', exitCode: 1, signal: 0 };
+    expect(endingOf({ attempts }, a, failed)).toBeNull();
+    const stepd =
+      'slurmstepd-vm: error: Detected 1 oom-kill event(s) in StepId=7.0. Some of your processes may have been killed by the cgroup out-of-memory handler.';
+    const srun = 'srun: error: vm: task 0: Out Of Memory';
+    expect(oomInOutput(`glm: job 7 on vm\n${stepd}\n`)).toBe(stepd);
+    expect(oomInOutput(`glm: job 7 on vm\n${srun}\n`)).toBe(srun);
+    expect(oomInOutput('torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n')).toBeNull();
+    expect(endingOf({ attempts }, a, failed, { oomLine: srun })?.outcome).toBe('out_of_memory');
   });
 });

@@ -22,13 +22,18 @@ import {
   ACTIVE_JOB_STATES,
   expandNodes,
   type JobRecord,
+  jobOutputTail,
   listJobs,
+  lookupJob,
+  type NodeTrouble,
   nodeAddress,
+  oomInOutput,
   partitionGpus,
   queuePosition,
   readJob,
   SUBMIT,
   slurmArgv,
+  troubledNodes,
 } from './cli.ts';
 import { renderJob } from './script.ts';
 
@@ -219,27 +224,61 @@ async function startNodes(engine: Engine, req: LaunchRequest, { attempt, plan: p
 const RUNNING_STATES = new Set(['RUNNING', 'COMPLETING', 'CONFIGURING']);
 const isActive = (j: JobRecord) => (ACTIVE_JOB_STATES as readonly string[]).includes(j.state);
 
+/** What Slurm says besides the job's own record, asked for when a job ended: what failed, what its output says. */
+export interface EndingClues {
+  /** The job's nodes that Slurm took out of service (for NODE_FAIL). */
+  troubled?: NodeTrouble[];
+  /** Slurm's OOM-kill line in the job's output (a FAILED job whose step the cgroup OOM killer hit). */
+  oomLine?: string | null;
+}
+
 /** How a job that is over ended, in the ledger's words; null when the server's own exit status says it all. */
-export function endingOf(engine: Pick<Engine, 'attempts'>, attempt: Attempt, job: JobRecord): Ending | null {
+export function endingOf(
+  engine: Pick<Engine, 'attempts'>,
+  attempt: Attempt,
+  job: JobRecord,
+  clues: EndingClues = {},
+): Ending | null {
   const exitCode = job.exitCode;
   const where = job.nodeList ? ` on ${job.nodeList}` : '';
+  // The controller had forgotten it: this is the accounting database's record.
+  const from = job.source === 'sacct' ? ' (from Slurm accounting, sacct)' : '';
   const e = (outcome: string, detail: string, status: Ending['status'] = 'failed'): Ending => ({
     status,
     outcome,
-    detail: `Slurm job ${job.id}${where}: ${detail}`,
+    detail: `Slurm job ${job.id}${where}${from}: ${detail}`,
     exitCode,
   });
+  const oom = (said: string) =>
+    e(
+      'out_of_memory',
+      `out of memory: the job's cgroup limit was hit (${said}); ask for more with --mem in slurm.sbatch`,
+    );
   switch (job.state) {
     case 'TIMEOUT':
       return e('time_limit', `time limit reached (${job.timeLimit || 'the job’s --time'}); Slurm ended it`);
     case 'PREEMPTED':
-      return e('preempted', 'preempted by a job of higher priority');
+      return e(
+        'preempted',
+        `preempted: a job of a higher-priority partition or QOS took its nodes (partition ${job.partition || '?'}); launch again, or use a partition that is not preemptible`,
+      );
     case 'NODE_FAIL':
-      return e('node_fail', 'a node of the job failed');
-    case 'BOOT_FAIL':
-      return e('node_fail', 'a node of the job failed to boot');
+    case 'BOOT_FAIL': {
+      // Which node failed, and why Slurm says so (a job's node list may name several).
+      const bad = clues.troubled?.length ? clues.troubled : [{ node: job.nodeList, state: '', reason: job.reason }];
+      const said = bad.map(
+        (n) =>
+          `${n.node} ${job.state === 'BOOT_FAIL' ? 'failed to boot' : 'stopped answering Slurm'}${n.reason ? ` (${n.reason}${n.state ? `, ${n.state}` : ''})` : ''}`,
+      );
+      return e(
+        'node_fail',
+        `node failure: ${said.join('; ')}; Slurm ended the job, its processes there are lost; see scontrol show node ${bad.map((n) => n.node).join(',')}`,
+      );
+    }
     case 'OUT_OF_MEMORY':
-      return e('out_of_memory', 'out of memory (the job’s cgroup limit); ask for more with --mem in slurm.sbatch');
+      return oom('Slurm: OUT_OF_MEMORY');
+    case 'FAILED':
+      return clues.oomLine ? oom(`Slurm: ${clues.oomLine}`) : null;
     case 'DEADLINE':
       return e('time_limit', 'its deadline passed');
     case 'CANCELLED':
@@ -251,20 +290,45 @@ export function endingOf(engine: Pick<Engine, 'attempts'>, attempt: Attempt, job
   }
 }
 
-function stateFrom(engine: Pick<Engine, 'attempts'>, attempt: Attempt, job: JobRecord | null): ServerState {
-  if (!job) return { state: 'none', exitCode: null, text: `Slurm no longer knows job ${attempt.jobId}` };
+/** The clues an ending needs beyond the job's record (one more look at Slurm or the output, only when it applies). */
+async function cluesFor(host: RemoteHost, cfg: HostConfig, attempt: Attempt, job: JobRecord): Promise<EndingClues> {
+  if (job.state === 'NODE_FAIL' || job.state === 'BOOT_FAIL') {
+    return { troubled: await troubledNodes(host, cfg, job.nodeList).catch(() => []) };
+  }
+  if (job.state === 'FAILED' && attempt.runDir) {
+    return { oomLine: oomInOutput(await jobOutputTail(host, attempt.runDir)) };
+  }
+  return {};
+}
+
+function stateFrom(
+  engine: Pick<Engine, 'attempts'>,
+  attempt: Attempt,
+  job: JobRecord | null,
+  clues: EndingClues = {},
+  why?: string,
+): ServerState {
+  if (!job)
+    return {
+      state: 'none',
+      exitCode: null,
+      text: `Slurm no longer knows job ${attempt.jobId}${why ? `: ${why}` : ''}`,
+    };
   if (job.state === 'PENDING' || job.state === 'REQUEUED' || job.state === 'SUSPENDED')
     return { state: 'queued', exitCode: null, text: `${job.state}: ${job.reason}` };
   if (RUNNING_STATES.has(job.state))
     return { state: 'running', exitCode: null, text: `${job.state} on ${job.nodeList}` };
-  const ending = endingOf(engine, attempt, job) ?? undefined;
+  const ending = endingOf(engine, attempt, job, clues) ?? undefined;
   return { state: 'ended', exitCode: job.exitCode, ending, text: job.state };
 }
 
 async function state(engine: Engine, attempt: Attempt): Promise<ServerState> {
   if (!attempt.jobId) return { state: 'none', exitCode: null, text: 'not submitted' };
   const { host, cfg } = clusterOf(engine, attempt.host);
-  return stateFrom(engine, attempt, await readJob(host, cfg, attempt.jobId));
+  const found = await lookupJob(host, cfg, attempt.jobId);
+  const job = found.job;
+  if (!job) return stateFrom(engine, attempt, null, {}, 'why' in found ? found.why : undefined);
+  return stateFrom(engine, attempt, job, isActive(job) ? {} : await cluesFor(host, cfg, attempt, job));
 }
 
 async function admitted(
@@ -410,7 +474,11 @@ async function reconcile(engine: Engine, a: Attempt, opts: { skipStarting?: bool
   const ending: Ending = st.ending ?? {
     status: st.state === 'none' ? 'lost' : st.exitCode ? 'crashed' : 'exited',
     outcome: st.state === 'none' ? 'lost' : st.exitCode ? 'crashed' : 'exited',
-    detail: st.state === 'none' ? `${st.text} (ended longer ago than its MinJobAge; no accounting to ask)` : st.text,
+    // Nothing left to say how it ended: said as such, with where its output still is.
+    detail:
+      st.state === 'none'
+        ? `${st.text}; how it ended is unknown${a.runDir ? ` (its output: ${a.runDir}/job.log)` : ''}`
+        : st.text,
     exitCode: st.exitCode,
   };
   engine.attempts.finish(a.id, {

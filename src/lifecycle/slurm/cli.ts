@@ -1,5 +1,6 @@
 // Slurm's own commands on the login node, through the host's one exec chokepoint, and their answers read with zod.
-// Facts relied on (Slurm 22.05, checked against a real slurmctld in test/helpers/slurm.ts): `sbatch --parsable`
+// Facts relied on (Slurm 22.05, checked against a real slurmctld in test/helpers/slurm.ts; the endings, requeue,
+// cgroup OOM and a forgotten job in docs/slurm.md with their sources): `sbatch --parsable`
 // prints `JOBID` or `JOBID;CLUSTER`; `scontrol show job -o ID` prints one line of Key=Value pairs (JobState, Reason,
 // NodeList, BatchHost, ExitCode as `status:signal`, TimeLimit, Partition); a job that ended is kept there for
 // MinJobAge (300 s by default), after which only `sacct` (where accounting exists) still knows it; `squeue` lists
@@ -139,12 +140,15 @@ export function parseScontrolJob(line: string): JobRecord | null {
   };
 }
 
+/** A job as Slurm knows it, or why it knows nothing of it any more. */
+export type JobLookup = { job: JobRecord } | { job: null; why: string };
+
 /** One job as Slurm knows it now: the controller first, the accounting database for a job it has forgotten. */
-export async function readJob(host: RemoteHost, cfg: HostConfig, jobId: string): Promise<JobRecord | null> {
+export async function lookupJob(host: RemoteHost, cfg: HostConfig, jobId: string): Promise<JobLookup> {
   const r = await host.exec(slurmArgv(cfg, ['scontrol', 'show', 'job', '-o', jobId]));
   if (r.code === 0) {
     const rec = parseScontrolJob(r.stdout.trim().split('\n')[0] ?? '');
-    if (rec) return rec;
+    if (rec) return { job: rec };
   }
   if (!/Invalid job id/i.test(r.stderr) && r.code !== 0) {
     throw new Error(`scontrol show job ${jobId} failed (exit ${r.code}): ${r.stderr.trim().slice(-300)}`);
@@ -152,30 +156,67 @@ export async function readJob(host: RemoteHost, cfg: HostConfig, jobId: string):
   return readAccounting(host, cfg, jobId);
 }
 
-/** sacct's record, or null where accounting is not kept (accounting_storage/none) or does not know the job. */
-async function readAccounting(host: RemoteHost, cfg: HostConfig, jobId: string): Promise<JobRecord | null> {
+export async function readJob(host: RemoteHost, cfg: HostConfig, jobId: string): Promise<JobRecord | null> {
+  return (await lookupJob(host, cfg, jobId)).job;
+}
+
+/**
+ * sacct's record of a job the controller forgot (it ended more than MinJobAge ago), or why there is none: the
+ * cluster keeps no accounting (accounting_storage/none: sacct says so and exits non-zero), or accounting does not
+ * know the job.
+ */
+async function readAccounting(host: RemoteHost, cfg: HostConfig, jobId: string): Promise<JobLookup> {
+  const forgotten = `the controller has forgotten job ${jobId} (it ended more than MinJobAge ago)`;
   const r = await host.exec(
     slurmArgv(cfg, ['sacct', '-n', '-P', '-X', '-j', jobId, '-o', 'JobID,State,ExitCode,NodeList,Partition,Reason']),
   );
-  if (r.code !== 0) return null;
+  if (r.code !== 0) {
+    const said =
+      r.stderr
+        .trim()
+        .split('\n')
+        .at(-1)
+        ?.replace(/^sacct: error: /, '') || `exit ${r.code}`;
+    return { job: null, why: `${forgotten} and there is no accounting to ask (sacct: ${said.slice(0, 200)})` };
+  }
   const row = r.stdout.trim().split('\n')[0];
-  if (!row) return null;
-  const [id, state, exit, nodes, partition, reason] = row.split('|');
-  if (!id || !state) return null;
+  const [id, state, exit, nodes, partition, reason] = (row ?? '').split('|');
+  if (!id || !state) return { job: null, why: `${forgotten} and accounting (sacct) has no record of it` };
   const [code, sig] = (exit ?? '0:0').split(':').map(Number);
   return {
-    id,
-    state: stateOf(state),
-    reason: reason ?? '',
-    nodeList: none(nodes ?? ''),
-    batchHost: '',
-    exitCode: code ?? null,
-    signal: sig ?? null,
-    partition: partition ?? '',
-    timeLimit: '',
-    priority: null,
-    source: 'sacct',
+    job: {
+      id,
+      state: stateOf(state),
+      reason: reason ?? '',
+      nodeList: none(nodes ?? ''),
+      batchHost: '',
+      exitCode: code ?? null,
+      signal: sig ?? null,
+      partition: partition ?? '',
+      timeLimit: '',
+      priority: null,
+      source: 'sacct',
+    },
   };
+}
+
+/**
+ * Slurm's own words for a cgroup OOM kill in a job's output: slurmstepd's `Detected N oom-kill event(s) in StepId=J.S`
+ * and srun's `srun: error: NODE: task N: Out Of Memory`. A step that is OOM-killed under srun ends the batch script
+ * with srun's failure, so scontrol shows the job FAILED, not OUT_OF_MEMORY: these lines are what tells the two apart
+ * when there is no accounting to ask for the step's state.
+ */
+export function oomInOutput(text: string): string | null {
+  const m =
+    /^slurmstepd(?:-[^:\s]+)?: error: Detected \d+ oom[-_]kill events? ?(?:\(s\))? in StepId=\S+.*$/m.exec(text) ??
+    /^srun: error: \S+: tasks? [\d,-]+: Out Of Memory$/m.exec(text);
+  return m ? m[0].trim() : null;
+}
+
+/** The last bytes of a job's batch output file (its run directory's job.log), or '' when it cannot be read. */
+export async function jobOutputTail(host: RemoteHost, runDir: string, bytes = 16_384): Promise<string> {
+  const r = await host.exec(['tail', '-c', String(bytes), '--', `${runDir}/job.log`]).catch(() => null);
+  return r && r.code === 0 ? r.stdout : '';
 }
 
 /** Where a pending job stands in its partition's queue: 1 = next; by priority, then submission order. */
@@ -205,6 +246,32 @@ export async function expandNodes(host: RemoteHost, cfg: HostConfig, nodeList: s
   if (/^[A-Za-z0-9_.-]+$/.test(nodeList)) return [nodeList];
   const r = await host.exec(slurmArgv(cfg, ['scontrol', 'show', 'hostnames', nodeList]));
   return r.stdout.trim().split('\n').filter(Boolean);
+}
+
+export interface NodeTrouble {
+  node: string;
+  /** Slurm's node state, e.g. `DOWN+NOT_RESPONDING`. */
+  state: string;
+  /** Why Slurm took it out, e.g. `Not responding`. */
+  reason: string;
+}
+
+/** The nodes of a node list that Slurm has taken out of service (down, failing, not responding, drained). */
+export async function troubledNodes(host: RemoteHost, cfg: HostConfig, nodeList: string): Promise<NodeTrouble[]> {
+  if (!nodeList) return [];
+  const r = await host.exec(slurmArgv(cfg, ['scontrol', 'show', 'node', '-o', nodeList]));
+  if (r.code !== 0) return [];
+  return r.stdout
+    .trim()
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => parsePairs(l))
+    .filter((n) => /DOWN|FAIL|NOT_RESPONDING|DRAIN/.test(n.State ?? ''))
+    .map((n) => ({
+      node: n.NodeName ?? '',
+      state: n.State ?? '',
+      reason: n.Reason?.replace(/ \[[^\]]*\]$/, '') ?? '',
+    }));
 }
 
 /** The address a node is reached on (its NodeAddr), for the tunnel to its server. */

@@ -1,0 +1,280 @@
+// Slurm's own endings produced by a real Slurm (test/helpers/slurm.ts), each on a cluster configured for it: a node
+// whose slurmd dies (NODE_FAIL), a job of a higher-priority partition taking the node (PREEMPTED), a job over its
+// --mem in its own cgroup (the kernel's OOM killer), and a job the controller has forgotten on a cluster without
+// accounting. The login node is the test's sshd, the job's python the SGLang stand-in.
+import { execFileSync } from 'node:child_process';
+import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { PACKAGE_ROOT, validate } from '../../src/config/load.ts';
+import { freshDirs, makeBot, makeChatBot, STANDIN, sshBlock, until } from '../helpers/app.ts';
+import {
+  accountingAvailable,
+  cgroupMemoryAvailable,
+  slurmAvailable,
+  startCluster,
+  type TestCluster,
+} from '../helpers/slurm.ts';
+import { freePort, type Sshd, startSshd } from '../helpers/sshd.ts';
+
+let sshd: Sshd;
+const clusters: TestCluster[] = [];
+
+beforeAll(async () => {
+  if (!slurmAvailable) return;
+  sshd = await startSshd();
+}, 60_000);
+
+afterAll(async () => {
+  for (const c of clusters) await c.stop();
+  await sshd?.stop();
+}, 60_000);
+
+async function cluster(opts: Parameters<typeof startCluster>[0]): Promise<TestCluster> {
+  const c = await startCluster(opts);
+  clusters.push(c);
+  return c;
+}
+
+function config(c: TestCluster, slurm: Record<string, unknown>, python = join(STANDIN, 'python')) {
+  const { workdir, dataDir } = freshDirs();
+  const raw = {
+    default_host: 'cluster',
+    timeouts: { connect_s: 5, command_s: 20, keepalive_s: 2, ready_s: 120, stop_grace_s: 2 },
+    hosts: {
+      cluster: {
+        ssh: sshBlock(sshd),
+        python,
+        workdir,
+        bin_dirs: [join(STANDIN, 'bin')],
+        env: { STANDIN_TIME_SCALE: '0.002', STANDIN_STATE_DIR: join(workdir, 'standin-state') },
+        slurm: { slurm_conf: c.conf, ...slurm },
+      },
+    },
+  };
+  return {
+    loaded: {
+      config: validate(raw, 'test config'),
+      source: 'test config',
+      dataDir,
+      profilesDir: join(PACKAGE_ROOT, 'profiles'),
+      defaultHost: 'cluster',
+    },
+    workdir,
+    dataDir,
+  };
+}
+
+const standinsOn = (port: number) =>
+  execFileSync('ps', ['-eo', 'args='], { encoding: 'utf8' })
+    .split('\n')
+    .filter((l) => l.includes('sglang-standin') && l.includes(`--port ${port}`));
+
+describe.skipIf(!slurmAvailable)('Slurm’s own endings on a real slurmctld/slurmd', () => {
+  test('node failure: the node’s slurmd dies and stays down; Slurm marks the node DOWN and the job NODE_FAIL; the alert and the ledger say node failure with the node; stop and status behave', async () => {
+    // SlurmdTimeout: how long slurmctld waits for a silent slurmd before it sets the node DOWN; MessageTimeout: how
+    // long it waits for an answer to each message, the pings included (slurm.conf(5)). Seen: about 10 s to NODE_FAIL
+    // with these, 25 s with the default MessageTimeout of 10.
+    const c = await cluster({ gpus: 1, settings: { SlurmdTimeout: '5', MessageTimeout: '2' } });
+    const { loaded } = config(c, { partition: 'gpu' });
+    const bot = makeChatBot(loaded);
+    try {
+      const port = await freePort();
+      const r = await bot.run(`launch small --host cluster --port ${port}`);
+      expect(r.text).toMatch(/^ready: attempt #1 /);
+      const jobId = bot.app.engine.attempts.get(1)!.jobId!;
+      // Not requeueable (the script's --no-requeue): a node failure ends the job instead of starting it again.
+      expect(c.run(['scontrol', 'show', 'job', '-o', jobId])).toMatch(/ Requeue=0 /);
+
+      await c.killSlurmd(c.node);
+      // The machine "died": its server went with it (SIGKILL is delivered, the processes reaped, a moment later).
+      await until(() => standinsOn(port).length === 0, 10_000);
+      await until(() => bot.app.engine.attempts.get(1)?.active === false, 60_000);
+      expect(c.run(['scontrol', 'show', 'job', '-o', jobId])).toMatch(/JobState=NODE_FAIL /);
+      expect(c.run(['scontrol', 'show', 'node', '-o', c.node])).toMatch(/State=\S*NOT_RESPONDING/);
+      const a = bot.app.engine.attempts.get(1)!;
+      expect(a.outcome).toBe('node_fail');
+      expect(a.outcomeDetail).toMatch(new RegExp(`node failure: ${c.node} stopped answering Slurm`));
+      expect(a.outcomeDetail).toContain(`scontrol show node ${c.node}`);
+      await until(() => bot.printed.some((p) => /attempt #1 .*node_fail: .*node failure: /.test(p)), 10_000);
+      expect(bot.printed.find((p) => /attempt #1 .*node_fail/.test(p))).toContain(c.node);
+
+      // status shows it over; stop finds nothing left to stop and says so.
+      const st = await bot.run('status');
+      expect(st.text).toMatch(/^cluster +idle /m);
+      expect(st.text).toContain('cluster: no jobs of this bot in the queue');
+      const s = await bot.run('stop --attempt 1');
+      expect(s.exitCode).toBe(2);
+      expect(s.text).toContain('attempt #1 is not running: it ended node_fail');
+    } finally {
+      await bot.app.close();
+    }
+  }, 150_000);
+
+  test('preemption (PreemptType=preempt/partition_prio, PreemptMode=REQUEUE): a job of the high-priority partition takes the node; the bot’s job ends as preempted, named in the alert and the ledger, not requeued', async () => {
+    const c = await cluster({
+      gpus: 1,
+      settings: { PreemptType: 'preempt/partition_prio', PreemptMode: 'REQUEUE' },
+      partitions: [
+        'PartitionName=low Nodes=ALL Default=YES MaxTime=60 PriorityTier=1 State=UP',
+        'PartitionName=high Nodes=ALL MaxTime=60 PriorityTier=10 State=UP',
+      ],
+    });
+    const { loaded } = config(c, { partition: 'low' });
+    const bot = makeChatBot(loaded);
+    try {
+      const port = await freePort();
+      const r = await bot.run(`launch small --host cluster --port ${port}`);
+      expect(r.text).toMatch(/^ready: attempt #1 /);
+      const jobId = bot.app.engine.attempts.get(1)!.jobId!;
+      const urgent = c
+        .run(['sbatch', '--parsable', '-p', 'high', '--gres=gpu:1', '--output=/dev/null', '--wrap', 'sleep 300'], {
+          asUser: 'glmtest',
+        })
+        .trim();
+      await until(() => bot.app.engine.attempts.get(1)?.active === false, 60_000);
+      expect(c.run(['scontrol', 'show', 'job', '-o', jobId])).toMatch(/JobState=PREEMPTED /);
+      const a = bot.app.engine.attempts.get(1)!;
+      expect(a.outcome).toBe('preempted');
+      expect(a.outcomeDetail).toMatch(
+        /preempted: a job of a higher-priority partition or QOS took its nodes \(partition low\)/,
+      );
+      await until(() => bot.printed.some((p) => /attempt #1 .*preempted: Slurm job \d+/.test(p)), 10_000);
+      // Ended, not back in the queue: the urgent job runs and the bot's is gone from squeue.
+      expect(c.run(['squeue', '-h', '-o', '%i %T']).trim()).toBe(`${urgent} RUNNING`);
+      await until(() => standinsOn(port).length === 0, 10_000);
+      c.run(['scancel', urgent]);
+    } finally {
+      await bot.app.close();
+    }
+  }, 150_000);
+  test.skipIf(!cgroupMemoryAvailable())(
+    'out of memory: task/cgroup on the cgroup v1 memory controller; the server outgrows the job’s --mem, the kernel kills it in the job’s cgroup; the ledger and the alert say out of memory from Slurm’s own line',
+    async () => {
+      const c = await cluster({ gpus: 1, cgroupMemory: true });
+      // The job's python: inside a Slurm step (srun sets SLURM_STEP_ID), a model load that keeps taking host memory
+      // (pages touched) until the kernel stops it; anywhere else (the login node, asked for SGLang's version) the
+      // stand-in, so nothing outside the job's cgroup ever grows.
+      const dir = mkdtempSync(join(tmpdir(), 'glm-slurm-oom-'));
+      chmodSync(dir, 0o755);
+      const python = join(dir, 'python');
+      writeFileSync(
+        python,
+        [
+          '#!/bin/sh',
+          `[ -n "\${SLURM_STEP_ID:-}" ] || exec ${join(STANDIN, 'python')} "$@"`,
+          'echo "Loading safetensors checkpoint shards:   0% Completed | 0/4 [00:00<?, ?it/s]"',
+          `exec ${process.execPath} -e 'const b = []; for (;;) b.push(Buffer.alloc(8 << 20, 1))'`,
+          '',
+        ].join('\n'),
+        { mode: 0o755 },
+      );
+      const { loaded } = config(c, { partition: 'gpu', sbatch: ['--mem=150'] }, python);
+      const bot = makeChatBot(loaded);
+      try {
+        const port = await freePort();
+        const r = await bot.run(`launch small --host cluster --port ${port}`);
+        expect(r.exitCode).not.toBe(0);
+        const a = bot.app.engine.attempts.get(1)!;
+        expect(a.active).toBe(false);
+        // What Slurm itself records: the batch job FAILED (srun's step was OOM-killed), so the output's line decides.
+        expect(c.run(['scontrol', 'show', 'job', '-o', a.jobId!])).toMatch(/JobState=FAILED /);
+        expect(a.outcome).toBe('out_of_memory');
+        expect(a.outcomeDetail).toMatch(
+          /out of memory: the job's cgroup limit was hit \(Slurm: .*(oom-kill|Out Of Memory)/,
+        );
+        expect(a.outcomeDetail).toMatch(/--mem in slurm\.sbatch/);
+        await until(() => bot.printed.some((p) => /attempt #1 .*out_of_memory: Slurm job \d+/.test(p)), 10_000);
+      } finally {
+        await bot.app.close();
+      }
+    },
+    150_000,
+  );
+
+  test('a job the controller has forgotten, on a cluster without accounting: after a restart the bot says Slurm forgot it, that there is no accounting (sacct’s own words) and that how it ended is unknown', async () => {
+    // MinJobAge: how long slurmctld keeps an ended job's record (slurm.conf(5)); 2 is the smallest it advises.
+    const c = await cluster({ gpus: 1, settings: { MinJobAge: '2' } });
+    const { loaded, workdir, dataDir } = config(c, { partition: 'gpu' });
+    const port = await freePort();
+    const one = makeBot(loaded, { workdir, dataDir });
+    let jobId: string;
+    try {
+      const r = await one.run(`launch small --host cluster --port ${port} --no-check`);
+      expect(r.text).toMatch(/^ready: attempt #1 /);
+      jobId = one.app.engine.attempts.get(1)!.jobId!;
+    } finally {
+      await one.app.close();
+    }
+    // Ended while no bot watched, and then purged by the controller (it purges old jobs about once a minute).
+    c.run(['scancel', jobId]);
+    await until(() => {
+      try {
+        c.run(['scontrol', 'show', 'job', '-o', jobId]);
+        return false;
+      } catch (e) {
+        return /Invalid job id/i.test(String((e as { stderr?: string }).stderr));
+      }
+    }, 120_000);
+    const two = makeBot(loaded, { workdir, dataDir });
+    try {
+      const st = await two.run('status');
+      expect(st.text).not.toMatch(/cluster +ready +#1/);
+      const a = two.app.engine.attempts.get(1)!;
+      expect(a.active).toBe(false);
+      expect(a.outcome).toBe('lost');
+      expect(a.outcomeDetail).toContain(`the controller has forgotten job ${jobId} (it ended more than MinJobAge ago)`);
+      expect(a.outcomeDetail).toMatch(/there is no accounting to ask \(sacct: .*accounting storage is disabled/i);
+      expect(a.outcomeDetail).toMatch(/how it ended is unknown \(its output: .*\/job\.log\)/);
+      await until(() => standinsOn(port).length === 0, 10_000);
+    } finally {
+      await two.app.close();
+    }
+  }, 200_000);
+  test.skipIf(!accountingAvailable)(
+    'with accounting (slurmdbd on a MariaDB of the test’s own): a job the controller has forgotten is read from sacct after a restart; cancelled by someone else is named, from accounting',
+    async () => {
+      const c = await cluster({ gpus: 1, accounting: true, settings: { MinJobAge: '2' } });
+      const { loaded, workdir, dataDir } = config(c, { partition: 'gpu' });
+      const port = await freePort();
+      const one = makeBot(loaded, { workdir, dataDir });
+      let jobId: string;
+      try {
+        const r = await one.run(`launch small --host cluster --port ${port} --no-check`);
+        expect(r.text).toMatch(/^ready: attempt #1 /);
+        jobId = one.app.engine.attempts.get(1)!.jobId!;
+      } finally {
+        await one.app.close();
+      }
+      c.run(['scancel', jobId]);
+      await until(() => {
+        try {
+          c.run(['scontrol', 'show', 'job', '-o', jobId]);
+          return false;
+        } catch (e) {
+          return /Invalid job id/i.test(String((e as { stderr?: string }).stderr));
+        }
+      }, 120_000);
+      // Accounting kept it: sacct's own row for the job.
+      expect(c.run(['sacct', '-n', '-P', '-X', '-j', jobId, '-o', 'JobID,State'])).toMatch(
+        new RegExp(`^${jobId}\\|CANCELLED by 0\\n`),
+      );
+      const two = makeBot(loaded, { workdir, dataDir });
+      try {
+        await two.run('status');
+        const a = two.app.engine.attempts.get(1)!;
+        expect(a.active).toBe(false);
+        expect(a.outcome).toBe('cancelled');
+        expect(a.outcomeDetail).toMatch(
+          new RegExp(`^Slurm job ${jobId} on ${c.node} \\(from Slurm accounting, sacct\\): cancelled outside the bot`),
+        );
+        expect(a.outcomeDetail).toMatch(/ended while the bot was not watching/);
+        await until(() => standinsOn(port).length === 0, 10_000);
+      } finally {
+        await two.app.close();
+      }
+    },
+    200_000,
+  );
+});
