@@ -153,3 +153,90 @@ export function minimiseAnchors(anchors: { text: string; ci: boolean }[]): { tex
       ),
   );
 }
+
+interface AnchorEntry {
+  text: string;
+  /** Indices (in catalog order) of the signatures this anchor stands for. */
+  sigs: number[];
+}
+
+/** Every occurrence of a set of literals in one string: one combined regex finds where to look, `startsWith` says which. */
+class LiteralFinder {
+  private readonly re: RegExp;
+  /** Entries by their first UTF-16 unit: every literal that may start where the regex stopped is checked there. */
+  private readonly byFirst = new Map<number, AnchorEntry[]>();
+
+  constructor(entries: AnchorEntry[]) {
+    this.re = new RegExp(entries.map((e) => literalSource(e.text, false)).join('|'), 'g');
+    for (const e of entries) {
+      const k = e.text.charCodeAt(0);
+      const list = this.byFirst.get(k) ?? [];
+      list.push(e);
+      this.byFirst.set(k, list);
+    }
+  }
+
+  each(s: string, hit: (sigs: number[]) => void): void {
+    const re = this.re;
+    re.lastIndex = 0;
+    for (let m = re.exec(s); m; m = re.exec(s)) {
+      const at = m.index;
+      for (const e of this.byFirst.get(s.charCodeAt(at)) ?? []) if (s.startsWith(e.text, at)) hit(e.sigs);
+      // Literals can overlap (`out of memory` inside `CUDA out of memory`): look again one unit on.
+      re.lastIndex = at + 1;
+    }
+  }
+}
+
+/**
+ * Which signatures a line can match, found in one pass: a signature is a candidate when any of its anchors occurs
+ * in the line (case-sensitive anchors in the line itself, case-insensitive ones in its lower case), exactly as
+ * testing each signature's anchors in turn would say, without 100+ `includes` calls per line.
+ */
+export class AnchorIndex {
+  private readonly cs: LiteralFinder | null;
+  private readonly ci: LiteralFinder | null;
+  private readonly stamp: Uint32Array;
+  private generation = 0;
+
+  constructor(signatures: readonly { anchors: readonly { text: string; ci: boolean }[] }[]) {
+    const cs = new Map<string, AnchorEntry>();
+    const ci = new Map<string, AnchorEntry>();
+    signatures.forEach((s, i) => {
+      for (const a of s.anchors) {
+        const table = a.ci ? ci : cs;
+        const e = table.get(a.text) ?? { text: a.text, sigs: [] };
+        if (e.sigs[e.sigs.length - 1] !== i) e.sigs.push(i);
+        table.set(a.text, e);
+      }
+    });
+    this.cs = cs.size > 0 ? new LiteralFinder([...cs.values()]) : null;
+    this.ci = ci.size > 0 ? new LiteralFinder([...ci.values()]) : null;
+    this.stamp = new Uint32Array(signatures.length);
+  }
+
+  /** Indices, ascending (catalog order), of the signatures with an anchor in `line`. */
+  candidates(line: string): number[] {
+    const out: number[] = [];
+    const gen = this.nextGeneration();
+    const hit = (sigs: number[]) => {
+      for (const i of sigs) {
+        if (this.stamp[i] === gen) continue;
+        this.stamp[i] = gen;
+        out.push(i);
+      }
+    };
+    this.cs?.each(line, hit);
+    this.ci?.each(line.toLowerCase(), hit);
+    return out.length > 1 ? out.sort((a, b) => a - b) : out;
+  }
+
+  private nextGeneration(): number {
+    this.generation = (this.generation + 1) >>> 0;
+    if (this.generation === 0) {
+      this.stamp.fill(0);
+      this.generation = 1;
+    }
+    return this.generation;
+  }
+}

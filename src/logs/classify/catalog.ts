@@ -8,7 +8,7 @@ import { parse as parseYaml } from 'yaml';
 import type { z } from 'zod';
 import { ConfigError, type Issue } from '../../errors.ts';
 import { PACKAGE_ROOT } from '../../package-root.ts';
-import { extractAnchors, literalSource, minimiseAnchors } from './anchors.ts';
+import { AnchorIndex, extractAnchors, literalSource, minimiseAnchors } from './anchors.ts';
 import { compileExceptionRule, type ExceptionRule } from './exceptions.ts';
 import { STRUCTURE_ANCHORS } from './phase.ts';
 import { catalogFileSchema, type RawSignature, signatureSchema } from './schema.ts';
@@ -29,6 +29,8 @@ export interface Catalog {
   gate: RegExp;
   /** The same pre-filter, global, over text decoded as latin1 (one char per byte) for the fast file scan. */
   byteGate: RegExp;
+  /** Which of `signatures` (by index) a line has an anchor of: only their regexes are run on it. */
+  anchorIndex: AnchorIndex;
 }
 
 export interface LoadOptions {
@@ -204,5 +206,6 @@ export function buildCatalog(
     byId: new Map(signatures.map((s) => [s.id, s])),
     gate: new RegExp(source),
     byteGate: new RegExp(byteSource, 'gi'),
+    anchorIndex: new AnchorIndex(signatures),
   };
 }
