@@ -25,12 +25,13 @@ export interface Catalog {
   /** The phase of a class's crash when neither milestones nor frames say (`default_phases:`). */
   defaultPhases: Partial<Record<Category, Phase>>;
   byId: ReadonlyMap<string, Signature>;
-  /** Pre-filter for one (decoded) line: a line it does not match cannot match any signature or milestone. */
-  gate: RegExp;
+  /**
+   * Pre-filter for one (decoded) line: a line `gate.test` rejects cannot match any signature or milestone;
+   * `gate.candidates` names the signatures (by index) whose anchors it has, the only ones whose regexes can match.
+   */
+  gate: AnchorIndex;
   /** The same pre-filter, global, over text decoded as latin1 (one char per byte) for the fast file scan. */
   byteGate: RegExp;
-  /** Which of `signatures` (by index) a line has an anchor of: only their regexes are run on it. */
-  anchorIndex: AnchorIndex;
 }
 
 export interface LoadOptions {
@@ -192,7 +193,6 @@ export function buildCatalog(
   defaultPhases: Partial<Record<Category, Phase>> = {},
 ): Catalog {
   const anchors = minimiseAnchors([...signatures.flatMap((s) => s.anchors), ...STRUCTURE_ANCHORS]);
-  const source = anchors.map((a) => literalSource(a.text, a.ci)).join('|');
   // The fast scan reads bytes as latin1, so non-ASCII anchors are matched as their UTF-8 byte sequences. It is a
   // coarser, case-insensitive filter (one `i` regex of plain literals runs faster in V8 than per-letter classes);
   // every line it finds goes through the exact `gate` again.
@@ -204,8 +204,7 @@ export function buildCatalog(
     overlaps,
     defaultPhases,
     byId: new Map(signatures.map((s) => [s.id, s])),
-    gate: new RegExp(source),
+    gate: new AnchorIndex(signatures, STRUCTURE_ANCHORS),
     byteGate: new RegExp(byteSource, 'gi'),
-    anchorIndex: new AnchorIndex(signatures),
   };
 }

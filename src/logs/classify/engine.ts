@@ -259,7 +259,7 @@ export class ClassifierEngine {
     const consequences: Signature[] = [];
     const signatures = this.catalog.signatures;
     // Only the signatures with an anchor in the line can match it; their regexes run, in catalog order.
-    for (const i of this.catalog.anchorIndex.candidates(line)) {
+    for (const i of this.catalog.gate.candidates(line)) {
       const sig = signatures[i] as Signature;
       if (!sig.regexes.some((re) => re.test(line))) continue;
       if (sig.role === 'benign') return { benign: true, roots: [], consequences: [] };
