@@ -71,6 +71,11 @@ export class LineSplitter {
 
   private pendingBytesTotal = 0;
 
+  /** Bytes held for the line not yet finished: at most `maxLineBytes`, however long the line grows. */
+  get bufferedBytes(): number {
+    return this.pendingBytes;
+  }
+
   private append(part: Buffer): void {
     this.pendingBytesTotal += part.length;
     if (this.truncated) return;

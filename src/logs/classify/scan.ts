@@ -8,7 +8,7 @@ import { cleanLine } from '../lines.ts';
 import type { ClassifierEngine } from './engine.ts';
 import { lastFrequent } from './phase.ts';
 
-const MAX_LINE_BYTES = 1 << 20;
+export const MAX_LINE_BYTES = 1 << 20;
 const EMPTY = Buffer.alloc(0);
 const NEWLINE = Buffer.from('\n');
 
@@ -19,6 +19,11 @@ export class FastScanner {
   private lineNo = 0;
 
   constructor(private readonly engine: ClassifierEngine) {}
+
+  /** Bytes held for the partial line at the end of the last chunk: at most MAX_LINE_BYTES, whatever its length. */
+  get bufferedBytes(): number {
+    return this.carry?.length ?? 0;
+  }
 
   write(chunk: Buffer): void {
     let buf = chunk;
