@@ -33,6 +33,8 @@ export function readableLine(raw: string): string {
 }
 
 export function cleanLine(raw: string): string {
+  // Most lines have neither a carriage return nor an escape: nothing to take off.
+  if (raw.indexOf('\r') < 0 && raw.indexOf('\x1b') < 0) return raw;
   let s = raw.endsWith('\r') ? raw.slice(0, -1) : raw;
   const cr = s.lastIndexOf('\r');
   if (cr >= 0) {

@@ -8,7 +8,8 @@ import { parse as parseYaml } from 'yaml';
 import type { z } from 'zod';
 import { ConfigError, type Issue } from '../../errors.ts';
 import { PACKAGE_ROOT } from '../../package-root.ts';
-import { AnchorIndex, extractAnchors, literalSource, minimiseAnchors } from './anchors.ts';
+import { AnchorIndex, extractAnchors, minimiseAnchors } from './anchors.ts';
+import { ByteGate } from './bytegate.ts';
 import { compileExceptionRule, type ExceptionRule } from './exceptions.ts';
 import { STRUCTURE_ANCHORS } from './phase.ts';
 import { catalogFileSchema, type RawSignature, signatureSchema } from './schema.ts';
@@ -30,8 +31,8 @@ export interface Catalog {
    * `gate.candidates` names the signatures (by index) whose anchors it has, the only ones whose regexes can match.
    */
   gate: AnchorIndex;
-  /** The same pre-filter, global, over text decoded as latin1 (one char per byte) for the fast file scan. */
-  byteGate: RegExp;
+  /** A coarser pre-filter over raw bytes for the fast file scan: every line `gate.test` accepts has a hit. */
+  byteGate: ByteGate;
 }
 
 export interface LoadOptions {
@@ -194,10 +195,9 @@ export function buildCatalog(
 ): Catalog {
   const anchors = minimiseAnchors([...signatures.flatMap((s) => s.anchors), ...STRUCTURE_ANCHORS]);
   // The fast scan reads bytes as latin1, so non-ASCII anchors are matched as their UTF-8 byte sequences. It is a
-  // coarser, case-insensitive filter (one `i` regex of plain literals runs faster in V8 than per-letter classes);
-  // every line it finds goes through the exact `gate` again.
+  // coarser, case-insensitive filter; every line it finds goes through the exact `gate` again.
   const folded = minimiseAnchors(anchors.map((a) => ({ text: a.text.toLowerCase(), ci: true })));
-  const byteSource = folded.map((a) => literalSource(Buffer.from(a.text, 'utf8').toString('latin1'), false)).join('|');
+  const byteLiterals = folded.map((a) => Buffer.from(a.text, 'utf8').toString('latin1'));
   return {
     signatures,
     exceptionRules,
@@ -205,6 +205,6 @@ export function buildCatalog(
     defaultPhases,
     byId: new Map(signatures.map((s) => [s.id, s])),
     gate: new AnchorIndex(signatures, STRUCTURE_ANCHORS),
-    byteGate: new RegExp(byteSource, 'gi'),
+    byteGate: new ByteGate(byteLiterals),
   };
 }

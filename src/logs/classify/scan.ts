@@ -1,5 +1,5 @@
 // Fast path for whole files (the benchmark reads 500 MB): bytes are decoded as latin1 (one char per byte, so
-// string positions are byte offsets) and the combined pre-filter regex runs over whole blocks. Only lines it hits,
+// string positions are byte offsets) and the byte pre-filter (bytegate.ts) runs over whole blocks. Only lines it hits,
 // and lines inside a crash's attention window, are cut out, decoded as UTF-8 and handed to the engine; between
 // them, the prefill/decode/runtime phase is taken from the last frequent milestone in the skipped text. A line longer
 // than MAX_LINE_BYTES is never skipped: it is cut and handed over as the follower's splitter would. Memory is one
@@ -78,12 +78,11 @@ export class FastScanner {
     while (pos < text.length) {
       let start = pos;
       if (!engine.inAttention(lineNo + 1)) {
-        gate.lastIndex = pos;
-        const m = gate.exec(text);
+        const at = gate.find(block, text, pos);
         // The line the pre-filter hit, or the end of the block.
         let hit = text.length;
-        if (m) {
-          hit = text.lastIndexOf('\n', m.index) + 1;
+        if (at >= 0) {
+          hit = text.lastIndexOf('\n', at) + 1;
           if (hit < pos) hit = pos;
         }
         const skipped = skipLines(text, pos, hit);
