@@ -2,7 +2,7 @@
 // patterns in the same run; alert latency from a line appended on the host to the alert reaching the chat
 // abstraction over sshd; peak RSS while following 1 GB of log.
 import { execFileSync } from 'node:child_process';
-import { appendFileSync, closeSync, mkdtempSync, openSync, statSync, writeFileSync, writeSync } from 'node:fs';
+import { appendFileSync, closeSync, mkdtempSync, openSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
@@ -48,6 +48,15 @@ function writeLog(path: string, bytes: number): void {
 
 export async function benchThroughput(): Promise<Row[]> {
   const dir = mkdtempSync(join(tmpdir(), 'glm-bench-log-'));
+  try {
+    return await measureThroughput(dir);
+  } finally {
+    // 500 MB per run: not left behind in the temp directory.
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function measureThroughput(dir: string): Promise<Row[]> {
   const log = join(dir, 'big.log');
   writeLog(log, 500 << 20);
   const size = statSync(log).size;
