@@ -66,21 +66,26 @@ async function measureThroughput(dir: string): Promise<Row[]> {
     patterns,
     `${catalog.signatures.flatMap((s) => s.regexes.map((r) => toGrepERE(r.source))).join('\n')}\n`,
   );
-  let t = performance.now();
-  const d = await diagnoseFile(log, { catalog });
-  const ours = performance.now() - t;
-  if (d.classification.category !== 'nan_in_sampling')
-    throw new Error(`bench log misclassified: ${d.classification.category}`);
-  t = performance.now();
-  // -i as the widest reading of the catalog (some patterns are case-insensitive).
-  execFileSync('sh', ['-c', 'grep -E -i -c -f "$1" "$2" || true', 'grep', patterns, log], { encoding: 'utf8' });
-  const grep = performance.now() - t;
+  // Each side twice, alternating, the faster run of each kept: on a shared machine one run can be slowed by others.
+  let ours = Number.POSITIVE_INFINITY;
+  let grep = Number.POSITIVE_INFINITY;
+  for (let run = 0; run < 2; run++) {
+    let t = performance.now();
+    const d = await diagnoseFile(log, { catalog });
+    ours = Math.min(ours, performance.now() - t);
+    if (d.classification.category !== 'nan_in_sampling')
+      throw new Error(`bench log misclassified: ${d.classification.category}`);
+    t = performance.now();
+    // -i as the widest reading of the catalog (some patterns are case-insensitive).
+    execFileSync('sh', ['-c', 'grep -E -i -c -f "$1" "$2" || true', 'grep', patterns, log], { encoding: 'utf8' });
+    grep = Math.min(grep, performance.now() - t);
+  }
   const mbs = (msTaken: number) => size / (1 << 20) / (msTaken / 1000);
   return [
     {
       metric: `classifier throughput, ${(size / (1 << 20)).toFixed(0)} MB log (file path)`,
       value: `${mbs(ours).toFixed(0)} MB/s (${(ours / 1000).toFixed(2)} s)`,
-      reference: `${mbs(grep).toFixed(0)} MB/s (${(grep / 1000).toFixed(2)} s, grep -E -i -c, ${catalog.signatures.length} signatures)`,
+      reference: `${mbs(grep).toFixed(0)} MB/s (${(grep / 1000).toFixed(2)} s, grep -E -i -c, ${catalog.signatures.length} signatures; best of 2 each)`,
       // Speed against grep's: above 1 is faster than grep.
       ratio: ratio(grep, ours),
       target: '>= 1.00x (as fast as grep)',
