@@ -2,7 +2,7 @@
 // patterns in the same run; alert latency from a line appended on the host to the alert reaching the chat
 // abstraction over sshd; peak RSS while following 1 GB of log.
 import { execFileSync } from 'node:child_process';
-import { appendFileSync, closeSync, mkdtempSync, openSync, statSync, writeFileSync, writeSync } from 'node:fs';
+import { appendFileSync, closeSync, mkdtempSync, openSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
@@ -28,6 +28,16 @@ const CRASH = [
   '[2026-02-19 00:32:11] Received sigquit from a child process. It usually means the child failed.',
 ].join('\n');
 
+/**
+ * A catalog pattern in grep -E's syntax: JavaScript's non-capturing group `(?:` is a plain group there (grep reads
+ * `(?:` as a group starting with a literal `:`, with a warning), `\d` a digit class. Anything else only JavaScript
+ * has stops the bench rather than comparing against a different pattern.
+ */
+export function toGrepERE(source: string): string {
+  if (/\(\?[=!<]/.test(source)) throw new Error(`no grep -E equivalent for ${source}`);
+  return source.replaceAll('(?:', '(').replace(/(^|[^\\])\\d/g, '$1[0-9]');
+}
+
 function writeLog(path: string, bytes: number): void {
   const block = Buffer.from(`${HEALTHY}\n`.repeat(Math.ceil((4 << 20) / (HEALTHY.length + 1))));
   const fd = openSync(path, 'w');
@@ -38,29 +48,47 @@ function writeLog(path: string, bytes: number): void {
 
 export async function benchThroughput(): Promise<Row[]> {
   const dir = mkdtempSync(join(tmpdir(), 'glm-bench-log-'));
+  try {
+    return await measureThroughput(dir);
+  } finally {
+    // 500 MB per run: not left behind in the temp directory.
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function measureThroughput(dir: string): Promise<Row[]> {
   const log = join(dir, 'big.log');
   writeLog(log, 500 << 20);
   const size = statSync(log).size;
   const catalog = loadCatalog();
   const patterns = join(dir, 'patterns.txt');
-  writeFileSync(patterns, `${catalog.signatures.flatMap((s) => s.regexes.map((r) => r.source)).join('\n')}\n`);
-  let t = performance.now();
-  const d = await diagnoseFile(log, { catalog });
-  const ours = performance.now() - t;
-  if (d.classification.category !== 'nan_in_sampling')
-    throw new Error(`bench log misclassified: ${d.classification.category}`);
-  t = performance.now();
-  // -i as the widest reading of the catalog (some patterns are case-insensitive).
-  execFileSync('sh', ['-c', 'grep -E -i -c -f "$1" "$2" || true', 'grep', patterns, log], { encoding: 'utf8' });
-  const grep = performance.now() - t;
-  const mbs = (msTaken: number) => `${(size / (1 << 20) / (msTaken / 1000)).toFixed(0)} MB/s`;
+  writeFileSync(
+    patterns,
+    `${catalog.signatures.flatMap((s) => s.regexes.map((r) => toGrepERE(r.source))).join('\n')}\n`,
+  );
+  // Each side twice, alternating, the faster run of each kept: on a shared machine one run can be slowed by others.
+  let ours = Number.POSITIVE_INFINITY;
+  let grep = Number.POSITIVE_INFINITY;
+  for (let run = 0; run < 2; run++) {
+    let t = performance.now();
+    const d = await diagnoseFile(log, { catalog });
+    ours = Math.min(ours, performance.now() - t);
+    if (d.classification.category !== 'nan_in_sampling')
+      throw new Error(`bench log misclassified: ${d.classification.category}`);
+    t = performance.now();
+    // -i as the widest reading of the catalog (some patterns are case-insensitive).
+    execFileSync('sh', ['-c', 'grep -E -i -c -f "$1" "$2" || true', 'grep', patterns, log], { encoding: 'utf8' });
+    grep = Math.min(grep, performance.now() - t);
+  }
+  const mbs = (msTaken: number) => size / (1 << 20) / (msTaken / 1000);
   return [
     {
-      metric: `classify a ${(size / (1 << 20)).toFixed(0)} MB log (file path)`,
-      value: `${(ours / 1000).toFixed(2)} s (${mbs(ours)})`,
-      reference: `${(grep / 1000).toFixed(2)} s (${mbs(grep)}, grep -E -i -c, ${catalog.signatures.length} signatures)`,
-      ratio: ratio(ours, grep),
-      target: '-',
+      metric: `classifier throughput, ${(size / (1 << 20)).toFixed(0)} MB log (file path)`,
+      value: `${mbs(ours).toFixed(0)} MB/s (${(ours / 1000).toFixed(2)} s)`,
+      reference: `${mbs(grep).toFixed(0)} MB/s (${(grep / 1000).toFixed(2)} s, grep -E -i -c, ${catalog.signatures.length} signatures; best of 2 each)`,
+      // Speed against grep's: above 1 is faster than grep.
+      ratio: ratio(grep, ours),
+      target: '>= 1.00x (as fast as grep)',
     },
   ];
 }

@@ -17,7 +17,24 @@ export interface LogLine {
 // biome-ignore lint/suspicious/noControlCharactersInRegex: matching terminal escapes is the point
 const ANSI = /\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]/g;
 
+/**
+ * The longest line read whole, in bytes: a longer one is cut to its first MAX_LINE_BYTES bytes and marked, by every
+ * reader (the follower's splitter, the file scan, whole text), so they all see the same line and no pattern runs over
+ * megabytes of one line.
+ */
+export const MAX_LINE_BYTES = 64 * 1024;
+export const TRUNCATED_MARK = ' [line truncated]';
+
+/** A whole line (no `\n`) as the readers above see it: cleaned, and cut when longer than MAX_LINE_BYTES. */
+export function readableLine(raw: string): string {
+  // UTF-8 takes at most 3 bytes per UTF-16 unit: only a line that long can be over the limit.
+  if (raw.length * 3 <= MAX_LINE_BYTES || Buffer.byteLength(raw, 'utf8') <= MAX_LINE_BYTES) return cleanLine(raw);
+  return cleanLine(Buffer.from(raw, 'utf8').subarray(0, MAX_LINE_BYTES).toString('utf8')) + TRUNCATED_MARK;
+}
+
 export function cleanLine(raw: string): string {
+  // Most lines have neither a carriage return nor an escape: nothing to take off.
+  if (raw.indexOf('\r') < 0 && raw.indexOf('\x1b') < 0) return raw;
   let s = raw.endsWith('\r') ? raw.slice(0, -1) : raw;
   const cr = s.lastIndexOf('\r');
   if (cr >= 0) {
@@ -37,7 +54,7 @@ export class LineSplitter {
 
   constructor(
     startOffset = 0,
-    private readonly maxLineBytes = 64 * 1024,
+    private readonly maxLineBytes = MAX_LINE_BYTES,
     /** Lines already numbered before this splitter's first one (a reconnect keeps counting). */
     linesBefore = 0,
   ) {
@@ -71,6 +88,11 @@ export class LineSplitter {
 
   private pendingBytesTotal = 0;
 
+  /** Bytes held for the line not yet finished: at most `maxLineBytes`, however long the line grows. */
+  get bufferedBytes(): number {
+    return this.pendingBytes;
+  }
+
   private append(part: Buffer): void {
     this.pendingBytesTotal += part.length;
     if (this.truncated) return;
@@ -87,7 +109,7 @@ export class LineSplitter {
   }
 
   private take(): LogLine {
-    const text = cleanLine(Buffer.concat(this.pending).toString('utf8')) + (this.truncated ? ' [line truncated]' : '');
+    const text = cleanLine(Buffer.concat(this.pending).toString('utf8')) + (this.truncated ? TRUNCATED_MARK : '');
     this.pending = [];
     this.pendingBytes = 0;
     this.pendingBytesTotal = 0;

@@ -20,7 +20,41 @@ export type Milestone =
 
 const num = (s: string | undefined): number => Number(s ?? Number.NaN);
 
-const RULES: Array<[RegExp, (m: RegExpMatchArray) => Milestone]> = [
+const LINE_TERMINATOR = /[\n\r\u2028\u2029]/g;
+
+/**
+ * What `head.*tail` (`pick: 'last'`) or `head.*?tail` (`'first'`) would match of `tail`, in one pass: as a regex,
+ * every `head` of a long line without the tail runs to the line's end and back, quadratic in the line's length (a 1
+ * MB line of joined log records took seconds). The leftmost head decides, as the regex's leftmost match would; `.`
+ * stops at a line terminator, so a stretch without a tail moves on to the first head after it. `head` and `tail`
+ * are global regexes.
+ */
+function headThenTail(line: string, head: RegExp, tail: RegExp, pick: 'first' | 'last'): RegExpExecArray | null {
+  head.lastIndex = 0;
+  for (let h = head.exec(line); h; h = head.exec(line)) {
+    const from = h.index + h[0].length;
+    LINE_TERMINATOR.lastIndex = from;
+    const end = LINE_TERMINATOR.exec(line)?.index ?? line.length;
+    // The tail is looked for in this stretch only, so no part of the line is read twice.
+    const stretch = line.slice(from, end);
+    let found: RegExpExecArray | null = null;
+    tail.lastIndex = 0;
+    for (let t = tail.exec(stretch); t; t = tail.exec(stretch)) {
+      found = t;
+      if (pick === 'first') break;
+      tail.lastIndex = t.index + 1;
+    }
+    if (found) return found;
+    head.lastIndex = end + 1;
+  }
+  return null;
+}
+
+type Rule = RegExp | ((line: string) => RegExpMatchArray | null);
+
+const capture = (tail: RegExp) => (line: string) => headThenTail(line, /Capture /gi, tail, 'last');
+
+const RULES: Array<[Rule, (m: RegExpMatchArray) => Milestone]> = [
   [/server_args=ServerArgs\(/, () => ({ kind: 'server_args' })],
   [/Init torch distributed begin\./, () => ({ kind: 'dist_init_begin' })],
   [/Load weight begin\./, () => ({ kind: 'weights_begin' })],
@@ -28,12 +62,16 @@ const RULES: Array<[RegExp, (m: RegExpMatchArray) => Milestone]> = [
     /(?:Loading (?:safetensors|pt) checkpoint shards|Multi-thread loading shards|Loading safetensors using Fastsafetensor loader):\s+(\d+)% Completed \| (\d+)\/(\d+)/,
     (m) => ({ kind: 'shards', percent: num(m[1]), done: num(m[2]), total: num(m[3]) }),
   ],
-  [/Load weight end\..*?mem usage=([\d.]+) GB/, (m) => ({ kind: 'weights_end', memUsageGb: num(m[1]) })],
+  [
+    (line) => headThenTail(line, /Load weight end\./g, /mem usage=([\d.]+) GB/g, 'first'),
+    (m) => ({ kind: 'weights_end', memUsageGb: num(m[1]) }),
+  ],
   [/Load weight end\./, () => ({ kind: 'weights_end' })],
   [/KV Cache is allocated\.[^#]*#tokens: (\d+)/, (m) => ({ kind: 'kv_allocated', tokens: num(m[1]) })],
   [/Memory pool end\./, () => ({ kind: 'mem_pool_end' })],
-  [/Capture .*graph begin/i, () => ({ kind: 'graph_begin' })],
-  [/Capture .*graph end\.(?: Time elapsed: ([\d.]+) s)?/i, (m) => ({ kind: 'graph_end', seconds: num(m[1]) })],
+  // `Capture .*graph begin`, case-insensitive (`Capture piecewise CUDA graph begin`).
+  [capture(/graph begin/gi), () => ({ kind: 'graph_begin' })],
+  [capture(/graph end\.(?: Time elapsed: ([\d.]+) s)?/gi), (m) => ({ kind: 'graph_end', seconds: num(m[1]) })],
   [
     /max_total_num_tokens=(\d+), chunked_prefill_size=/,
     (m) => ({ kind: 'scheduler_ready', maxTotalTokens: num(m[1]) }),
@@ -54,8 +92,8 @@ export function parseMilestone(line: string): Milestone | null {
   ) {
     return null;
   }
-  for (const [re, build] of RULES) {
-    const m = line.match(re);
+  for (const [rule, build] of RULES) {
+    const m = typeof rule === 'function' ? rule(line) : line.match(rule);
     if (m) return build(m);
   }
   return null;

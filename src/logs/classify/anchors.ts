@@ -153,3 +153,142 @@ export function minimiseAnchors(anchors: { text: string; ci: boolean }[]): { tex
       ),
   );
 }
+
+interface AnchorVariant {
+  /** The anchor as written (lower case when `ci`). */
+  text: string;
+  ci: boolean;
+  /** Indices (in catalog order) of the signatures it stands for; none for a structure anchor. */
+  sigs: number[];
+  structure: boolean;
+}
+
+interface AnchorEntry {
+  /** The anchor's lower case: what the finder looks for in the line's lower case. */
+  lowered: string;
+  variants: AnchorVariant[];
+}
+
+interface Found {
+  line: string;
+  sigs: number[];
+  any: boolean;
+}
+
+// Anything but printable ASCII and tab (control characters, too, take the careful way).
+const NON_ASCII = /[^ -~\t]/;
+
+/**
+ * The exact pre-filter and the signature index in one pass over a line: which signatures have an anchor in it (a
+ * case-sensitive anchor in the line itself, a case-insensitive one in its lower case, exactly as testing each
+ * signature's anchors in turn with `includes` would say), and whether it has any anchor at all, a signature's or one
+ * the traceback and milestone readers need (`test`). One combined regex over the line's lower case finds where an
+ * anchor may start; `startsWith` says which. The engine asks `test` then `candidates` for the same line, so the last
+ * answer is kept.
+ */
+export class AnchorIndex {
+  private readonly finder: RegExp | null;
+  /** Entries by their first UTF-16 unit: every anchor that may start where the finder stopped is checked there. */
+  private readonly byFirst = new Map<number, AnchorEntry[]>();
+  /** Anchors with non-ASCII text: lower-casing can depend on context there, so these are checked with includes. */
+  private readonly slow: AnchorVariant[] = [];
+  private readonly all: AnchorVariant[] = [];
+  private readonly stamp: Uint32Array;
+  private generation = 0;
+  private last: Found = { line: '', sigs: [], any: false };
+
+  constructor(
+    signatures: readonly { anchors: readonly { text: string; ci: boolean }[] }[],
+    structure: readonly { text: string; ci: boolean }[] = [],
+  ) {
+    const variants = new Map<string, AnchorVariant>();
+    const add = (a: { text: string; ci: boolean }, sig: number | null) => {
+      const text = a.ci ? a.text.toLowerCase() : a.text;
+      const key = `${a.ci ? 'i' : 's'}:${text}`;
+      const v = variants.get(key) ?? { text, ci: a.ci, sigs: [], structure: false };
+      if (sig === null) v.structure = true;
+      else if (v.sigs[v.sigs.length - 1] !== sig) v.sigs.push(sig);
+      variants.set(key, v);
+    };
+    signatures.forEach((s, i) => {
+      for (const a of s.anchors) add(a, i);
+    });
+    for (const a of structure) add(a, null);
+    const entries = new Map<string, AnchorEntry>();
+    for (const v of variants.values()) {
+      this.all.push(v);
+      if (NON_ASCII.test(v.text)) {
+        this.slow.push(v);
+        continue;
+      }
+      const lowered = v.text.toLowerCase();
+      const e = entries.get(lowered) ?? { lowered, variants: [] };
+      e.variants.push(v);
+      entries.set(lowered, e);
+      const k = lowered.charCodeAt(0);
+      const list = this.byFirst.get(k) ?? [];
+      if (!list.includes(e)) list.push(e);
+      this.byFirst.set(k, list);
+    }
+    this.finder =
+      entries.size > 0 ? new RegExp([...entries.keys()].map((t) => literalSource(t, false)).join('|'), 'g') : null;
+    this.stamp = new Uint32Array(signatures.length);
+  }
+
+  /** True when the line has any anchor: a line without one cannot match a signature or a milestone. */
+  test(line: string): boolean {
+    return this.find(line).any;
+  }
+
+  /** Indices, ascending (catalog order), of the signatures with an anchor in `line`. Do not modify. */
+  candidates(line: string): readonly number[] {
+    return this.find(line).sigs;
+  }
+
+  private find(line: string): Found {
+    if (this.last.line === line) return this.last;
+    const sigs: number[] = [];
+    let any = false;
+    const gen = this.nextGeneration();
+    const hit = (v: AnchorVariant) => {
+      any = true;
+      for (const i of v.sigs) {
+        if (this.stamp[i] === gen) continue;
+        this.stamp[i] = gen;
+        sigs.push(i);
+      }
+    };
+    const lower = line.toLowerCase();
+    if (lower.length !== line.length) {
+      // Lower-casing changed the length (a rare letter such as U+0130): positions differ, ask each anchor.
+      for (const v of this.all) if (v.ci ? lower.includes(v.text) : line.includes(v.text)) hit(v);
+    } else {
+      for (const v of this.slow) if (v.ci ? lower.includes(v.text) : line.includes(v.text)) hit(v);
+      const re = this.finder;
+      if (re) {
+        re.lastIndex = 0;
+        for (let m = re.exec(lower); m; m = re.exec(lower)) {
+          const at = m.index;
+          for (const e of this.byFirst.get(lower.charCodeAt(at)) ?? []) {
+            if (!lower.startsWith(e.lowered, at)) continue;
+            for (const v of e.variants) if (v.ci || line.startsWith(v.text, at)) hit(v);
+          }
+          // Anchors can overlap (`out of memory` inside `cuda out of memory`): look again one unit on.
+          re.lastIndex = at + 1;
+        }
+      }
+    }
+    if (sigs.length > 1) sigs.sort((a, b) => a - b);
+    this.last = { line, sigs, any };
+    return this.last;
+  }
+
+  private nextGeneration(): number {
+    this.generation = (this.generation + 1) >>> 0;
+    if (this.generation === 0) {
+      this.stamp.fill(0);
+      this.generation = 1;
+    }
+    return this.generation;
+  }
+}

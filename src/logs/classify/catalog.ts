@@ -8,7 +8,8 @@ import { parse as parseYaml } from 'yaml';
 import type { z } from 'zod';
 import { ConfigError, type Issue } from '../../errors.ts';
 import { PACKAGE_ROOT } from '../../package-root.ts';
-import { extractAnchors, literalSource, minimiseAnchors } from './anchors.ts';
+import { AnchorIndex, extractAnchors, minimiseAnchors } from './anchors.ts';
+import { ByteGate } from './bytegate.ts';
 import { compileExceptionRule, type ExceptionRule } from './exceptions.ts';
 import { STRUCTURE_ANCHORS } from './phase.ts';
 import { catalogFileSchema, type RawSignature, signatureSchema } from './schema.ts';
@@ -25,10 +26,13 @@ export interface Catalog {
   /** The phase of a class's crash when neither milestones nor frames say (`default_phases:`). */
   defaultPhases: Partial<Record<Category, Phase>>;
   byId: ReadonlyMap<string, Signature>;
-  /** Pre-filter for one (decoded) line: a line it does not match cannot match any signature or milestone. */
-  gate: RegExp;
-  /** The same pre-filter, global, over text decoded as latin1 (one char per byte) for the fast file scan. */
-  byteGate: RegExp;
+  /**
+   * Pre-filter for one (decoded) line: a line `gate.test` rejects cannot match any signature or milestone;
+   * `gate.candidates` names the signatures (by index) whose anchors it has, the only ones whose regexes can match.
+   */
+  gate: AnchorIndex;
+  /** A coarser pre-filter over raw bytes for the fast file scan: every line `gate.test` accepts has a hit. */
+  byteGate: ByteGate;
 }
 
 export interface LoadOptions {
@@ -190,19 +194,17 @@ export function buildCatalog(
   defaultPhases: Partial<Record<Category, Phase>> = {},
 ): Catalog {
   const anchors = minimiseAnchors([...signatures.flatMap((s) => s.anchors), ...STRUCTURE_ANCHORS]);
-  const source = anchors.map((a) => literalSource(a.text, a.ci)).join('|');
   // The fast scan reads bytes as latin1, so non-ASCII anchors are matched as their UTF-8 byte sequences. It is a
-  // coarser, case-insensitive filter (one `i` regex of plain literals runs faster in V8 than per-letter classes);
-  // every line it finds goes through the exact `gate` again.
+  // coarser, case-insensitive filter; every line it finds goes through the exact `gate` again.
   const folded = minimiseAnchors(anchors.map((a) => ({ text: a.text.toLowerCase(), ci: true })));
-  const byteSource = folded.map((a) => literalSource(Buffer.from(a.text, 'utf8').toString('latin1'), false)).join('|');
+  const byteLiterals = folded.map((a) => Buffer.from(a.text, 'utf8').toString('latin1'));
   return {
     signatures,
     exceptionRules,
     overlaps,
     defaultPhases,
     byId: new Map(signatures.map((s) => [s.id, s])),
-    gate: new RegExp(source),
-    byteGate: new RegExp(byteSource, 'gi'),
+    gate: new AnchorIndex(signatures, STRUCTURE_ANCHORS),
+    byteGate: new ByteGate(byteLiterals),
   };
 }

@@ -1,7 +1,7 @@
 // Public entry points: a streaming classifier for a log follower, and whole-log helpers for text, files and stdin.
 
 import { createReadStream } from 'node:fs';
-import { cleanLine } from '../lines.ts';
+import { readableLine } from '../lines.ts';
 import { type Catalog, loadCatalog } from './catalog.ts';
 import { ClassifierEngine, type ProcessExit } from './engine.ts';
 import { FastScanner } from './scan.ts';
@@ -65,7 +65,7 @@ export function diagnoseText(text: string, opts: ClassifierOptions = {}): Diagno
   const lines = text.split('\n');
   if (lines[lines.length - 1] === '') lines.pop();
   lines.forEach((raw, i) => {
-    c.push(cleanLine(raw), i + 1);
+    c.push(readableLine(raw), i + 1);
   });
   return c.diagnosis();
 }

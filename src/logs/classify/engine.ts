@@ -255,16 +255,13 @@ export class ClassifierEngine {
   }
 
   private match(line: string): { benign: boolean; roots: Signature[]; consequences: Signature[] } {
-    let lower: string | null = null;
     const roots: Signature[] = [];
     const consequences: Signature[] = [];
-    for (const sig of this.catalog.signatures) {
-      const hasAnchor = sig.anchors.some((a) => {
-        if (!a.ci) return line.includes(a.text);
-        lower ??= line.toLowerCase();
-        return lower.includes(a.text);
-      });
-      if (!hasAnchor || !sig.regexes.some((re) => re.test(line))) continue;
+    const signatures = this.catalog.signatures;
+    // Only the signatures with an anchor in the line can match it; their regexes run, in catalog order.
+    for (const i of this.catalog.gate.candidates(line)) {
+      const sig = signatures[i] as Signature;
+      if (!sig.regexes.some((re) => re.test(line))) continue;
       if (sig.role === 'benign') return { benign: true, roots: [], consequences: [] };
       if (sig.role === 'root') roots.push(sig);
       else consequences.push(sig);

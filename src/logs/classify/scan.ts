@@ -1,14 +1,14 @@
 // Fast path for whole files (the benchmark reads 500 MB): bytes are decoded as latin1 (one char per byte, so
-// string positions are byte offsets) and the combined pre-filter regex runs over whole blocks. Only lines it hits,
+// string positions are byte offsets) and the byte pre-filter (bytegate.ts) runs over whole blocks. Only lines it hits,
 // and lines inside a crash's attention window, are cut out, decoded as UTF-8 and handed to the engine; between
-// them, the prefill/decode/runtime phase is taken from the last frequent milestone in the skipped text. Memory is
-// one block plus one partial line (capped).
+// them, the prefill/decode/runtime phase is taken from the last frequent milestone in the skipped text. A line longer
+// than MAX_LINE_BYTES is never skipped: it is cut and handed over as the follower's splitter would. Memory is one
+// block plus one partial line (capped).
 
-import { cleanLine } from '../lines.ts';
+import { cleanLine, MAX_LINE_BYTES, TRUNCATED_MARK } from '../lines.ts';
 import type { ClassifierEngine } from './engine.ts';
 import { lastFrequent } from './phase.ts';
 
-const MAX_LINE_BYTES = 1 << 20;
 const EMPTY = Buffer.alloc(0);
 const NEWLINE = Buffer.from('\n');
 
@@ -19,6 +19,11 @@ export class FastScanner {
   private lineNo = 0;
 
   constructor(private readonly engine: ClassifierEngine) {}
+
+  /** Bytes held for the partial line at the end of the last chunk: at most MAX_LINE_BYTES + 1, whatever its length. */
+  get bufferedBytes(): number {
+    return this.carry?.length ?? 0;
+  }
 
   write(chunk: Buffer): void {
     let buf = chunk;
@@ -54,7 +59,8 @@ export class FastScanner {
 
   private keep(partial: Buffer): void {
     if (partial.length > MAX_LINE_BYTES) {
-      this.carry = Buffer.from(partial.subarray(0, MAX_LINE_BYTES));
+      // One byte more than is read of it, so the line is still known to be over the limit when its newline comes.
+      this.carry = Buffer.from(partial.subarray(0, MAX_LINE_BYTES + 1));
       this.dropping = true;
     } else {
       this.carry = Buffer.from(partial);
@@ -72,21 +78,27 @@ export class FastScanner {
     while (pos < text.length) {
       let start = pos;
       if (!engine.inAttention(lineNo + 1)) {
-        gate.lastIndex = pos;
-        const m = gate.exec(text);
-        if (!m) {
-          lineNo += countNewlines(text, pos, text.length);
-          break;
+        const at = gate.find(block, text, pos);
+        // The line the pre-filter hit, or the end of the block.
+        let hit = text.length;
+        if (at >= 0) {
+          hit = text.lastIndexOf('\n', at) + 1;
+          if (hit < pos) hit = pos;
         }
-        start = text.lastIndexOf('\n', m.index) + 1;
-        if (start < pos) start = pos;
-        lineNo += countNewlines(text, pos, start);
+        const skipped = skipLines(text, pos, hit);
+        lineNo += skipped.lines;
+        start = skipped.stop;
+        if (start === text.length) break;
       }
       const kind = lastFrequent(text, segStart, start);
       if (kind) engine.frequent(kind);
       const end = text.indexOf('\n', start);
       lineNo++;
-      engine.feed(cleanLine(block.toString('utf8', start, end)), lineNo);
+      const line =
+        end - start > MAX_LINE_BYTES
+          ? cleanLine(block.toString('utf8', start, start + MAX_LINE_BYTES)) + TRUNCATED_MARK
+          : cleanLine(block.toString('utf8', start, end));
+      engine.feed(line, lineNo);
       pos = end + 1;
       segStart = pos;
     }
@@ -96,12 +108,17 @@ export class FastScanner {
   }
 }
 
-function countNewlines(text: string, from: number, to: number): number {
-  let n = 0;
-  let p = text.indexOf('\n', from);
-  while (p >= 0 && p < to) {
-    n++;
-    p = text.indexOf('\n', p + 1);
+/**
+ * The lines of `text[from, to)` that can be skipped (`to` is a line start): it stops early, at `stop`, before a line
+ * longer than MAX_LINE_BYTES, which must be read (cut) as every other reader reads it.
+ */
+function skipLines(text: string, from: number, to: number): { lines: number; stop: number } {
+  let lines = 0;
+  let lineStart = from;
+  for (let p = text.indexOf('\n', from); p >= 0 && p < to; p = text.indexOf('\n', p + 1)) {
+    if (p - lineStart > MAX_LINE_BYTES) return { lines, stop: lineStart };
+    lines++;
+    lineStart = p + 1;
   }
-  return n;
+  return { lines, stop: to };
 }
