@@ -107,7 +107,7 @@ describe('wrong answers and bad settings', () => {
 
   it('fails a model that answers wrong, naming the prompt and what was expected', async () => {
     const b = bot({ profilesDir: profiles });
-    const r = await b.run('smoke --profile small-quiz --launch');
+    const r = await b.run(`smoke --profile small-quiz --launch --port ${await freePort()}`);
     const d = r.data as SmokeData;
     expect(r.exitCode, r.text).toBe(1);
     expect(d.verdict).toBe('fail');
@@ -125,7 +125,7 @@ describe('wrong answers and bad settings', () => {
 
   it("reports every problem of a profile's smoke: section as path: message", async () => {
     const b = bot({ profilesDir: profiles });
-    const r = await b.run('smoke --profile small-badsmoke --launch');
+    const r = await b.run(`smoke --profile small-badsmoke --launch --port ${await freePort()}`);
     expect(r.exitCode).toBe(2);
     expect(r.text).toContain('smoke.prompts.0.expect.regex: is not a valid regular expression');
     expect(r.text).toContain('smoke.prompts.1.name:');
@@ -138,13 +138,13 @@ describe('wrong answers and bad settings', () => {
 describe('launch mode and regressions', () => {
   it('flags a tokens/s regression against the last passing run of the same profile and host', async () => {
     const first = bot({ env: { STANDIN_TPOT_MS: '4' } });
-    const a = await first.run('smoke --profile small --launch');
+    const a = await first.run(`smoke --profile small --launch --port ${await freePort()}`);
     expect(a.exitCode, a.text).toBe(0);
     expect((a.data as SmokeData).verdict).toBe('pass');
     await first.app.close();
     // Same ledger, a slower build: every decode step takes three times as long.
     const second = bot({ env: { STANDIN_TPOT_MS: '12' }, dirs: first.dirs, control: first.control });
-    const r = await second.run('smoke --profile small');
+    const r = await second.run(`smoke --profile small --launch --port ${await freePort()}`);
     const d = r.data as SmokeData;
     expect(r.exitCode, r.text).toBe(1);
     expect(d.verdict).toBe('regression');
@@ -181,7 +181,7 @@ describe('launch mode and regressions', () => {
       const b = bot({ env: { STANDIN_TPOT_MS: tpot }, dirs, control });
       dirs = b.dirs;
       control = b.control;
-      const r = await b.run('smoke --profile small --launch');
+      const r = await b.run(`smoke --profile small --launch --port ${await freePort()}`);
       seen.push({ verdict: (r.data as SmokeData).verdict, text: r.text });
       await b.app.close();
     }
@@ -198,7 +198,7 @@ describe('launch mode and regressions', () => {
 
   it('launches glm5-nvfp4 for the smoke; its first real request NaNs, which the smoke reports and classifies', async () => {
     const b = bot();
-    const r = await b.run('smoke --profile glm5-nvfp4');
+    const r = await b.run(`smoke --profile glm5-nvfp4 --launch --port ${await freePort()}`);
     const d = r.data as SmokeData;
     expect(r.exitCode, b.said.join('\n')).toBe(1);
     expect(d.verdict).toBe('fail');
