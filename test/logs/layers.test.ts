@@ -13,6 +13,10 @@ describe('stripWrappers', () => {
     ['Ray actor', `(RayWorkerWrapper pid=2202490) ${payload}`],
     ['Ray with ip', `(pid=5, ip=10.0.0.2) ${payload}`],
     ['vLLM V1 logger', `(EngineCore_DP0 pid=1) ERROR 11-05 12:19:32 [core.py:708] ${payload}`],
+    [
+      'vLLM worker with its rank',
+      `(VllmWorker rank=3 pid=1090) ERROR 06-05 06:18:13 [multiproc_executor.py:470] ${payload}`,
+    ],
     ['vLLM V0 logger', `ERROR 08-19 07:51:03 model_runner.py:732] ${payload}`],
     ['vLLM-style logger with the year', `ERROR 2025-07-21 14:34:24.934 engine_factory.py:62] ${payload}`],
     ['Python logging', `ERROR:root:${payload}`],
@@ -482,6 +486,54 @@ describe('phase from the frames', () => {
     expect(crash('/x/uvloop/__init__.py', 'uvloop.loop.Loop.run_until_complete')).toBe('unknown');
     // transformers' from_pretrained also loads configs and tokenizers: it is no weight load by itself.
     expect(crash('/x/transformers/tokenization_utils_base.py', 'from_pretrained')).toBe('unknown');
+  });
+
+  it('names init steps in any engine: its capture, KV cache and start-up steps by their words, torch entry points by name', () => {
+    const crash = (...frames: [string, string][]) =>
+      diagnoseText(
+        [
+          'Traceback (most recent call last):',
+          ...frames.map(([file, func]) => `  File "${file}", line 1, in ${func}`),
+          'RuntimeError: boom',
+        ].join('\n'),
+      ).classification.phase;
+    // PyTorch's capture API, under whatever the engine calls its capture step
+    expect(crash(['/x/vllm/compilation/backends.py', '__call__'], ['/x/torch/cuda/graphs.py', 'capture_end'])).toBe(
+      'cuda_graph_capture',
+    );
+    expect(crash(['/x/nanovllm/engine/model_runner.py', 'capture_cudagraph'])).toBe('cuda_graph_capture');
+    expect(crash(['/x/vllm/v1/worker/gpu_model_runner.py', '_allocate_kv_cache_tensors'])).toBe('kv_alloc');
+    expect(crash(['/x/train.py', 'main'], ['/x/torch/distributed/distributed_c10d.py', 'init_process_group'])).toBe(
+      'startup',
+    );
+    expect(crash(['/x/vllm/v1/engine/utils.py', 'wait_for_engine_startup'])).toBe('startup');
+    // SGLang's and vLLM's get_model load the weights (model_loader/); a serving framework's hands out a loaded model
+    expect(crash(['/x/sglang/srt/model_loader/__init__.py', 'get_model'])).toBe('weight_load');
+    expect(crash(['/x/xinference/core/worker.py', 'get_model'])).toBe('unknown');
+  });
+
+  it('serving words in an HTTP client, the hub client or a compiler say nothing about serving', () => {
+    const crash = (file: string, func: string) =>
+      diagnoseText(`Traceback (most recent call last):\n  File "${file}", line 1, in ${func}\nRuntimeError: boom\n`)
+        .classification.phase;
+    expect(crash('/x/huggingface_hub/file_download.py', '_request_wrapper')).toBe('unknown');
+    expect(crash('/x/requests/sessions.py', 'request')).toBe('unknown');
+    expect(crash('/x/torch/_dynamo/symbolic_convert.py', 'step')).toBe('unknown');
+    expect(crash('/x/vllm/v1/engine/core.py', 'step')).toBe('runtime');
+  });
+
+  it("an exception rule's usual phase yields to the init step its frames name", () => {
+    const log = [
+      'Traceback (most recent call last):',
+      '  File "/x/text_generation_server/models/flash_causal_lm.py", line 755, in warmup',
+      '    raise RuntimeError(',
+      'RuntimeError: Not enough memory to handle 4096 prefill tokens. You need to decrease `--max-batch-prefill-tokens`',
+    ].join('\n');
+    const c = diagnoseText(log).classification;
+    expect([c.category, c.phase]).toEqual(['cuda_oom', 'warmup']);
+    // without such frames the rule's phase stands
+    const bare = diagnoseText('ValueError: No available memory for the cache blocks.').classification;
+    expect([bare.category, bare.phase]).toEqual(['cuda_oom', 'kv_alloc']);
   });
 });
 

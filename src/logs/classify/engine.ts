@@ -24,6 +24,7 @@ import {
   applyMilestone,
   type FrequentKind,
   initialPhase,
+  initPhaseFromFrames,
   lastFrequent,
   type PhaseState,
   phaseFromFrames,
@@ -453,7 +454,10 @@ export class ClassifierEngine {
 
   private fromRule(r: RuledException): Diagnosis {
     const { rule, tb, exc } = r;
-    const phase = this.orDefault(rule.category, rule.phase ?? this.framesPhase(tb, tb.phaseAt));
+    // A rule's phase is where its exception is usually raised; frames that name the init step it was raised in say
+    // more (a "not enough memory" check run by the warm-up, not by the KV cache allocation).
+    const own = rule.phase !== undefined ? initPhaseFromFrames(tb.frames) : null;
+    const phase = this.orDefault(rule.category, own ?? rule.phase ?? this.framesPhase(tb, tb.phaseAt));
     const header = tb.header.line !== exc.line ? tb.header : null;
     const evidence = buildEvidence([exc], header, tb.frames);
     const confidence = this.death ? 0.8 : 0.7;

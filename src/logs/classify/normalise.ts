@@ -13,8 +13,9 @@ const WRAPPERS: RegExp[] = [
   /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)? (?:(?:stdout|stderr) [FP] )?/,
   // docker compose v1/v2: `sglang-1  | `, `vllm_server_1 | `
   /^[A-Za-z][\w.-]* +\| ?/,
-  // Ray and vLLM worker processes: `(RayWorkerWrapper pid=123) `, `(EngineCore_DP0 pid=1) `, `(pid=5, ip=10.0.0.2) `
-  /^\((?:[A-Za-z_][\w-]* )?pid=\d+(?:, ip=[^)]*)?\) ?/,
+  // Ray and vLLM worker processes: `(RayWorkerWrapper pid=123) `, `(EngineCore_DP0 pid=1) `, `(pid=5, ip=10.0.0.2) `,
+  // vLLM's multiprocessing workers with their rank: `(VllmWorker rank=3 pid=1090) `
+  /^\((?:[A-Za-z_][\w-]* )?(?:[a-z_]+=\w+ )*pid=\d+(?:, ip=[^)]*)?\) ?/,
   /^\((?:raylet|autoscaler|monitor|dashboard)[^)]*\) ?/,
   // vLLM's logger: `ERROR 11-05 12:19:32 [core.py:708] ` (V1), `INFO 08-19 07:51:03 model_runner.py:732] ` (V0);
   // servers built on it print the year too: `ERROR 2025-07-21 14:34:24.934 factory.py:62] `

@@ -151,7 +151,17 @@ export interface Frame {
 
 // Init steps by the functions SGLang (and vLLM, whose engine code shows up in the same reports) run them in. Order
 // matters: capture and the memory profile run under `initialize`/`load_model`-style parents, so they come first.
-const HINTS: { phase: Phase; funcs: string[]; file?: RegExp }[] = [
+interface Hint {
+  phase: Phase;
+  funcs: string[];
+  file?: RegExp;
+  /** The function's name read as words (`_allocate_kv_cache_tensors` -> allocate, kv, cache, tensors). */
+  words?: (w: readonly string[]) => boolean;
+}
+
+const has = (w: readonly string[], ...any: string[]): boolean => any.some((x) => w.includes(x));
+
+const HINTS: Hint[] = [
   { phase: 'warmup', funcs: ['_wait_and_warmup', '_execute_server_warmup', 'warmup', 'warmup_model'] },
   {
     phase: 'cuda_graph_capture',
@@ -165,7 +175,10 @@ const HINTS: { phase: Phase; funcs: string[]; file?: RegExp }[] = [
       '_capture_cudagraphs',
       'capture_graph',
     ],
-    file: /cuda_graph_runner\.py$|cuda_graph\.py$/,
+    // torch/cuda/graphs.py is PyTorch's capture API (torch.cuda.graph, CUDAGraph.capture_begin/capture_end): every
+    // engine's capture runs through it. Engines name their own capture step `capture_cudagraph`, `_capture_graphs`.
+    file: /cuda_graph_runner\.py$|cuda_graph\.py$|torch[/\\]cuda[/\\]graphs\.py$/,
+    words: (w) => has(w, 'capture') && has(w, 'graph', 'graphs', 'cudagraph', 'cudagraphs'),
   },
   {
     phase: 'kv_alloc',
@@ -182,11 +195,17 @@ const HINTS: { phase: Phase; funcs: string[]; file?: RegExp }[] = [
       '_init_cache',
       'get_kv_cache_spec',
     ],
+    // A step that sets up the KV cache in any engine's words: `initialize_kv_cache_tensors`, `_allocate_kv_cache_tensors`.
+    words: (w) =>
+      ((has(w, 'kv') && has(w, 'cache')) || (has(w, 'cache') && has(w, 'blocks'))) &&
+      has(w, 'init', 'initialize', 'allocate', 'alloc', 'profile', 'determine', 'reserve'),
   },
   {
     phase: 'weight_load',
-    // Not `from_pretrained`: transformers loads configs and tokenizers with it too, before any weight is read.
-    funcs: ['load_model', 'load_weights', 'load_weights_and_postprocess', 'get_model'],
+    // Not `from_pretrained`: transformers loads configs and tokenizers with it too, before any weight is read. Not
+    // `get_model` by its name alone: SGLang's and vLLM's (model_loader/__init__.py) are matched by their file, while
+    // a serving framework's `get_model` hands out a model that is already loaded (or names the model class to use).
+    funcs: ['load_model', 'load_weights', 'load_weights_and_postprocess'],
     file: /\/model_loader\/|weight_utils\.py$/,
   },
   {
@@ -199,13 +218,17 @@ const HINTS: { phase: Phase; funcs: string[]; file?: RegExp }[] = [
       'init_worker_distributed_environment',
       'ensure_model_parallel_initialized',
       'initialize_model_parallel',
+      // torch.distributed's own entry point: the process group is created before anything is loaded.
+      'init_process_group',
     ],
     file: /(server_args|launch_server|arg_utils)\.py$/,
+    // The server or its engine being started: `wait_for_engine_startup`, `launch_core_engines`, `launch_server`.
+    words: (w) => has(w, 'startup') || (w[0] === 'launch' && has(w, 'server', 'engine', 'engines', 'subprocesses')),
   },
 ];
 
 // Forward passes at serving time: only used when the milestones do not already place the crash in startup.
-const RUNTIME_HINTS: { phase: Phase; funcs: string[] }[] = [
+const RUNTIME_HINTS: Hint[] = [
   { phase: 'decode', funcs: ['forward_decode', 'forward_decode_batch', 'process_batch_result_decode'] },
   { phase: 'prefill', funcs: ['forward_extend', 'forward_prefill_batch', 'process_batch_result_prefill'] },
   {
@@ -264,6 +287,11 @@ function words(func: string): string[] {
 
 // A test program's functions (`test_loop`, `test_batch_decode`) drive kernels directly, no server behind them.
 const TEST_FILE = /(^|[/\\])(tests?[/\\]|test_[^/\\]*\.py$)/;
+// Libraries whose function names use serving words for something else: HTTP clients and the Hugging Face hub client
+// make requests (`_request_wrapper` downloads a file), and PyTorch's compilers step through bytecode or graphs
+// (`InstructionTranslator.step` in torch/_dynamo).
+const NOT_SERVING =
+  /(^|[/\\])(requests|urllib3|httpx|httpcore|aiohttp|huggingface_hub|_dynamo|_inductor|fx|triton[/\\]compiler)[/\\]/;
 
 function servingFrame(f: Frame): boolean {
   if (TEST_FILE.test(f.file)) return false;
@@ -273,11 +301,20 @@ function servingFrame(f: Frame): boolean {
   return SERVING_FILE.test(f.file) || w.some((x) => SERVING_WORDS.has(x));
 }
 
-function hinted(frames: readonly Frame[], hints: { phase: Phase; funcs: string[]; file?: RegExp }[]): Phase | null {
+function hinted(frames: readonly Frame[], hints: readonly Hint[]): Phase | null {
   for (const h of hints) {
-    if (frames.some((f) => h.funcs.includes(f.func) || (h.file?.test(f.file) ?? false))) return h.phase;
+    const named = (f: Frame) =>
+      h.funcs.includes(f.func) ||
+      (h.file?.test(f.file) ?? false) ||
+      (h.words?.(words(f.func.slice(f.func.lastIndexOf('.') + 1))) ?? false);
+    if (frames.some(named)) return h.phase;
   }
   return null;
+}
+
+/** The init step a traceback's frames name (capture, KV cache, weights, start-up), or null. */
+export function initPhaseFromFrames(frames: readonly Frame[]): Phase | null {
+  return hinted(frames, HINTS);
 }
 
 /**
@@ -290,6 +327,7 @@ export function phaseFromFrames(frames: readonly Frame[], milestonePhase: Phase)
   // While serving, the frames say which pass failed: a `Decode batch` line printed before a new request's extend
   // pass does not make its crash a decode. A frame that says only "serving" keeps the milestone's more precise phase.
   if (ORDER[milestonePhase] !== ORDER.unknown && ORDER[milestonePhase] !== ORDER.runtime) return null;
-  const h = hinted(frames, RUNTIME_HINTS) ?? (frames.some(servingFrame) ? 'runtime' : null);
+  const serving = frames.filter((f) => !NOT_SERVING.test(f.file));
+  const h = hinted(serving, RUNTIME_HINTS) ?? (serving.some(servingFrame) ? 'runtime' : null);
   return h === 'runtime' && (milestonePhase === 'prefill' || milestonePhase === 'decode') ? null : h;
 }
