@@ -1,5 +1,6 @@
-// SGLang startup milestones, recognised from its real log lines (docs/sglang.md §3). One line at a
-// time, pure; the tracker in src/lifecycle decides what a milestone means for an attempt.
+// SGLang startup milestones, recognised from its real log lines (docs/sglang.md §3), and the same steps in the words
+// of vLLM, transformers and TensorRT-LLM, whose logs the classifier reads too. One line at a time, pure; the tracker
+// in src/lifecycle decides what a milestone means for an attempt.
 
 export type Milestone =
   | { kind: 'server_args' }
@@ -8,6 +9,8 @@ export type Milestone =
   | { kind: 'shards'; done: number; total: number; percent: number }
   | { kind: 'weights_end'; memUsageGb?: number }
   | { kind: 'kv_allocated'; tokens: number }
+  /** The KV cache was sized (vLLM's `# GPU blocks: N` / `GPU KV cache size: N tokens`). */
+  | { kind: 'kv_sized' }
   | { kind: 'mem_pool_end' }
   | { kind: 'graph_begin' }
   | { kind: 'graph_end'; seconds?: number }
@@ -56,10 +59,16 @@ const capture = (tail: RegExp) => (line: string) => headThenTail(line, /Capture 
 
 const RULES: Array<[Rule, (m: RegExpMatchArray) => Milestone]> = [
   [/server_args=ServerArgs\(/, () => ({ kind: 'server_args' })],
+  // vLLM's CLI prints the arguments it was given (vllm/entrypoints/utils.py log_non_default_args).
+  [/non-default args: \{/, () => ({ kind: 'server_args' })],
   [/Init torch distributed begin\./, () => ({ kind: 'dist_init_begin' })],
   [/Load weight begin\./, () => ({ kind: 'weights_begin' })],
+  // vLLM: `Starting to load model <name>...` (gpu_model_runner.py load_model).
+  [/Starting to load model /, () => ({ kind: 'weights_begin' })],
+  // Progress bars of a weight load: SGLang's and vLLM's `Loading safetensors checkpoint shards:  50% Completed | 1/2`,
+  // transformers' tqdm `Loading checkpoint shards:  75%|███▌ | 3/4`, TensorRT-LLM's `Loading weights concurrently:`.
   [
-    /(?:Loading (?:safetensors|pt) checkpoint shards|Multi-thread loading shards|Loading safetensors using Fastsafetensor loader):\s+(\d+)% Completed \| (\d+)\/(\d+)/,
+    /(?:Loading (?:\w+ )?checkpoint shards|Multi-thread loading shards|Loading safetensors using Fastsafetensor loader|Loading (?:\w+ )?weights(?: \w+){0,2}):\s+(\d+)%(?: Completed \| |\|[^|\d]*\|? ?)(\d+)\/(\d+)/,
     (m) => ({ kind: 'shards', percent: num(m[1]), done: num(m[2]), total: num(m[3]) }),
   ],
   [
@@ -67,11 +76,22 @@ const RULES: Array<[Rule, (m: RegExpMatchArray) => Milestone]> = [
     (m) => ({ kind: 'weights_end', memUsageGb: num(m[1]) }),
   ],
   [/Load weight end\./, () => ({ kind: 'weights_end' })],
+  // vLLM: `Loading weights took 3.04 seconds`, `Model loading took 14.99 GiB and 3.2 seconds`.
+  [/Loading weights took [\d.]+ seconds|Model loading took [\d.]+ GiB/, () => ({ kind: 'weights_end' })],
   [/KV Cache is allocated\.[^#]*#tokens: (\d+)/, (m) => ({ kind: 'kv_allocated', tokens: num(m[1]) })],
   [/Memory pool end\./, () => ({ kind: 'mem_pool_end' })],
+  // vLLM V0 (executor: `# GPU blocks: 1478, # CPU blocks: 2048`) and V1 (kv_cache_utils.py: `GPU KV cache size: N tokens`).
+  [/# GPU blocks: \d+|GPU KV cache size: [\d,]+ tokens/, () => ({ kind: 'kv_sized' })],
   // `Capture .*graph begin`, case-insensitive (`Capture piecewise CUDA graph begin`).
   [capture(/graph begin/gi), () => ({ kind: 'graph_begin' })],
   [capture(/graph end\.(?: Time elapsed: ([\d.]+) s)?/gi), (m) => ({ kind: 'graph_end', seconds: num(m[1]) })],
+  // vLLM: `Capturing the model for CUDA graphs.` (V0), `Capturing cudagraphs for decoding.`, `Capturing CUDA graphs
+  // (mixed prefill-decode, PIECEWISE):` (V1), `Graph capturing for 304 input tokens`; then `Graph capturing finished in 5 secs`.
+  [/Graph capturing finished in ([\d.]+) sec/, (m) => ({ kind: 'graph_end', seconds: num(m[1]) })],
+  [
+    /Capturing (?:the model for )?(?:CUDA graphs|cudagraphs)\b|Graph capturing for \d+/,
+    () => ({ kind: 'graph_begin' }),
+  ],
   [
     /max_total_num_tokens=(\d+), chunked_prefill_size=/,
     (m) => ({ kind: 'scheduler_ready', maxTotalTokens: num(m[1]) }),
@@ -86,7 +106,7 @@ const RULES: Array<[Rule, (m: RegExpMatchArray) => Milestone]> = [
 export function parseMilestone(line: string): Milestone | null {
   // Cheap pre-filter: every rule's line contains one of these words, and most log lines contain none.
   if (
-    !/ServerArgs|torch distributed|weight|shards|Fastsafetensor|KV Cache|Memory pool|graph|max_total_num_tokens|Uvicorn|fired up|batch|SIGTERM|Gracefully/i.test(
+    !/ServerArgs|non-default args|torch distributed|weight|load model|loading took|shards|Fastsafetensor|KV Cache|GPU blocks|Memory pool|graph|max_total_num_tokens|Uvicorn|fired up|batch|SIGTERM|Gracefully/i.test(
       line,
     )
   ) {

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { matchException, parseExceptionLine } from '../../src/logs/classify/exceptions.ts';
 import { diagnoseText, loadCatalog } from '../../src/logs/classify/index.ts';
 import { stripWrappers } from '../../src/logs/classify/normalise.ts';
+import { parseMilestone } from '../../src/logs/milestones.ts';
 
 describe('stripWrappers', () => {
   const payload = '  File "/x/sglang/srt/managers/scheduler.py", line 12, in event_loop';
@@ -534,6 +535,71 @@ describe('phase from the frames', () => {
     // without such frames the rule's phase stands
     const bare = diagnoseText('ValueError: No available memory for the cache blocks.').classification;
     expect([bare.category, bare.phase]).toEqual(['cuda_oom', 'kv_alloc']);
+  });
+});
+
+describe('milestones in the words of other engines', () => {
+  const boom = ['Traceback (most recent call last):', '  File "/x/app/main.py", line 1, in main', 'RuntimeError: boom'];
+  const phaseAfter = (...lines: string[]) => diagnoseText([...lines, ...boom].join('\n')).classification.phase;
+
+  it("reads weight-load progress bars: transformers' and TensorRT-LLM's tqdm as well as SGLang's and vLLM's", () => {
+    expect(parseMilestone('Loading checkpoint shards:  75%|███████▌  | 3/4 [00:08<00:02,  2.83s/it]')).toEqual({
+      kind: 'shards',
+      percent: 75,
+      done: 3,
+      total: 4,
+    });
+    expect(parseMilestone('Loading weights concurrently:  94%|█████████▍| 723/769 [00:01<00:00, 336.17it/s]')).toEqual({
+      kind: 'shards',
+      percent: 94,
+      done: 723,
+      total: 769,
+    });
+    expect(parseMilestone('Loading fastsafetensors checkpoint shards:  20% Completed | 1/5 [00:00<00:02]')?.kind).toBe(
+      'shards',
+    );
+    expect(parseMilestone('Loading weights took 3.04 seconds')?.kind).toBe('weights_end');
+    // a host OOM kill printed on the bar's own line, as a shell shows it
+    const killed = diagnoseText(
+      [
+        'Loading checkpoint shards:  75%|███████████ ...... 3/4 [00:08<00:02,  2.83s/it]Killed',
+        '[26002.109061] Out of memory: Killed process 576419 (python) total-vm:78521468kB',
+      ].join('\n'),
+    ).classification;
+    expect([killed.category, killed.phase]).toEqual(['other', 'weight_load']);
+  });
+
+  it("places a crash after vLLM's arguments, KV cache sizing and capture lines", () => {
+    expect(phaseAfter("INFO 09-03 21:20:47 [cli_args.py:261] non-default args: {'model': 'x'}")).toBe('startup');
+    expect(
+      phaseAfter('INFO 12-20 20:25:46 distributed_gpu_executor.py:57] # GPU blocks: 3852, # CPU blocks: 4096'),
+    ).toBe('kv_alloc');
+    expect(
+      phaseAfter('(EngineCore pid=1) INFO 08-19 14:58:40 [kv_cache_utils.py:849] GPU KV cache size: 922,496 tokens'),
+    ).toBe('kv_alloc');
+    expect(
+      phaseAfter('INFO 12-20 20:25:49 model_runner.py:1413] Capturing cudagraphs for decoding. This may lead'),
+    ).toBe('cuda_graph_capture');
+    expect(phaseAfter('(EngineCore pid=1) INFO [gpu_model_runner.py:2721] Graph capturing for 304 input tokens')).toBe(
+      'cuda_graph_capture',
+    );
+  });
+
+  it('serving frames after a finished weight load are serving (an engine with no milestones between)', () => {
+    const log = [
+      'Loading safetensors checkpoint shards: 100% Completed | 17/17 [00:23<00:00,  1.38s/it]',
+      'Traceback (most recent call last):',
+      '  File "/x/xinference/model/llm/transformers/utils.py", line 483, in batch_inference_one_step',
+      'RuntimeError: boom',
+    ].join('\n');
+    expect(diagnoseText(log).classification.phase).toBe('runtime');
+  });
+
+  it("SGLang's health check is a generation request: the server was serving", () => {
+    const c = diagnoseText(
+      "[2025-09-24 05:48:14] Health check failed. Server couldn't get a response from detokenizer for last 20 seconds.",
+    ).classification;
+    expect([c.category, c.phase]).toEqual(['watchdog_timeout', 'runtime']);
   });
 });
 

@@ -11,6 +11,18 @@ import type { Anchor, Phase } from './types.ts';
  */
 export const STRUCTURE_ANCHORS: Anchor[] = [
   { text: 'ServerArgs(', ci: false },
+  { text: 'non-default args: {', ci: false },
+  { text: 'Starting to load model ', ci: false },
+  { text: 'Loading weights took', ci: false },
+  { text: 'Model loading took', ci: false },
+  // every progress bar of a weight load: `Loading <what> weights <how>: N%` (the checkpoint-shard ones are below)
+  { text: 'weights', ci: false },
+  { text: '# GPU blocks: ', ci: false },
+  { text: 'GPU KV cache size: ', ci: false },
+  { text: 'Graph capturing ', ci: false },
+  { text: 'Capturing the model for CUDA graphs', ci: false },
+  { text: 'Capturing cudagraphs', ci: false },
+  { text: 'Capturing CUDA graphs', ci: false },
   { text: 'Init torch distributed begin', ci: false },
   { text: 'Load weight begin', ci: false },
   { text: 'checkpoint shards:', ci: false },
@@ -103,6 +115,8 @@ const ADVANCE: Partial<Record<Milestone['kind'], Phase>> = {
   shards: 'weight_load',
   weights_end: 'weight_load',
   kv_allocated: 'kv_alloc',
+  // vLLM sizes the KV cache after its memory profile (corpus/README.md, phase rule 1: `# GPU blocks` -> kv_alloc).
+  kv_sized: 'kv_alloc',
   mem_pool_end: 'kv_alloc',
   graph_begin: 'cuda_graph_capture',
   // After capture the scheduler finishes init and the HTTP server starts its warm-up request.
@@ -326,7 +340,11 @@ export function phaseFromFrames(frames: readonly Frame[], milestonePhase: Phase)
   if (init) return init;
   // While serving, the frames say which pass failed: a `Decode batch` line printed before a new request's extend
   // pass does not make its crash a decode. A frame that says only "serving" keeps the milestone's more precise phase.
-  if (ORDER[milestonePhase] !== ORDER.unknown && ORDER[milestonePhase] !== ORDER.runtime) return null;
+  // Before the warm-up, serving frames mean the server got past the last step the log showed (an engine without
+  // SGLang's milestones serves right after its weights are loaded); the warm-up itself is a request, so it stays.
+  if (milestonePhase === 'warmup' || milestonePhase === 'cuda_graph_capture' || milestonePhase === 'shutdown') {
+    return null;
+  }
   const serving = frames.filter((f) => !NOT_SERVING.test(f.file));
   const h = hinted(serving, RUNTIME_HINTS) ?? (serving.some(servingFrame) ? 'runtime' : null);
   return h === 'runtime' && (milestonePhase === 'prefill' || milestonePhase === 'decode') ? null : h;
