@@ -456,6 +456,40 @@ describe('the traceback reader under real-world damage', () => {
     expect(c.evidence[0]?.text).toContain('ValueError: To serve');
   });
 
+  it('reads frames whose indentation was lost, their source lines included, never a source line as the root', () => {
+    const c = tb(
+      'File "/x/sglang/srt/distributed/device_communicators/pynccl_wrapper.py", line 375, in ncclCommInitRank',
+      'self.NCCL_CHECK(',
+      'File "/x/sglang/srt/distributed/device_communicators/pynccl_wrapper.py", line 350, in NCCL_CHECK',
+      'raise RuntimeError(f"NCCL error: {error_str}")',
+      'RuntimeError: NCCL error: unhandled system error (run with NCCL_DEBUG=INFO for details)',
+    );
+    expect([c.category, c.evidence[0]?.text]).toEqual([
+      'nccl_error',
+      'RuntimeError: NCCL error: unhandled system error (run with NCCL_DEBUG=INFO for details)',
+    ]);
+    // a message with no type right after such a frame is still the exception, not its source
+    const msg = tb(
+      'File "/x/torch/distributed/distributed_c10d.py", line 727, in _new_process_group_helper',
+      "Distributed package doesn't have NCCL built in",
+    );
+    expect(msg.evidence[0]?.text).toBe("Distributed package doesn't have NCCL built in");
+  });
+
+  it('reads lines a CI runner stamped with an ISO time in brackets, quoted with blank quoted lines between', () => {
+    const c = tb(
+      '> [2025-11-06T02:10:00.702Z]   File "/x/sglang/srt/models/deepseek_vl2.py", line 252, in load_weights',
+      '> ',
+      '> [2025-11-06T02:10:00.702Z]     param = params_dict[name]',
+      '> ',
+      "> [2025-11-06T02:10:00.702Z] KeyError: 'lm_head.weight'",
+      '> ',
+      '> [2025-11-06T02:10:00.703Z] [2025-11-06 02:10:00] Received sigquit from a child process. It usually means the child failed.',
+    );
+    expect([c.category, c.phase]).toEqual(['model_load_error', 'weight_load']);
+    expect(c.evidence[0]?.text).toContain("KeyError: 'lm_head.weight'");
+  });
+
   it('reads srun --label in front of indented frame lines', () => {
     const c = tb('0: Traceback (most recent call last):', ...cfgFrames.map((l) => `0: ${l}`), "0: KeyError: 'x'");
     expect([c.category, c.evidence[0]?.text]).toEqual(['model_load_error', "0: KeyError: 'x'"]);

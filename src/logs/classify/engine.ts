@@ -180,9 +180,14 @@ export class ClassifierEngine {
     const shape = lineShape(line);
     const ev = evidenceLine(lineNo, line);
     // A frame, or a source line shown under one, is code, not an error that happened: `raise RuntimeError(f"NCCL
-    // error ...")` names no cause. Such lines are read only as structure.
-    const codeLine = shape.kind === 'frame' || (shape.kind === 'indented' && this.tracebacks.current?.open === true);
+    // error ...")` names no cause. Such lines are read only as structure (the reader also takes an unindented line
+    // right after a frame that lost its indentation as that frame's source).
+    const openBefore = this.tracebacks.current?.open === true;
     const started = this.tracebacks.observe(shape, prefix, ev, this.phase.phase);
+    const codeLine =
+      shape.kind === 'frame' ||
+      (shape.kind === 'indented' && openBefore) ||
+      (shape.kind === 'text' && this.tracebacks.current?.lastSource?.line === lineNo);
     if (started) this.attachPending(started, lineNo);
     let interesting = shape.kind !== 'text' && shape.kind !== 'blank' && this.tracebacks.current?.open === true;
     if (shape.kind === 'text' && this.tracebacks.current?.exc?.line === lineNo) interesting = true;

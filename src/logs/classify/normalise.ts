@@ -11,6 +11,8 @@ const WRAPPERS: RegExp[] = [
   /^`{1,3}(?=\S)/,
   // Kubernetes CRI log lines and `docker logs -t`: `2025-11-05T12:19:32.123456789Z stdout F `
   /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)? (?:(?:stdout|stderr) [FP] )?/,
+  // CI runners that stamp each line with an ISO time in brackets (Jenkins' timestamper, buildkite): `[2025-11-06T02:10:00.702Z] `
+  /^\[\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\] /,
   // docker compose v1/v2: `sglang-1  | `, `vllm_server_1 | `
   /^[A-Za-z][\w.-]* +\| ?/,
   // Ray and vLLM worker processes: `(RayWorkerWrapper pid=123) `, `(EngineCore_DP0 pid=1) `, `(pid=5, ip=10.0.0.2) `,

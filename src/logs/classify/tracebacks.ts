@@ -42,6 +42,13 @@ export interface Traceback {
   logged: { ev: Evidence; message: string } | null;
 }
 
+/**
+ * A line of Python code as a frame shows it: a statement (`raise X(...)`, `return f(`, `x = y`, `with a:`, `assert`)
+ * or a call (`name(`, `a.b.c(`). An exception's message (`Distributed package doesn't have NCCL built in`) is neither.
+ */
+const SOURCE_LINE =
+  /^(?:(?:raise|return|assert|with|for|if|elif|while|yield|await|del|import|from)\b|[\w.]+(?:\[[^\]]*\])?(?:\s*,\s*[\w.]+)*\s*(?::\s*[\w.\[\], ]+)?\s*[-+*/|&]?=(?!=)|[\w.]+\()/;
+
 /** A level that says the record is an error, in the wrapper or prefix taken off a line (`ERROR 07-21 ...] `). */
 const ERROR_LEVEL = /\b(?:ERROR|CRITICAL|FATAL)\b|^\[?E\d{4} /;
 
@@ -62,6 +69,8 @@ export class TracebackTracker {
   private lastBodyLength = 0;
   /** The last unindented text line outside a traceback that was logged at an error level. */
   private errorRecord: { ev: Evidence; message: string } | null = null;
+  /** The last frame line read had lost its indentation (an issue's formatting strips it from every line). */
+  private frameUnindented = false;
 
   ignoreNext(lineNo: number): void {
     this.ignoreUntil = lineNo + 2;
@@ -87,6 +96,7 @@ export class TracebackTracker {
         // An excerpt that starts mid-traceback (or a header lost to a wrapper): its first frame opens one.
         const tb = cur?.open ? cur : this.start(ev, prefix, phase, true);
         if (shape.python) tb.pythonFrames = true;
+        this.frameUnindented = !/^\s/.test(prefix.body);
         if (tb.frames.length < MAX_FRAMES) {
           tb.frames.push({ line: ev.line, text: ev.text, file: shape.file, func: shape.func });
         }
@@ -123,6 +133,15 @@ export class TracebackTracker {
           if (last && last.line === ev.line - 1 && cur.lastSource === null && /^[\w.<>]+$/.test(prefix.body)) {
             last.func += prefix.body;
             return null;
+          }
+          // Frames that lost their indentation lose it for their source lines too: the line right after such a frame
+          // is its source (`raise RuntimeError(f"NCCL error: {error_str}")`) unless it reads as an exception.
+          if (last && last.line === ev.line - 1 && cur.lastSource === null && this.frameUnindented) {
+            if (!parseExceptionLine(prefix.body) && SOURCE_LINE.test(prefix.body)) {
+              cur.lastSource = ev;
+              last.source = ev.text.slice(0, MAX_SOURCE);
+              return null;
+            }
           }
           cur.open = false;
           // The first unindented line after the frames is the exception; a new log record means it was cut off.
