@@ -389,6 +389,20 @@ describe('the engine reads structure', () => {
     expect(d('`ValueError: The input (9 tokens) is longer than the context (4 tokens).`').reason).toMatch(/ValueError/);
   });
 
+  it("names transformers' and vLLM's own messages when they are pasted without their exception type", () => {
+    const path = diagnoseText(
+      "Incorrect path_or_model_id: '/data/models/Meta-Llama-3-8B-Instruct'. Please provide either the path to a local folder or the repo_id of a model on the Hub.",
+    ).classification;
+    expect([path.category, path.phase]).toEqual(['model_load_error', 'weight_load']);
+    const kv = diagnoseText(
+      [
+        'INFO 11-21 10:00:00 gpu_executor.py:122] # GPU blocks: 1478, # CPU blocks: 2048',
+        "The model's max seq len (29000) is larger than the maximum number of tokens that can be stored in KV cache (23648). Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.",
+      ].join('\n'),
+    ).classification;
+    expect([kv.category, kv.phase, kv.evidence[0]?.line]).toEqual(['cuda_oom', 'kv_alloc', 2]);
+  });
+
   it('an OOM that failed graph capture is an OOM (the catalog overlaps), in the capture phase', () => {
     const log = [
       '[2025-01-01 00:00:00 TP0] Capture cuda graph begin. This can take up to several minutes.',
