@@ -19,6 +19,7 @@ import {
   whatMessage,
 } from './exceptions.ts';
 import { type LinePrefix, lineShape, readPrefix } from './lineinfo.ts';
+import { splitJoined } from './normalise.ts';
 import {
   applyFrequent,
   applyMilestone,
@@ -101,6 +102,18 @@ interface RuledException {
 }
 
 const WHAT_WITHIN = 3;
+/** Joined lines split so far, remembered to give evidence the log's own line numbers back (bounded). */
+const MAX_SPLITS = 10_000;
+
+/**
+ * A log line that was split into pieces (see splitJoined). The engine numbers each piece as a line of its own, so
+ * the reader's "next line" logic holds inside it; `at` is the first piece's number there, `line` the log's own.
+ */
+interface Split {
+  at: number;
+  pieces: number;
+  line: number;
+}
 const IGNORED = /^Exception ignored in\b/;
 
 export interface EngineOptions {
@@ -128,6 +141,9 @@ export class ClassifierEngine {
   private hang: Hang | null = null;
   private native: PendingNative | null = null;
   private exit: ProcessExit | null;
+  /** Pieces beyond the first of every split line so far: the engine's line numbers run this far ahead of the log's. */
+  private shift = 0;
+  private readonly splits: Split[] = [];
 
   constructor(opts: EngineOptions) {
     this.catalog = opts.catalog;
@@ -149,15 +165,39 @@ export class ClassifierEngine {
   feed(line: string, lineNo: number): void {
     if (lineNo > this.linesRead) this.linesRead = lineNo;
     if (this.inAttention(lineNo) || this.catalog.gate.test(line)) {
-      this.processLine(line, lineNo);
+      const at = lineNo + this.shift;
+      const pieces = this.splits.length < MAX_SPLITS ? splitJoined(line) : null;
+      if (pieces) {
+        this.splits.push({ at, pieces: pieces.length, line: lineNo });
+        this.shift += pieces.length - 1;
+        pieces.forEach((p, i) => {
+          this.processLine(p, at + i);
+        });
+        return;
+      }
+      this.processLine(line, at);
       return;
     }
     const kind = lastFrequent(line);
     if (kind) this.frequent(kind);
   }
 
+  /** `lineNo` is the log's own line number. */
   inAttention(lineNo: number): boolean {
-    return lineNo <= this.attentionUntil;
+    return lineNo + this.shift <= this.attentionUntil;
+  }
+
+  /** The log's own line number of the engine's line `n` (a piece of a split line is on the line it came from). */
+  private logLine(n: number): number {
+    let shiftBefore = 0;
+    for (let i = this.splits.length - 1; i >= 0; i--) {
+      const sp = this.splits[i] as Split;
+      if (sp.at > n) continue;
+      if (n < sp.at + sp.pieces) return sp.line;
+      shiftBefore = sp.at - sp.line + sp.pieces - 1;
+      break;
+    }
+    return n - shiftBefore;
   }
 
   /** Used by the fast scan for the frequent lines it skipped. */
@@ -363,6 +403,20 @@ export class ClassifierEngine {
   }
 
   diagnosis(): Diagnosis {
+    const d = this.diagnose();
+    if (this.splits.length === 0) return d;
+    const back = (n: number) => this.logLine(n);
+    return {
+      ...d,
+      classification: {
+        ...d.classification,
+        evidence: d.classification.evidence.map((e) => ({ ...e, line: back(e.line) })),
+      },
+      reason: d.reason.replace(/\bline (\d+)/g, (_m, n: string) => `line ${back(Number(n))}`),
+    };
+  }
+
+  private diagnose(): Diagnosis {
     const c = this.best();
     const r = this.ruled();
     if (r && (!c || this.ruleWins(r, c))) return this.fromRule(r);

@@ -1,14 +1,11 @@
 // Reading one SGLang log line: the wrappers other tools put in front of it, SGLang's own `[time rank]` prefix,
 // the TP rank, Python traceback structure, and the normalised text used for dedup keys.
 
-import { stripWrappers } from './normalise.ts';
+import { stripWrappers, TORCH_RANK } from './normalise.ts';
 
 // SGLang: `[2026-02-19 00:17:24 DP0 PP0 TP3 EP3] msg` (the rank tokens are optional); torch: `[rank6]:[E1113 ...] msg`.
 // Older releases print the time only: `[23:17:01 TP7] msg`.
 const SGLANG_PREFIX = /^\[((?:\d{4}-\d\d-\d\d )?\d\d:\d\d:\d\d(?:[.,]\d+)?)((?: [A-Z_]+\d+)*)\] ?/;
-// torch.distributed `[rank6]:`, torchrun's `--tee` labels `[default0]:`; people who paste one rank's lines often
-// put a placeholder for its number (`[rankx]:`, `[rankN]:`): still the label, naming no rank.
-const TORCH_RANK = /^\[(?:rank|default)(\d+|[xXnN*?])\]: ?/;
 // glog-style `[E1113 12:00:00.123 file.cpp:42] `; c10 prints the month unpadded (`[W416 02:35:51.4 ...]`).
 const GLOG = /^\[[IWEF]\d{3,4} \d\d:\d\d:\d\d[.\d]*[^\]]*\] ?/;
 

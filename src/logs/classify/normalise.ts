@@ -47,6 +47,11 @@ const ANY_WRAPPER = WRAPPERS.every((re) => re.flags === '')
   ? new RegExp(WRAPPERS.map((re) => `(?:${re.source})`).join('|'))
   : /(?:)/;
 
+// torch.distributed `[rank6]:`, torchrun's `--tee` labels `[default0]:`; people who paste one rank's lines often
+// put a placeholder for its number (`[rankx]:`, `[rankN]:`): still the label, naming no rank. Not a wrapper: the
+// reader takes the rank from it (lineinfo.ts).
+export const TORCH_RANK = /^\[(?:rank|default)(\d+|[xXnN*?])\]: ?/;
+
 /** The line without any wrapper in front of it (repeatedly: wrappers stack). */
 export function stripWrappers(line: string): string {
   if (!ANY_WRAPPER.test(line)) return line;
@@ -62,4 +67,153 @@ export function stripWrappers(line: string): string {
     }
   }
   return s;
+}
+
+// A log whose line breaks were lost (an issue's formatting joined its lines with a space, or with nothing, into one or
+// a few long lines) is split again where a line or a frame starts, so the reader sees lines again. Only what starts a
+// line in the output of SGLang, vLLM, Ray, Python, PyTorch, NCCL and tqdm counts: a process label or log-record
+// prefix, a traceback's header, frames and chain markers, an exception line, the end of a progress bar's update.
+const MIN_JOINED = 40;
+const BOUNDARY = new RegExp(
+  [
+    // process labels and log-record prefixes (every quantifier bounded, so a long line without them is read once)
+    `(?<rec>${[
+      String.raw`\((?:[A-Za-z_][\w-]{0,60} )?(?:[a-z_]{1,20}=\w{1,20} ){0,4}pid=\d+(?:, ip=[^)]{0,60})?\)`,
+      String.raw`\[\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d[^\][]{0,40}\]|\[\d\d:\d\d:\d\d(?: [A-Z]{2,4}\d+)+\]|\[rank\d+\]:`,
+      String.raw`(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) (?:\d{4}-)?\d\d-\d\d \d\d:\d\d:\d\d`,
+      String.raw`\b(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)(?: \([\w.]{1,40}\))?: {2,}`,
+      String.raw`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z|\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} `,
+      // glog / c10 `[E1113 12:00:00.123 ...]`, NCCL `host:pid:tid [dev] `, c10's backtrace, C++'s terminate
+      String.raw`\[?[IWEF]\d{3,4} \d\d:\d\d:\d\d\.\d+|(?<![\w.-])[\w.-]{1,64}:\d+:\d+ \[\d+\] |frame #\d+: |Exception raised from |terminate called after throwing`,
+    ].join('|')})`,
+    String.raw`(?<tb>Traceback \(most recent call last\):?)`,
+    String.raw`(?<frame>File "[^"\n]{1,400}", line \d+, in [\w.<>]{1,200}|<ipython-input-[^>]{1,60}> in [\w.<>]{1,200}\(\))`,
+    String.raw`(?<chain>During handling of the above exception, another exception occurred:|The above exception was the direct cause of the following exception:)`,
+    // an exception's name as parseExceptionLine reads one, then its message (or the end); a bare `Error:` (a Rust or Go
+    // launcher's line) only inside a traceback
+    String.raw`(?<exc>(?<![\w.])(?:[A-Za-z_]\w{0,60}\.){0,6}(?:Exception|StopIteration|OutOfResources|[A-Z]\w{0,60}?(?:Error|Exception|Exit|Interrupt|Failure|Timeout|OutOfResources))(?=: |$))`,
+    String.raw`(?<bare>(?<![\w.])Error(?=: ))`,
+    // tqdm ends each update with its timing: `[00:23<00:00,  1.38s/it]`
+    String.raw`(?<tqdm>\[\d\d:\d\d<[^\]\n]{0,40}\])`,
+  ].join('|'),
+  'g',
+);
+/** IPython's header: the exception's name, then spaces, then `Traceback (most recent call last)`. */
+const IPYTHON_HEADER = /(?:^|[^\w.])[\w.]*(?:Error|Exception)\s{2,}$/;
+
+type Cut = 'line' | 'frame' | 'source';
+
+/**
+ * The lines a joined line was made of, or null when it reads as one line. Pieces keep their text exactly; a frame
+ * and the source after it get the indentation Python gave them when nothing else (a wrapper) is in front. An
+ * exception's name right after a colon is the cause a message names (`failed: ImportError: ...` in a warning), not
+ * a line of its own, outside a traceback. A quoted paste (`> ` in front) starts each line with `> ` again.
+ */
+export function splitJoined(line: string): string[] | null {
+  if (line.length < MIN_JOINED || !mayBeJoined(line)) return null;
+  const cuts: Array<[number, Cut]> = [];
+  let inTraceback = false;
+  BOUNDARY.lastIndex = 0;
+  for (let m = BOUNDARY.exec(line); m; m = BOUNDARY.exec(line)) {
+    const g = m.groups ?? {};
+    const end = m.index + m[0].length;
+    const before = line.slice(Math.max(0, m.index - 80), m.index);
+    if (g.tb !== undefined) {
+      // `Scheduler hit an exception: Traceback ...` and IPython's `ValueError   Traceback ...` are one header
+      if (!/:\s*$/.test(before) && !IPYTHON_HEADER.test(before)) cuts.push([m.index, 'line']);
+      cuts.push([end, 'line']);
+      inTraceback = true;
+    } else if (g.chain !== undefined) {
+      cuts.push([m.index, 'line'], [end, 'line']);
+      inTraceback = true;
+    } else if (g.frame !== undefined) {
+      cuts.push([m.index, 'frame'], [end, 'source']);
+      inTraceback = true;
+    } else if (g.exc !== undefined || g.bare !== undefined) {
+      // torch._dynamo's BackendCompilerFailed prints `backend='inductor' raised:` and the inner exception on the next
+      // line (torch/_dynamo/exc.py): there the colon does end a line.
+      if (inTraceback || (g.exc !== undefined && (!/:\s*$/.test(before) || /\braised:\s*$/.test(before)))) {
+        cuts.push([m.index, 'line']);
+      }
+      inTraceback = false;
+    } else if (g.tqdm !== undefined) {
+      cuts.push([end, 'line']);
+    } else {
+      cuts.push([m.index, 'line']);
+      inTraceback = false;
+    }
+  }
+  if (line.startsWith('> ')) {
+    for (let p = line.indexOf(' > ', 1); p >= 0; p = line.indexOf(' > ', p + 3)) cuts.push([p + 1, 'line']);
+    cuts.sort((a, b) => a[0] - b[0]);
+  }
+  const pieces: string[] = [];
+  let from = 0;
+  let kind: Cut = 'line';
+  for (const [at, k] of cuts) {
+    let to = at;
+    while (to < line.length && line[to] === ' ') to++;
+    if (to >= line.length) break;
+    // A cut with only wrappers, a log prefix or blanks before it is where this piece's payload starts, not a new
+    // line; two cuts at one place (an exception right after a frame's header): what starts there names the piece.
+    if (to <= from || payloadEmpty(line.slice(from, to))) {
+      kind = k;
+      continue;
+    }
+    pieces.push(indent(line.slice(from, to).trimEnd(), kind));
+    from = to;
+    kind = k;
+  }
+  if (from === 0) return null;
+  pieces.push(indent(line.slice(from).trimEnd(), kind));
+  return pieces;
+}
+
+/**
+ * Cheap test before the full scan: a joined line holds a second line's start somewhere after its first character
+ * (most lines a server prints hold none, and this runs on every line that is read whole).
+ */
+function mayBeJoined(line: string): boolean {
+  // read past the wrappers in front: a process label there is this line's own, not a second line's start
+  let body = stripWrappers(line);
+  for (let t = TORCH_RANK.exec(body); t; t = TORCH_RANK.exec(body)) body = stripWrappers(body.slice(t[0].length));
+  for (const mark of JOIN_MARKS) if (body.indexOf(mark, 1) > 0) return true;
+  return false;
+}
+const JOIN_MARKS = [
+  'File "',
+  'Traceback (',
+  'pid=',
+  'Error: ',
+  'Exception: ',
+
+  '[20',
+  ' INFO ',
+  ' WARNING ',
+  ' ERROR ',
+  'INFO:  ',
+  'ERROR:  ',
+  '[rank',
+  'frame #',
+  'terminate called',
+  '] NCCL ',
+  ' > ',
+  '<ipython-input',
+  'Z ',
+  'it/s]',
+  's/it]',
+];
+
+function payloadEmpty(text: string): boolean {
+  return (
+    stripWrappers(text)
+      .replace(/^(?:\s*\[[^\]]{0,80}\]:?)+/, '')
+      .trim() === ''
+  );
+}
+
+function indent(text: string, kind: Cut): string {
+  if (kind === 'line' || stripWrappers(text) !== text) return text;
+  const s = text.trimStart();
+  return kind === 'frame' ? `  ${s}` : `    ${s}`;
 }

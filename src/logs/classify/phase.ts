@@ -11,18 +11,17 @@ import type { Anchor, Phase } from './types.ts';
  */
 export const STRUCTURE_ANCHORS: Anchor[] = [
   { text: 'ServerArgs(', ci: false },
-  { text: 'non-default args: {', ci: false },
-  { text: 'Starting to load model ', ci: false },
-  { text: 'Loading weights took', ci: false },
-  { text: 'Model loading took', ci: false },
-  // every progress bar of a weight load: `Loading <what> weights <how>: N%` (the checkpoint-shard ones are below)
+  // vLLM's, transformers' and TensorRT-LLM's words for the same steps (milestones.ts); few and short, since every
+  // byte of a log is scanned for them
+  { text: 'non-default args', ci: false },
+  { text: 'to load model', ci: false },
+  { text: 'loading took', ci: false },
+  // every weight-load progress bar (`Loading <what> weights <how>: N%`) and `Loading weights took`
   { text: 'weights', ci: false },
-  { text: '# GPU blocks: ', ci: false },
-  { text: 'GPU KV cache size: ', ci: false },
-  { text: 'Graph capturing ', ci: false },
-  { text: 'Capturing the model for CUDA graphs', ci: false },
-  { text: 'Capturing cudagraphs', ci: false },
-  { text: 'Capturing CUDA graphs', ci: false },
+  { text: 'GPU blocks', ci: false },
+  { text: 'KV cache size', ci: false },
+  // `Capturing CUDA graphs`, `Capturing cudagraphs`, `Capturing the model for CUDA graphs`, `Graph capturing`
+  { text: 'capturing', ci: true },
   { text: 'Init torch distributed begin', ci: false },
   { text: 'Load weight begin', ci: false },
   { text: 'checkpoint shards:', ci: false },

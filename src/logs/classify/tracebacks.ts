@@ -47,7 +47,7 @@ export interface Traceback {
  * or a call (`name(`, `a.b.c(`). An exception's message (`Distributed package doesn't have NCCL built in`) is neither.
  */
 const SOURCE_LINE =
-  /^(?:(?:raise|return|assert|with|for|if|elif|while|yield|await|del|import|from)\b|[\w.]+(?:\[[^\]]*\])?(?:\s*,\s*[\w.]+)*\s*(?::\s*[\w.\[\], ]+)?\s*[-+*/|&]?=(?!=)|[\w.]+\()/;
+  /^(?:(?:raise|return|assert|with|for|if|elif|while|yield|await|del|import|from)\b|[\w.]+(?:\[[^\]]*\])?(?:\s*,\s*[\w.]+)*\s*(?::\s*[\w.[\], ]+)?\s*[-+*/|&]?=(?!=)|[\w.]+\()/;
 
 /** A level that says the record is an error, in the wrapper or prefix taken off a line (`ERROR 07-21 ...] `). */
 const ERROR_LEVEL = /\b(?:ERROR|CRITICAL|FATAL)\b|^\[?E\d{4} /;
