@@ -52,6 +52,21 @@ describe('splitJoined', () => {
     }
   });
 
+  it("splits at TensorRT-LLM's records, Python's thread header, and a quoted or tabled paste's marks", () => {
+    expect(
+      splitJoined(
+        'RuntimeError: CUDA error: CUBLAS_STATUS_EXECUTION_FAILED [06/21/2025-03:55:04] [TRT-LLM] [E] Encountered an error Exception in thread Thread-4 (_executor_loop_overlap): Traceback (most recent call last):',
+      ),
+    ).toEqual([
+      'RuntimeError: CUDA error: CUBLAS_STATUS_EXECUTION_FAILED',
+      '[06/21/2025-03:55:04] [TRT-LLM] [E] Encountered an error',
+      'Exception in thread Thread-4 (_executor_loop_overlap): Traceback (most recent call last):',
+    ]);
+    expect(
+      splitJoined('  | (EngineCore pid=1) INFO loading the model now  | (EngineCore pid=1) ValueError: x'),
+    ).toEqual(['  | (EngineCore pid=1) INFO loading the model now', ' | (EngineCore pid=1) ValueError: x']);
+  });
+
   it("keeps IPython's header and SGLang's `... exception: Traceback` header whole", () => {
     expect(
       splitJoined(

@@ -19,6 +19,9 @@ describe('stripWrappers', () => {
       `(VllmWorker rank=3 pid=1090) ERROR 06-05 06:18:13 [multiproc_executor.py:470] ${payload}`,
     ],
     ['vLLM V0 logger', `ERROR 08-19 07:51:03 model_runner.py:732] ${payload}`],
+    ["Ray's deduplication note after the line", `(SGLangEngine pid=23902) ${payload} [repeated 4x across cluster]`],
+    ["docker compose's column with the name cut off", `  | ${payload}`],
+    ['a quoted blank line run into the next', `>  > ${payload}`],
     ['vLLM-style logger with the year', `ERROR 2025-07-21 14:34:24.934 engine_factory.py:62] ${payload}`],
     ['Python logging', `ERROR:root:${payload}`],
     ['Kubernetes CRI', `2025-11-05T12:19:32.123456789Z stderr F ${payload}`],
@@ -28,6 +31,12 @@ describe('stripWrappers', () => {
     ['stacked', `sglang-1  | (SGLangEngine pid=7) ${payload}`],
   ])('%s: the payload comes back exactly, indentation included', (_name, wrapped) => {
     expect(stripWrappers(wrapped)).toBe(payload);
+  });
+
+  it('takes off Markdown bold around a pasted line', () => {
+    expect(stripWrappers('**ImportError: /opt/python/site-packages/sgl_kernel/flash_ops.so: undefined symbol**')).toBe(
+      'ImportError: /opt/python/site-packages/sgl_kernel/flash_ops.so: undefined symbol',
+    );
   });
 
   it('leaves SGLang lines and plain text alone', () => {
@@ -55,6 +64,16 @@ describe('parseExceptionLine', () => {
       short: 'AssertionError',
       message: '',
     });
+  });
+
+  it("reads Ray's remote task errors, which name their cause in parentheses", () => {
+    expect(parseExceptionLine('ray.exceptions.RayTaskError(EngineDeadError): ray::AgentLoopWorker.generate()')).toEqual(
+      {
+        type: 'ray.exceptions.RayTaskError',
+        short: 'RayTaskError',
+        message: 'ray::AgentLoopWorker.generate()',
+      },
+    );
   });
 
   it('refuses what is not an exception line: prose, warnings, source, paths', () => {
@@ -583,6 +602,76 @@ describe('phase from the frames', () => {
     // without such frames the rule's phase stands
     const bare = diagnoseText('ValueError: No available memory for the cache blocks.').classification;
     expect([bare.category, bare.phase]).toEqual(['cuda_oom', 'kv_alloc']);
+  });
+});
+
+describe('rules from what generalises, found on the f- dev cases', () => {
+  const tb = (...lines: string[]) => diagnoseText(`${lines.join('\n')}\n`).classification;
+
+  it('a config class that fails its pydantic validation is a configuration rejected', () => {
+    const c = tb(
+      '  File "/x/pydantic/_internal/_dataclasses.py", line 127, in __init__',
+      '    s.__pydantic_validator__.validate_python(ArgsKwargs(args, kwargs), self_instance=s)',
+      'pydantic_core._pydantic_core.ValidationError: 1 validation error for ModelConfig',
+    );
+    expect(c.category).toBe('backend_assertion');
+    // a validation error of a request's data is not
+    expect(
+      tb('pydantic_core._pydantic_core.ValidationError: 1 validation error for ChatCompletionRequest').category,
+    ).toBe('other');
+  });
+
+  it('whatever fails in the model registry leaves the model without code to load it', () => {
+    const c = tb(
+      'Traceback (most recent call last):',
+      '  File "/x/vllm/model_executor/models/registry.py", line 434, in _run_in_subprocess',
+      '    returned.check_returncode()',
+      '  File "/x/subprocess.py", line 502, in check_returncode',
+      '    raise CalledProcessError(self.returncode, self.args, self.stdout,',
+      "subprocess.CalledProcessError: Command '['python', '-m', 'vllm.model_executor.models.registry']' returned non-zero exit status 1.",
+    );
+    expect(c.category).toBe('model_load_error');
+  });
+
+  it('MPI failures are process-group failures; a CUDA error the NCCL watchdog reports is that CUDA error', () => {
+    expect(tb('mpi4py.MPI.Exception: MPI_ERR_UNKNOWN: unknown error').category).toBe('nccl_error');
+    const trt = tb(
+      "terminate called after throwing an instance of 'tensorrt_llm::common::TllmException'",
+      "  what():  [TensorRT-LLM][ERROR] Assertion failed: Failed: MPI error /x/mpiUtils.cpp:211 '6'",
+    );
+    expect(trt.category).toBe('nccl_error');
+    const watchdog = tb(
+      "terminate called after throwing an instance of 'std::runtime_error'",
+      '  what():  [Rank 0] NCCL watchdog thread terminated with exception: CUDA error: unspecified launch failure',
+    );
+    expect([watchdog.category, watchdog.evidence[0]?.text]).toEqual([
+      'other',
+      '  what():  [Rank 0] NCCL watchdog thread terminated with exception: CUDA error: unspecified launch failure',
+    ]);
+  });
+
+  it("names a launch failure, Open MPI's signal report and SGLang's decode OOM without a traceback", () => {
+    expect(tb('llama/ggml-cuda/ggml-cuda.cu:96: CUDA error: unspecified launch failure').category).toBe('other');
+    expect(tb('mpirun noticed that process rank 6 with PID 0 on node x exited on signal 9 (Killed).').category).toBe(
+      'other',
+    );
+    expect(tb('Decode out of memory. Try to lower your batch size').category).toBe('cuda_oom');
+  });
+
+  it('reads a frame the excerpt cut inside its path, and never takes an underline of carets as the exception', () => {
+    const cut = tb(
+      'vllm/engine/arg_utils.py", line 963, in create_model_config',
+      '    return ModelConfig(',
+      'RuntimeError: boom',
+    );
+    expect([cut.category, cut.phase]).toEqual(['other', 'startup']);
+    const carets = tb(
+      'File "/x/sglang/srt/constrained/xgrammar_backend.py", line 100, in fill_vocab_mask',
+      'self.matcher.fill_next_token_bitmask(vocab_mask, idx)',
+      '^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^',
+      'RuntimeError: [23:42:39] /project/cpp/grammar_matcher.cc:556: Check failed',
+    );
+    expect(carets.evidence[0]?.text).toBe('RuntimeError: [23:42:39] /project/cpp/grammar_matcher.cc:556: Check failed');
   });
 });
 

@@ -19,7 +19,8 @@ export interface RaisedException {
 
 // Python prints `Type: message` or just `Type`; names end in Error/Exception/... or are one of the few builtins that
 // do not. `raise ...` source lines never reach here: only the line after a traceback's frames is read.
-const EXC_LINE = /^((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*)(?::(?: (.*))?)?$/;
+// Ray names a remote task's exception with its cause: `ray.exceptions.RayTaskError(EngineDeadError): ray::f()`.
+const EXC_LINE = /^((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*)(?:\([A-Za-z_]\w*\))?(?::(?: (.*))?)?$/;
 // Warnings are left out on purpose: a warning printed with its type is not a crash.
 // A bare `Error:` is how Rust and Go programs (a launcher, a router) start a message, not a Python exception.
 const EXC_NAME =

@@ -70,6 +70,10 @@ export function normaliseForKey(line: string): string {
 export const TRACEBACK_START = 'Traceback (most recent call last)';
 // Frames are indented by Python; issue text sometimes loses the indentation, so it is optional here.
 const FRAME = /^\s*File "([^"]+)", line \d+(,?) in (\S+)/;
+// An excerpt that starts mid-line can start inside a frame's path: `vllm/engine/arg_utils.py", line 963, in f`.
+const FRAME_TAIL = /^\s*([^\s"]*\.py)", line \d+, in (\S+)/;
+// Python 3.11+ underlines the failing expression with `^` and `~` on a line of its own.
+const CARETS = /^\s*[~^]+\s*$/;
 // IPython and Jupyter print frames their own way: `<ipython-input-7-98dbbe29edf5> in <module>()` and
 // `/x/torch/functional.py in f(a, b)` (IPython < 8), `File ~/x/torch/functional.py:123, in f(a, b)` and
 // `Cell In[3], line 4` (IPython 8). Their source lines are numbered, the failing one marked `----> 4 call(...)`.
@@ -102,6 +106,9 @@ export function lineShape(line: string): LineShape {
   if (s.includes(TRACEBACK_START)) return { kind: 'traceback_start' };
   const f = FRAME.exec(s);
   if (f) return { kind: 'frame', file: f[1] ?? '', func: f[3] ?? '', python: f[2] === ',' };
+  const tail = FRAME_TAIL.exec(s);
+  if (tail) return { kind: 'frame', file: tail[1] ?? '', func: tail[2] ?? '', python: true };
+  if (CARETS.test(s)) return { kind: 'indented' };
   const ip = IPYTHON_FRAME.exec(s) ?? IPYTHON8_FRAME.exec(s);
   if (ip) return { kind: 'frame', file: ip[1] ?? '', func: ip[2] ?? '', python: true };
   const cell = IPYTHON_CELL.exec(s);

@@ -6,15 +6,17 @@
 // taken off earlier, when bytes become lines (../lines.ts).
 
 const WRAPPERS: RegExp[] = [
-  // Markdown / e-mail quoting: `> `, `>> `; inline code around a pasted line: `` `ValueError: ...` ``
-  /^(?:> ?)+/,
+  // Markdown / e-mail quoting: `> `, `>> `, `>  > ` (a quoted blank line run into the next); inline code around a
+  // pasted line: `` `ValueError: ...` ``
+  /^>(?:\s*>)*\s?/,
   /^`{1,3}(?=\S)/,
   // Kubernetes CRI log lines and `docker logs -t`: `2025-11-05T12:19:32.123456789Z stdout F `
   /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)? (?:(?:stdout|stderr) [FP] )?/,
   // CI runners that stamp each line with an ISO time in brackets (Jenkins' timestamper, buildkite): `[2025-11-06T02:10:00.702Z] `
   /^\[\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\] /,
-  // docker compose v1/v2: `sglang-1  | `, `vllm_server_1 | `
+  // docker compose v1/v2: `sglang-1  | `, `vllm_server_1 | `; the same column with the name cut off: `  | `
   /^[A-Za-z][\w.-]* +\| ?/,
+  /^ +\| /,
   // Ray and vLLM worker processes: `(RayWorkerWrapper pid=123) `, `(EngineCore_DP0 pid=1) `, `(pid=5, ip=10.0.0.2) `,
   // vLLM's multiprocessing workers with their rank: `(VllmWorker rank=3 pid=1090) `
   /^\((?:[A-Za-z_][\w-]* )?(?:[a-z_]+=\w+ )*pid=\d+(?:, ip=[^)]*)?\) ?/,
@@ -33,6 +35,8 @@ const WRAPPERS: RegExp[] = [
   /^\[\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d[^\]]*\] (?:ERROR|WARNING|INFO): /,
   // journald / syslog: `Dec 01 12:00:00 gpu-box python3[1234]: `
   /^[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d [\w.-]+ [\w./@-]+(?:\[\d+\])?: /,
+  // Markdown bold around a pasted line: `**ImportError: ...**`
+  /^\*\*(?=\S)/,
   // pytest's failure report puts `E` and spaces in front of the exception lines: `E       RuntimeError: ...`
   /^E {3,}(?=\S)/,
   // mpirun `[1,0]<stderr>:`, srun --label `3: ` (in front of indented frame lines too)
@@ -52,10 +56,17 @@ const ANY_WRAPPER = WRAPPERS.every((re) => re.flags === '')
 // reader takes the rank from it (lineinfo.ts).
 export const TORCH_RANK = /^\[(?:rank|default)(\d+|[xXnN*?])\]: ?/;
 
-/** The line without any wrapper in front of it (repeatedly: wrappers stack). */
+// What other programs put after a line: Ray's `[repeated 2x across cluster]` (its log deduplication), the closing
+// `**` of Markdown bold.
+const SUFFIXES = / \[repeated \d+x across cluster\]\s*$|(?<=\S)\*\*\s*$/;
+
+/** The line without any wrapper in front of it (repeatedly: wrappers stack) or the few that follow it. */
 export function stripWrappers(line: string): string {
-  if (!ANY_WRAPPER.test(line)) return line;
-  let s = line;
+  // the suffixes end in `]` or `*`: most lines end otherwise, and skip the search
+  const end = line.trimEnd().slice(-1);
+  const bare = end === ']' || end === '*' ? line.replace(SUFFIXES, '') : line;
+  if (!ANY_WRAPPER.test(bare)) return bare;
+  let s = bare;
   for (let changed = true; changed; ) {
     changed = false;
     for (const re of WRAPPERS) {
@@ -83,6 +94,9 @@ const BOUNDARY = new RegExp(
       String.raw`(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) (?:\d{4}-)?\d\d-\d\d \d\d:\d\d:\d\d`,
       String.raw`\b(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)(?: \([\w.]{1,40}\))?: {2,}`,
       String.raw`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z|\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} `,
+      // TensorRT-LLM's logger `[06/21/2025-03:55:04] [TRT-LLM]` and its numbered backtrace `32      0x5db1e4 f + 8`;
+      // Python's threading `Exception in thread Thread-4 (name):`
+      String.raw`\[\d\d/\d\d/\d{4}-\d\d:\d\d:\d\d\]|(?<![\w.])\d{1,3} {2,}0x[0-9a-f]{4,16} |Exception in thread [^:\n]{1,80}:`,
       // glog / c10 `[E1113 12:00:00.123 ...]`, NCCL `host:pid:tid [dev] `, c10's backtrace, C++'s terminate
       String.raw`\[?[IWEF]\d{3,4} \d\d:\d\d:\d\d\.\d+|(?<![\w.-])[\w.-]{1,64}:\d+:\d+ \[\d+\] |frame #\d+: |Exception raised from |terminate called after throwing`,
     ].join('|')})`,
@@ -101,6 +115,8 @@ const BOUNDARY = new RegExp(
 /** IPython's header: the exception's name, then spaces, then `Traceback (most recent call last)`. */
 const IPYTHON_HEADER = /(?:^|[^\w.])[\w.]*(?:Error|Exception)\s{2,}$/;
 
+const RAY_REPEATED = / ?\[repeated \d+x across cluster\]/g;
+
 type Cut = 'line' | 'frame' | 'source';
 
 /**
@@ -109,9 +125,12 @@ type Cut = 'line' | 'frame' | 'source';
  * exception's name right after a colon is the cause a message names (`failed: ImportError: ...` in a warning), not
  * a line of its own, outside a traceback. A quoted paste (`> ` in front) starts each line with `> ` again.
  */
-export function splitJoined(line: string): string[] | null {
-  if (line.length < MIN_JOINED || !mayBeJoined(line)) return null;
-  const cuts: Array<[number, Cut]> = [];
+export function splitJoined(joined: string): string[] | null {
+  if (joined.length < MIN_JOINED || !mayBeJoined(joined)) return null;
+  // Ray's deduplication note ends a line; inside a joined one it would sit in front of the next line's wrappers.
+  const line = joined.replace(RAY_REPEATED, '');
+  /** [where a piece starts, what it is, whether it starts exactly there (else after the blanks there)] */
+  const cuts: Array<[number, Cut, boolean?]> = [];
   let inTraceback = false;
   BOUNDARY.lastIndex = 0;
   for (let m = BOUNDARY.exec(line); m; m = BOUNDARY.exec(line)) {
@@ -143,16 +162,24 @@ export function splitJoined(line: string): string[] | null {
       inTraceback = false;
     }
   }
-  if (line.startsWith('> ')) {
-    for (let p = line.indexOf(' > ', 1); p >= 0; p = line.indexOf(' > ', p + 3)) cuts.push([p + 1, 'line']);
+  // A quoted or tabled paste (`> `, `  | ` in front) starts each of its lines with that mark again.
+  const lead = /^\s*([>|]) /.exec(line);
+  if (lead) {
+    const mark = ` ${lead[1]} `;
+    // `  | ` keeps its space (the column it marks starts with one); `> ` starts the line
+    const at = lead[1] === '|' ? 0 : 1;
+    for (let p = line.indexOf(mark, lead[0].length); p >= 0; p = line.indexOf(mark, p + 3)) {
+      cuts.push([p + at, 'line', true]);
+    }
     cuts.sort((a, b) => a[0] - b[0]);
   }
   const pieces: string[] = [];
   let from = 0;
   let kind: Cut = 'line';
-  for (const [at, k] of cuts) {
+  const exactAt = new Set(cuts.filter((c) => c[2]).map((c) => c[0]));
+  for (const [at, k, exact] of cuts) {
     let to = at;
-    while (to < line.length && line[to] === ' ') to++;
+    while (!exact && to < line.length && line[to] === ' ' && !exactAt.has(to)) to++;
     if (to >= line.length) break;
     // A cut with only wrappers, a log prefix or blanks before it is where this piece's payload starts, not a new
     // line; two cuts at one place (an exception right after a frame's header): what starts there names the piece.
@@ -198,18 +225,27 @@ const JOIN_MARKS = [
   'terminate called',
   '] NCCL ',
   ' > ',
+  ' | ',
   '<ipython-input',
+  '[TRT-LLM]',
+  '0x',
+  'Exception in thread',
   'Z ',
   'it/s]',
   's/it]',
 ];
 
 function payloadEmpty(text: string): boolean {
-  return (
-    stripWrappers(text)
-      .replace(/^(?:\s*\[[^\]]{0,80}\]:?)+/, '')
-      .trim() === ''
-  );
+  // wrappers, rank labels, log prefixes, or the markup a paste put in front (`**`, `> `, a backtick), in any order
+  let t = text;
+  for (let prev = ''; t !== prev; ) {
+    prev = t;
+    t = stripWrappers(t)
+      .replace(TORCH_RANK, '')
+      .replace(/^\s*\[[^\]]{0,80}\]:?/, '')
+      .replace(/^[\s*`>|]+/, '');
+  }
+  return t === '';
 }
 
 function indent(text: string, kind: Cut): string {

@@ -41,6 +41,8 @@ export const STRUCTURE_ANCHORS: Anchor[] = [
   // Structure the traceback reader needs even when the excerpt starts mid-traceback: frames, exception lines,
   // C++ exceptions. Case matters: `Error` is an exception name's ending, not a log level.
   { text: 'File "', ci: false },
+  // a frame whose start the excerpt cut off: `vllm/engine/arg_utils.py", line 963, in create_model_config`
+  { text: '", line ', ci: false },
   { text: 'Error', ci: false },
   { text: 'Exception', ci: false },
   { text: 'what():', ci: false },
