@@ -580,6 +580,23 @@ describe('phase from the frames', () => {
     expect(crash(['/x/xinference/core/worker.py', 'get_model'])).toBe('unknown');
   });
 
+  it("reads a web framework's request handling as serving, and the call an excerpt stopped at as the next frame", () => {
+    const served = diagnoseText(
+      'Traceback (most recent call last):\n  File "/x/starlette/_exception_handler.py", line 42, in wrapped_app\n  File "/x/app/image_api.py", line 129, in generations\nTypeError: \'NoneType\' object is not subscriptable\n',
+    ).classification;
+    expect(served.phase).toBe('runtime');
+    // behind a Ray label the source line still names its call: `_init_distributed_environment(...)` is start-up
+    const cut = diagnoseText(
+      [
+        '(LLMEngine pid=1, ip=10.0.0.1) torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1275, internal error',
+        '(LLMEngine pid=1, ip=10.0.0.1)   File "/x/vllm/worker/worker.py", line 62, in init_model',
+        '(LLMEngine pid=1, ip=10.0.0.1)     _init_distributed_environment(self.parallel_config, self.rank,',
+        '(LLMEngine pid=1, ip=10.0.0.1)   File "/x/vllm/work',
+      ].join('\n'),
+    ).classification;
+    expect([cut.category, cut.phase]).toEqual(['nccl_error', 'startup']);
+  });
+
   it('serving words in an HTTP client, the hub client or a compiler say nothing about serving', () => {
     const crash = (file: string, func: string) =>
       diagnoseText(`Traceback (most recent call last):\n  File "${file}", line 1, in ${func}\nRuntimeError: boom\n`)

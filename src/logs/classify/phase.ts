@@ -160,7 +160,7 @@ export interface Frame {
   text: string;
   file: string;
   func: string;
-  /** The source line shown under the frame (the call it was making), when the traceback printed one. */
+  /** The source line shown under the frame (the call it was making), when the traceback printed one; wrappers off. */
   source?: string;
 }
 
@@ -238,7 +238,11 @@ const HINTS: Hint[] = [
     ],
     file: /(server_args|launch_server|arg_utils)\.py$/,
     // The server or its engine being started: `wait_for_engine_startup`, `launch_core_engines`, `launch_server`.
-    words: (w) => has(w, 'startup') || (w[0] === 'launch' && has(w, 'server', 'engine', 'engines', 'subprocesses')),
+    words: (w) =>
+      has(w, 'startup') ||
+      (w[0] === 'launch' && has(w, 'server', 'engine', 'engines', 'subprocesses')) ||
+      // `_init_distributed_environment`, `init_process_groups`: the ranks joining each other
+      (has(w, 'init', 'initialize') && has(w, 'distributed', 'dist')),
   },
 ];
 
@@ -289,7 +293,9 @@ const SERVING_WORDS = new Set([
   'requests',
   'batch',
 ]);
-const SERVING_FILE = /(^|[/\\])(sampler|sampling|generation_utils)\.py$/;
+// A web framework's request handling (starlette, fastapi, aiohttp's server) runs only while the server serves.
+const SERVING_FILE =
+  /(^|[/\\])(sampler|sampling|generation_utils)\.py$|(^|[/\\])(starlette|fastapi)[/\\]|aiohttp[/\\]web/;
 
 /** `_executor_loop_overlap` -> executor, loop, overlap; `GenerationMixin._sample` -> generation, mixin, sample. */
 function words(func: string): string[] {
@@ -329,14 +335,28 @@ function hinted(frames: readonly Frame[], hints: readonly Hint[]): Phase | null 
 
 /** The init step a traceback's frames name (capture, KV cache, weights, start-up), or null. */
 export function initPhaseFromFrames(frames: readonly Frame[]): Phase | null {
-  return hinted(frames, HINTS);
+  return hinted(withCallee(frames), HINTS);
+}
+
+// The call a source line makes: `return executor(*args)`, `x = self.f(`, `await g(`, `_init_distributed_environment(`.
+const CALL = /^\s*(?:return\s+|await\s+|[\w.[\], ]+?=\s*(?:await\s+)?)?(?:[\w]+\.)*(\w+)\(/;
+
+/**
+ * The frames, and when the excerpt stops after the innermost frame's source line, the function that line calls: the
+ * frame that would have come next (`_init_distributed_environment(...)` under `init_model`).
+ */
+function withCallee(frames: readonly Frame[]): readonly Frame[] {
+  const last = frames[frames.length - 1];
+  const callee = last?.source !== undefined ? CALL.exec(last.source)?.[1] : undefined;
+  return callee ? [...frames, { line: last?.line ?? 0, text: '', file: '', func: callee }] : frames;
 }
 
 /**
  * The phase a traceback's frames show: an init step (capture beats load: capture frames sit under initialize),
  * else, when the log was not in startup, the kind of forward pass. Null when the frames say nothing.
  */
-export function phaseFromFrames(frames: readonly Frame[], milestonePhase: Phase): Phase | null {
+export function phaseFromFrames(given: readonly Frame[], milestonePhase: Phase): Phase | null {
+  const frames = withCallee(given);
   const init = hinted(frames, HINTS);
   if (init) return init;
   // While serving, the frames say which pass failed: a `Decode batch` line printed before a new request's extend

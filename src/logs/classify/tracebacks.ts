@@ -117,7 +117,7 @@ export class TracebackTracker {
         if (cur?.open && cur.frames.length > 0 && (cur.lastSource === null || shape.current)) {
           cur.lastSource = ev;
           const last = cur.frames[cur.frames.length - 1] as Frame;
-          last.source = ev.text.slice(0, MAX_SOURCE);
+          last.source = prefix.body.slice(0, MAX_SOURCE);
         }
         return null;
       case 'text':
@@ -139,7 +139,7 @@ export class TracebackTracker {
           if (last && last.line === ev.line - 1 && cur.lastSource === null && this.frameUnindented) {
             if (!parseExceptionLine(prefix.body) && SOURCE_LINE.test(prefix.body)) {
               cur.lastSource = ev;
-              last.source = ev.text.slice(0, MAX_SOURCE);
+              last.source = prefix.body.slice(0, MAX_SOURCE);
               return null;
             }
           }
