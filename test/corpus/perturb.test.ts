@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { loadCorpus } from '../../src/corpus/cases.ts';
 import { diagnoseText, loadCatalog } from '../../src/logs/classify/index.ts';
 import { displayText } from '../../src/logs/classify/lineinfo.ts';
+import { parseMilestone } from '../../src/logs/milestones.ts';
 
 const dev = loadCorpus().cases.filter((c) => c.split === 'dev');
 const catalog = loadCatalog();
@@ -14,13 +15,15 @@ type Perturb = (lines: string[], root: string | null) => string[];
 
 /**
  * Never cut into what the answer rests on, which no reader could recover: the root line, a frame (its function may
- * be what names the class; an excerpt may already start inside one, at its path), or `Exception ignored in:`, the one line that says the traceback after it is not fatal.
+ * be what names the class; an excerpt may already start inside one, at its path), a milestone (it can be what
+ * places the failure in graph capture), or `Exception ignored in:`, the one line that says the traceback after it is not fatal.
  */
 const holdsRoot = (line: string | undefined, root: string | null) =>
   line !== undefined &&
   ((root !== null && shown(line).includes(root.slice(0, 60))) ||
     line.includes('Exception ignored in') ||
-    /\bFile "|\.py", line \d+, in /.test(line));
+    /\bFile "|\.py", line \d+, in /.test(line) ||
+    parseMilestone(line) !== null);
 const cutHalf = (l: string) => l.slice(Math.floor(l.length / 2));
 
 /** Another rank's ordinary record lines, as SGLang and torch.distributed print them, between every few lines. */

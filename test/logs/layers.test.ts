@@ -675,6 +675,28 @@ describe('rules from what generalises, found on the f- dev cases', () => {
     expect(tb('Decode out of memory. Try to lower your batch size').category).toBe('cuda_oom');
   });
 
+  it('an exception raised while graphs are captured fails the capture, unless it names a more specific cause', () => {
+    const during = (exc: string) =>
+      tb(
+        'Capturing batches (bs=32 avail_mem=10.30 GB):   0%|          | 0/8 [00:00<?, ?it/s]',
+        '[2026-01-04 01:42:55 TP1] Scheduler hit an exception: Traceback (most recent call last):',
+        '  File "/x/flashinfer/jit/cpp_ext.py", line 299, in run_ninja',
+        exc,
+      );
+    const ninja = during("subprocess.CalledProcessError: Command '['ninja', '-v']' returned non-zero exit status 1.");
+    expect([ninja.category, ninja.phase]).toEqual(['cuda_graph_capture_failed', 'cuda_graph_capture']);
+    expect(during('RuntimeError: CUDA error: an illegal memory access was encountered').category).toBe(
+      'illegal_memory_access',
+    );
+    // the same exception with no capture in sight is no capture failure
+    expect(
+      tb(
+        '  File "/x/flashinfer/jit/cpp_ext.py", line 299, in run_ninja',
+        "subprocess.CalledProcessError: Command '['ninja', '-v']' returned non-zero exit status 1.",
+      ).category,
+    ).toBe('other');
+  });
+
   it('reads a frame the excerpt cut inside its path, and never takes an underline of carets as the exception', () => {
     const cut = tb(
       'vllm/engine/arg_utils.py", line 963, in create_model_config',

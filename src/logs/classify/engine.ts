@@ -357,7 +357,7 @@ export class ClassifierEngine {
     let best: RuledException | null = null;
     for (const tb of this.tracebacks.unsurvived) {
       if (!tb.exc || !tb.raised) continue;
-      const rule = matchException(this.catalog.exceptionRules, tb.raised, tb.frames);
+      const rule = matchException(this.catalog.exceptionRules, tb.raised, tb.frames, tb.phaseAt);
       if (rule && (!best || rule.priority > best.rule.priority)) best = { rule, tb, exc: tb.exc, raised: tb.raised };
     }
     return best;
@@ -470,7 +470,7 @@ export class ClassifierEngine {
         };
         return this.fromCandidate(c);
       }
-      const rule = matchException(this.catalog.exceptionRules, cut.raised, tb.frames);
+      const rule = matchException(this.catalog.exceptionRules, cut.raised, tb.frames, tb.phaseAt);
       if (rule) return this.fromRule({ rule, tb, exc: cut.exc, raised: cut.raised });
     }
     return null;

@@ -77,6 +77,11 @@ export const exceptionRuleSchema = z.strictObject({
    * raised, helpers included), `any` = anywhere in the stack.
    */
   where: z.enum(['innermost', 'raised', 'any']).default('any'),
+  /**
+   * Phases the log's milestones placed the exception in (`[cuda_graph_capture]`: raised while graphs were captured,
+   * whatever raised it). Omitted: any.
+   */
+  during: z.array(z.enum(PHASES)).min(1).optional(),
   title: z.string().min(1),
   meaning: z.string().min(1),
   next_steps: z.array(z.string().min(1)).default([]),
@@ -95,6 +100,7 @@ export interface ExceptionRule {
   calls: RegExp | null;
   frames: string[] | null;
   where: 'innermost' | 'raised' | 'any';
+  during: Set<Phase> | null;
   title: string;
   meaning: string;
   nextSteps: string[];
@@ -112,6 +118,7 @@ export function compileExceptionRule(r: RawExceptionRule): ExceptionRule {
     calls: r.calls ? new RegExp(r.calls) : null,
     frames: r.frames ?? null,
     where: r.where,
+    during: r.during ? new Set(r.during) : null,
     title: r.title,
     meaning: r.meaning,
     nextSteps: r.next_steps,
@@ -145,15 +152,20 @@ function framesMatch(rule: ExceptionRule, frames: readonly Frame[]): boolean {
   return !rule.frames || matchingFrame(rule, frames) !== null;
 }
 
-/** The highest-priority rule for this exception and stack (ties: the first in the catalog), or null. */
+/**
+ * The highest-priority rule for this exception and stack (ties: the first in the catalog), or null. `phaseAt`: the
+ * phase the milestones had reached when its traceback started.
+ */
 export function matchException(
   rules: readonly ExceptionRule[],
   exc: RaisedException,
   frames: readonly Frame[],
+  phaseAt: Phase = 'unknown',
 ): ExceptionRule | null {
   let best: ExceptionRule | null = null;
   for (const r of rules) {
     if (best && r.priority <= best.priority) continue;
+    if (r.during && !r.during.has(phaseAt)) continue;
     if (r.types && !r.types.has(exc.type) && !r.types.has(exc.short)) continue;
     if (r.message && !r.message.test(exc.message)) continue;
     if (r.unless?.test(exc.message)) continue;
