@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { loadCorpus } from '../../src/corpus/cases.ts';
 import { diagnoseText, loadCatalog } from '../../src/logs/classify/index.ts';
 import { displayText } from '../../src/logs/classify/lineinfo.ts';
+import { CAPTURE_PROGRESS } from '../../src/logs/classify/phase.ts';
 import { parseMilestone } from '../../src/logs/milestones.ts';
 
 const dev = loadCorpus().cases.filter((c) => c.split === 'dev');
@@ -23,7 +24,8 @@ const holdsRoot = (line: string | undefined, root: string | null) =>
   ((root !== null && shown(line).includes(root.slice(0, 60))) ||
     line.includes('Exception ignored in') ||
     /\bFile "|\.py", line \d+, in /.test(line) ||
-    parseMilestone(line) !== null);
+    parseMilestone(line) !== null ||
+    CAPTURE_PROGRESS.test(line));
 const cutHalf = (l: string) => l.slice(Math.floor(l.length / 2));
 
 /** Another rank's ordinary record lines, as SGLang and torch.distributed print them, between every few lines. */

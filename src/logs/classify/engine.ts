@@ -23,6 +23,7 @@ import { splitJoined } from './normalise.ts';
 import {
   applyFrequent,
   applyMilestone,
+  CAPTURE_PROGRESS,
   type FrequentKind,
   initialPhase,
   initPhaseFromFrames,
@@ -240,6 +241,7 @@ export class ClassifierEngine {
 
     const milestone = parseMilestone(line);
     if (milestone && milestone.kind !== 'prefill' && milestone.kind !== 'decode') this.milestone(milestone);
+    else if (!milestone && CAPTURE_PROGRESS.test(line)) this.milestone({ kind: 'graph_begin' });
     const kind = lastFrequent(line);
     if (kind) this.frequent(kind);
 

@@ -126,6 +126,13 @@ const ADVANCE: Partial<Record<Milestone['kind'], Phase>> = {
   uvicorn_running: 'warmup',
 };
 
+/**
+ * SGLang's capture progress bar (cuda_graph_runner.py: `Capturing batches (bs=32 avail_mem=10.30 GB):   0%|`): the
+ * log is in capture even when its `Capture cuda graph begin` line was not copied. Phase only: the bar redraws once
+ * per batch size, and a milestone would tell the attempt's face each time.
+ */
+export const CAPTURE_PROGRESS = /Capturing batches \(bs=/;
+
 export function applyMilestone(s: PhaseState, m: Milestone): void {
   if (m.kind === 'server_args' && (s.phase === 'shutdown' || s.ready)) {
     // A new launch appended to the same log.
