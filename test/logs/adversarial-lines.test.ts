@@ -1,0 +1,50 @@
+// Lines that made one reader's work grow faster than the line: each check runs in the bot's one thread, so such a
+// line in a followed log would stall every chat command behind it. None of these asserts a time; on the code before
+// the fix each one ran for minutes (SOURCE_LINE's annotation backtracked in time cubic in a run of spaces; the joined
+// line splitter re-read its growing piece at every cut), so vitest's timeout is what fails there.
+import { describe, expect, it } from 'vitest';
+import { diagnoseText } from '../../src/logs/classify/index.ts';
+import { splitJoined } from '../../src/logs/classify/normalise.ts';
+
+describe('lines built to make a reader slow', () => {
+  it('a line after an unindented frame with a long run of spaces after a colon is read in one pass', () => {
+    const log = (line: string) =>
+      [
+        'Traceback (most recent call last):',
+        'File "/x/sglang/srt/server.py", line 10, in main',
+        line,
+        'RuntimeError: boom',
+        '',
+      ].join('\n');
+    // not a statement (no assignment after the annotation): the regex has to give up, which is where it backtracked
+    expect(diagnoseText(log(`value:${' '.repeat(20_000)}x`)).classification.category).toBe('other');
+    // an annotated assignment is the frame's source line, never the root: the exception is
+    const d = diagnoseText(log(`value: Dict[str, int]${' '.repeat(20_000)}= compute(x)`));
+    expect(d.classification.category).toBe('other');
+    expect(d.classification.evidence[0]?.text).toBe('RuntimeError: boom');
+  });
+
+  it('a 64 KiB line of nothing but process labels is cut in one pass and stays one line of no crash', () => {
+    for (const unit of ['(pid=1) ', '[rank0]: ', '(RayWorkerWrapper pid=123) ']) {
+      const line = `x weights ${unit.repeat(Math.floor(65_000 / unit.length))}done`;
+      const pieces = splitJoined(line);
+      // the labels are the next piece's wrappers, never pieces of their own
+      expect(
+        pieces === null || pieces.every((p) => /\w/.test(p.replace(/\(pid=\d+\)|\[rank\d+\]:|RayWorkerWrapper/g, ''))),
+      ).toBe(true);
+      expect(diagnoseText(`hello\n${line}\nbye\n`).classification.category).toBe('none');
+    }
+  });
+
+  it("an MPI error class named in a warning is not an MPI failure; MPI's error string is", () => {
+    const healthy = [
+      '[2025-11-05 12:00:00] The server is fired up and ready to roll!',
+      'WARNING 11-05 12:00:10 [utils.py:1] MPI_ERR_TRUNCATE seen, falling back',
+      '[2025-11-05 12:00:11] INFO:     127.0.0.1:5000 - "GET /health HTTP/1.1" 200 OK',
+      '',
+    ].join('\n');
+    expect(diagnoseText(healthy).classification.category).toBe('none');
+    const crash = ['mpi4py.MPI.Exception: MPI_ERR_OTHER: known error not in list', ''].join('\n');
+    expect(diagnoseText(crash).classification.category).toBe('nccl_error');
+  });
+});
