@@ -95,7 +95,7 @@ describe.skipIf(!slurmAvailable)('Slurm’s own endings on a real slurmctld/slur
       expect(c.run(['scontrol', 'show', 'node', '-o', c.node])).toMatch(/State=\S*NOT_RESPONDING/);
       const a = bot.app.engine.attempts.get(1)!;
       expect(a.outcome).toBe('node_fail');
-      expect(a.outcomeDetail).toMatch(new RegExp(`node failure: ${c.node} stopped answering Slurm`));
+      expect(a.outcomeDetail).toMatch(new RegExp(`node failure: ${c.node} was taken out of service by Slurm`));
       expect(a.outcomeDetail).toContain(`scontrol show node ${c.node}`);
       await until(() => bot.printed.some((p) => /attempt #1 .*node_fail: .*node failure: /.test(p)), 10_000);
       expect(bot.printed.find((p) => /attempt #1 .*node_fail/.test(p))).toContain(c.node);

@@ -10,7 +10,7 @@ import { ConfigError } from '../../src/errors.ts';
 import { createAttemptStore } from '../../src/ledger/attempts.ts';
 import { openDb } from '../../src/ledger/db.ts';
 import { endingOf } from '../../src/lifecycle/slurm/backend.ts';
-import { oomInOutput, parseScontrolJob } from '../../src/lifecycle/slurm/cli.ts';
+import { ACTIVE_JOB_STATES, oomInOutput, parseScontrolJob, WAITING_JOB_STATES } from '../../src/lifecycle/slurm/cli.ts';
 import { renderJob } from '../../src/lifecycle/slurm/script.ts';
 import type { ResolvedProfile } from '../../src/profiles/index.ts';
 
@@ -145,6 +145,26 @@ describe('Slurm cluster config and the batch script', () => {
       priority: 4294901757,
     });
     expect(parseScontrolJob('slurm_load_jobs error: Invalid job id specified')).toBeNull();
+  });
+
+  it('knows every state squeue lists: a stopped, signalled or held job is not read as FAILED and ended', () => {
+    const record = (state: string) =>
+      parseScontrolJob(`JobId=7 JobName=glm-1-small JobState=${state} Reason=None ExitCode=0:0 NodeList=gpu01`)!;
+    // still on its nodes
+    for (const state of ['STOPPED', 'SIGNALING', 'STAGE_OUT']) {
+      expect(record(state).state).toBe(state);
+      expect(ACTIVE_JOB_STATES).toContain(state);
+      expect(WAITING_JOB_STATES).not.toContain(state);
+    }
+    // back in the queue, held
+    for (const state of ['REQUEUE_HOLD', 'REQUEUE_FED', 'RESV_DEL_HOLD', 'SPECIAL_EXIT']) {
+      expect(record(state).state).toBe(state);
+      expect(WAITING_JOB_STATES).toContain(state);
+    }
+    expect(record('REVOKED').state).toBe('REVOKED');
+    expect(ACTIVE_JOB_STATES).not.toContain('REVOKED');
+    // a state this Slurm does not have is still an ending, not a job left running forever
+    expect(record('SOMETHING_NEW').state).toBe('FAILED');
   });
 
   // Recorded from Debian bookworm's Slurm 22.05.8 on this machine (task/cgroup, cgroup v1 memory controller): a batch

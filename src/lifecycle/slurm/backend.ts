@@ -34,6 +34,7 @@ import {
   SUBMIT,
   slurmArgv,
   troubledNodes,
+  WAITING_JOB_STATES,
 } from './cli.ts';
 import { renderJob } from './script.ts';
 
@@ -221,7 +222,7 @@ async function startNodes(engine: Engine, req: LaunchRequest, { attempt, plan: p
   return engine.attempts.get(attempt.id)!;
 }
 
-const RUNNING_STATES = new Set(['RUNNING', 'COMPLETING', 'CONFIGURING']);
+const RUNNING_STATES = new Set<string>(['RUNNING', 'COMPLETING', 'CONFIGURING', 'STOPPED', 'SIGNALING', 'STAGE_OUT']);
 const isActive = (j: JobRecord) => (ACTIVE_JOB_STATES as readonly string[]).includes(j.state);
 
 /** What Slurm says besides the job's own record, asked for when a job ended: what failed, what its output says. */
@@ -268,7 +269,7 @@ export function endingOf(
       const bad = clues.troubled?.length ? clues.troubled : [{ node: job.nodeList, state: '', reason: job.reason }];
       const said = bad.map(
         (n) =>
-          `${n.node} ${job.state === 'BOOT_FAIL' ? 'failed to boot' : 'stopped answering Slurm'}${n.reason ? ` (${n.reason}${n.state ? `, ${n.state}` : ''})` : ''}`,
+          `${n.node} ${job.state === 'BOOT_FAIL' ? 'failed to boot' : 'was taken out of service by Slurm'}${n.reason ? ` (${n.reason}${n.state ? `, ${n.state}` : ''})` : ''}`,
       );
       return e(
         'node_fail',
@@ -314,7 +315,7 @@ function stateFrom(
       exitCode: null,
       text: `Slurm no longer knows job ${attempt.jobId}${why ? `: ${why}` : ''}`,
     };
-  if (job.state === 'PENDING' || job.state === 'REQUEUED' || job.state === 'SUSPENDED')
+  if (WAITING_JOB_STATES.includes(job.state))
     return { state: 'queued', exitCode: null, text: `${job.state}: ${job.reason}` };
   if (RUNNING_STATES.has(job.state))
     return { state: 'running', exitCode: null, text: `${job.state} on ${job.nodeList}` };

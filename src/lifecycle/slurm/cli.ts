@@ -39,6 +39,10 @@ echo "GLM_RUN_DIR $R"
 exec sbatch --parsable --job-name="$5" --chdir="$R" --output="$R/job.log" --open-mode=append
 `;
 
+/**
+ * Every job state squeue(1) and scontrol list (squeue's JOB STATE CODES, https://slurm.schedmd.com/squeue.html): a
+ * state missing here would be read as FAILED and end an attempt whose job still holds its nodes.
+ */
 export const JobStates = [
   'PENDING',
   'CONFIGURING',
@@ -56,6 +60,17 @@ export const JobStates = [
   'OUT_OF_MEMORY',
   'BOOT_FAIL',
   'DEADLINE',
+  // still holding its nodes: stopped with its cores kept (SIGSTOP), being signalled, staging its data out
+  'STOPPED',
+  'SIGNALING',
+  'STAGE_OUT',
+  // held or requeued back into the queue: the job is not over
+  'REQUEUE_HOLD',
+  'REQUEUE_FED',
+  'RESV_DEL_HOLD',
+  'SPECIAL_EXIT',
+  // a federation sibling revoked on this cluster because it runs on another one
+  'REVOKED',
 ] as const;
 export type JobState = (typeof JobStates)[number];
 export const ACTIVE_JOB_STATES: readonly JobState[] = [
@@ -66,6 +81,24 @@ export const ACTIVE_JOB_STATES: readonly JobState[] = [
   'SUSPENDED',
   'REQUEUED',
   'RESIZING',
+  'STOPPED',
+  'SIGNALING',
+  'STAGE_OUT',
+  'REQUEUE_HOLD',
+  'REQUEUE_FED',
+  'RESV_DEL_HOLD',
+  'SPECIAL_EXIT',
+];
+
+/** The active states a job waits in, not running: queued, suspended, held or put back in the queue. */
+export const WAITING_JOB_STATES: readonly JobState[] = [
+  'PENDING',
+  'REQUEUED',
+  'SUSPENDED',
+  'REQUEUE_HOLD',
+  'REQUEUE_FED',
+  'RESV_DEL_HOLD',
+  'SPECIAL_EXIT',
 ];
 
 export interface JobRecord {
