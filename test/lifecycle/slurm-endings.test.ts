@@ -37,6 +37,31 @@ async function cluster(opts: Parameters<typeof startCluster>[0]): Promise<TestCl
   return c;
 }
 
+/**
+ * A launch to ready by a bot that then closes; its job is cancelled while no bot watches and waited for until the
+ * controller has forgotten it (past MinJobAge). Returns the job's id.
+ */
+async function launchThenForgotten(c: TestCluster, one: ReturnType<typeof makeBot>, port: number): Promise<string> {
+  let jobId: string;
+  try {
+    const r = await one.run(`launch small --host cluster --port ${port} --no-check`);
+    expect(r.text).toMatch(/^ready: attempt #1 /);
+    jobId = one.app.engine.attempts.get(1)!.jobId!;
+  } finally {
+    await one.app.close();
+  }
+  c.run(['scancel', jobId]);
+  await until(() => {
+    try {
+      c.run(['scontrol', 'show', 'job', '-o', jobId]);
+      return false;
+    } catch (e) {
+      return /Invalid job id/i.test(String((e as { stderr?: string }).stderr));
+    }
+  }, 120_000);
+  return jobId;
+}
+
 function config(c: TestCluster, slurm: Record<string, unknown>, python = join(STANDIN, 'python')) {
   const { workdir, dataDir } = freshDirs();
   const raw = {
@@ -198,25 +223,8 @@ describe.skipIf(!slurmAvailable)('Slurm’s own endings on a real slurmctld/slur
     const c = await cluster({ gpus: 1, settings: { MinJobAge: '2' } });
     const { loaded, workdir, dataDir } = config(c, { partition: 'gpu' });
     const port = await freePort();
-    const one = makeBot(loaded, { workdir, dataDir });
-    let jobId: string;
-    try {
-      const r = await one.run(`launch small --host cluster --port ${port} --no-check`);
-      expect(r.text).toMatch(/^ready: attempt #1 /);
-      jobId = one.app.engine.attempts.get(1)!.jobId!;
-    } finally {
-      await one.app.close();
-    }
     // Ended while no bot watched, and then purged by the controller (it purges old jobs about once a minute).
-    c.run(['scancel', jobId]);
-    await until(() => {
-      try {
-        c.run(['scontrol', 'show', 'job', '-o', jobId]);
-        return false;
-      } catch (e) {
-        return /Invalid job id/i.test(String((e as { stderr?: string }).stderr));
-      }
-    }, 120_000);
+    const jobId = await launchThenForgotten(c, makeBot(loaded, { workdir, dataDir }), port);
     const two = makeBot(loaded, { workdir, dataDir });
     try {
       const st = await two.run('status');
@@ -238,24 +246,7 @@ describe.skipIf(!slurmAvailable)('Slurm’s own endings on a real slurmctld/slur
       const c = await cluster({ gpus: 1, accounting: true, settings: { MinJobAge: '2' } });
       const { loaded, workdir, dataDir } = config(c, { partition: 'gpu' });
       const port = await freePort();
-      const one = makeBot(loaded, { workdir, dataDir });
-      let jobId: string;
-      try {
-        const r = await one.run(`launch small --host cluster --port ${port} --no-check`);
-        expect(r.text).toMatch(/^ready: attempt #1 /);
-        jobId = one.app.engine.attempts.get(1)!.jobId!;
-      } finally {
-        await one.app.close();
-      }
-      c.run(['scancel', jobId]);
-      await until(() => {
-        try {
-          c.run(['scontrol', 'show', 'job', '-o', jobId]);
-          return false;
-        } catch (e) {
-          return /Invalid job id/i.test(String((e as { stderr?: string }).stderr));
-        }
-      }, 120_000);
+      const jobId = await launchThenForgotten(c, makeBot(loaded, { workdir, dataDir }), port);
       // Accounting kept it: sacct's own row for the job.
       expect(c.run(['sacct', '-n', '-P', '-X', '-j', jobId, '-o', 'JobID,State'])).toMatch(
         new RegExp(`^${jobId}\\|CANCELLED by 0\\n`),

@@ -10,7 +10,13 @@ import { ConfigError } from '../../src/errors.ts';
 import { createAttemptStore } from '../../src/ledger/attempts.ts';
 import { openDb } from '../../src/ledger/db.ts';
 import { endingOf } from '../../src/lifecycle/slurm/backend.ts';
-import { ACTIVE_JOB_STATES, oomInOutput, parseScontrolJob, WAITING_JOB_STATES } from '../../src/lifecycle/slurm/cli.ts';
+import {
+  ACTIVE_JOB_STATES,
+  oomInOutput,
+  parseScontrolJob,
+  RUNNING_JOB_STATES,
+  WAITING_JOB_STATES,
+} from '../../src/lifecycle/slurm/cli.ts';
 import { renderJob } from '../../src/lifecycle/slurm/script.ts';
 import type { ResolvedProfile } from '../../src/profiles/index.ts';
 
@@ -151,8 +157,9 @@ describe('Slurm cluster config and the batch script', () => {
     const record = (state: string) =>
       parseScontrolJob(`JobId=7 JobName=glm-1-small JobState=${state} Reason=None ExitCode=0:0 NodeList=gpu01`)!;
     // still on its nodes
-    for (const state of ['STOPPED', 'SIGNALING', 'STAGE_OUT']) {
+    for (const state of ['RESIZING', 'STOPPED', 'SIGNALING', 'STAGE_OUT']) {
       expect(record(state).state).toBe(state);
+      expect(RUNNING_JOB_STATES).toContain(state);
       expect(ACTIVE_JOB_STATES).toContain(state);
       expect(WAITING_JOB_STATES).not.toContain(state);
     }

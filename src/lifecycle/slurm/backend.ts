@@ -30,6 +30,7 @@ import {
   oomInOutput,
   partitionGpus,
   queuePosition,
+  RUNNING_JOB_STATES,
   readJob,
   SUBMIT,
   slurmArgv,
@@ -222,7 +223,6 @@ async function startNodes(engine: Engine, req: LaunchRequest, { attempt, plan: p
   return engine.attempts.get(attempt.id)!;
 }
 
-const RUNNING_STATES = new Set<string>(['RUNNING', 'COMPLETING', 'CONFIGURING', 'STOPPED', 'SIGNALING', 'STAGE_OUT']);
 const isActive = (j: JobRecord) => (ACTIVE_JOB_STATES as readonly string[]).includes(j.state);
 
 /** What Slurm says besides the job's own record, asked for when a job ended: what failed, what its output says. */
@@ -317,7 +317,7 @@ function stateFrom(
     };
   if (WAITING_JOB_STATES.includes(job.state))
     return { state: 'queued', exitCode: null, text: `${job.state}: ${job.reason}` };
-  if (RUNNING_STATES.has(job.state))
+  if (RUNNING_JOB_STATES.includes(job.state))
     return { state: 'running', exitCode: null, text: `${job.state} on ${job.nodeList}` };
   const ending = endingOf(engine, attempt, job, clues) ?? undefined;
   return { state: 'ended', exitCode: job.exitCode, ending, text: job.state };

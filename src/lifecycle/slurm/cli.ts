@@ -73,21 +73,15 @@ export const JobStates = [
   'REVOKED',
 ] as const;
 export type JobState = (typeof JobStates)[number];
-export const ACTIVE_JOB_STATES: readonly JobState[] = [
-  'PENDING',
+/** The states of a job on its nodes: starting, running, resized, stopped with its cores kept, signalled, ending. */
+export const RUNNING_JOB_STATES: readonly JobState[] = [
   'CONFIGURING',
   'RUNNING',
-  'COMPLETING',
-  'SUSPENDED',
-  'REQUEUED',
   'RESIZING',
+  'COMPLETING',
   'STOPPED',
   'SIGNALING',
   'STAGE_OUT',
-  'REQUEUE_HOLD',
-  'REQUEUE_FED',
-  'RESV_DEL_HOLD',
-  'SPECIAL_EXIT',
 ];
 
 /** The active states a job waits in, not running: queued, suspended, held or put back in the queue. */
@@ -100,6 +94,9 @@ export const WAITING_JOB_STATES: readonly JobState[] = [
   'RESV_DEL_HOLD',
   'SPECIAL_EXIT',
 ];
+
+/** A job in any other state is over. */
+export const ACTIVE_JOB_STATES: readonly JobState[] = [...RUNNING_JOB_STATES, ...WAITING_JOB_STATES];
 
 export interface JobRecord {
   id: string;
