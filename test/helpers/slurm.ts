@@ -32,7 +32,10 @@ import {
 } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { descendants, freePort } from './sshd.ts';
+import type { LoadedConfig } from '../../src/config/load.ts';
+import { PACKAGE_ROOT, validate } from '../../src/config/load.ts';
+import { standinHost } from './app.ts';
+import { descendants, freePort, type Sshd } from './sshd.ts';
 
 const BINARIES = ['/usr/sbin/munged', '/usr/sbin/slurmctld', '/usr/sbin/slurmd', '/usr/bin/sbatch'];
 
@@ -405,4 +408,29 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<TestClust
       if (pid > 0) process.kill(pid, 'SIGTERM');
     },
   };
+}
+
+/** A host entry for a Slurm cluster whose login node is the test's sshd; the job's python is the stand-in's. */
+export function slurmHost(
+  sshd: Sshd,
+  conf: string,
+  workdir: string,
+  slurm: Record<string, unknown> = {},
+  python?: string,
+): Record<string, unknown> {
+  return { ...standinHost(sshd, workdir), ...(python ? { python } : {}), slurm: { slurm_conf: conf, ...slurm } };
+}
+
+/** The bot's config over these hosts, `cluster` the default, with the time a job takes to be scheduled and load. */
+export function slurmConfig(
+  hosts: Record<string, unknown>,
+  dataDir: string,
+  profilesDir = join(PACKAGE_ROOT, 'profiles'),
+): LoadedConfig {
+  const raw = {
+    default_host: 'cluster',
+    timeouts: { connect_s: 5, command_s: 20, keepalive_s: 2, ready_s: 120, stop_grace_s: 2 },
+    hosts,
+  };
+  return { config: validate(raw, 'test config'), source: 'test config', dataDir, profilesDir, defaultHost: 'cluster' };
 }

@@ -7,12 +7,13 @@ import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { PACKAGE_ROOT, validate } from '../../src/config/load.ts';
-import { freshDirs, makeBot, makeChatBot, STANDIN, sshBlock, until } from '../helpers/app.ts';
+import { freshDirs, makeBot, makeChatBot, STANDIN, until } from '../helpers/app.ts';
 import {
   accountingAvailable,
   cgroupMemoryAvailable,
   slurmAvailable,
+  slurmConfig,
+  slurmHost,
   startCluster,
   type TestCluster,
 } from '../helpers/slurm.ts';
@@ -62,30 +63,10 @@ async function launchThenForgotten(c: TestCluster, one: ReturnType<typeof makeBo
   return jobId;
 }
 
-function config(c: TestCluster, slurm: Record<string, unknown>, python = join(STANDIN, 'python')) {
+function config(c: TestCluster, slurm: Record<string, unknown>, python?: string) {
   const { workdir, dataDir } = freshDirs();
-  const raw = {
-    default_host: 'cluster',
-    timeouts: { connect_s: 5, command_s: 20, keepalive_s: 2, ready_s: 120, stop_grace_s: 2 },
-    hosts: {
-      cluster: {
-        ssh: sshBlock(sshd),
-        python,
-        workdir,
-        bin_dirs: [join(STANDIN, 'bin')],
-        env: { STANDIN_TIME_SCALE: '0.002', STANDIN_STATE_DIR: join(workdir, 'standin-state') },
-        slurm: { slurm_conf: c.conf, ...slurm },
-      },
-    },
-  };
   return {
-    loaded: {
-      config: validate(raw, 'test config'),
-      source: 'test config',
-      dataDir,
-      profilesDir: join(PACKAGE_ROOT, 'profiles'),
-      defaultHost: 'cluster',
-    },
+    loaded: slurmConfig({ cluster: slurmHost(sshd, c.conf, workdir, slurm, python) }, dataDir),
     workdir,
     dataDir,
   };

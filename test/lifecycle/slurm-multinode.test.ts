@@ -6,10 +6,9 @@ import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { validate } from '../../src/config/load.ts';
-import { freshDirs, makeBot, STANDIN, sshBlock } from '../helpers/app.ts';
+import { freshDirs, makeBot, STANDIN } from '../helpers/app.ts';
 import { type HostGroup, netnsAvailable, startHostGroup } from '../helpers/netns.ts';
-import { slurmAvailable, startCluster, type TestCluster } from '../helpers/slurm.ts';
+import { slurmAvailable, slurmConfig, slurmHost, startCluster, type TestCluster } from '../helpers/slurm.ts';
 import { freePort, type Sshd, startSshd } from '../helpers/sshd.ts';
 
 const runs = slurmAvailable && netnsAvailable();
@@ -50,24 +49,8 @@ afterAll(async () => {
 
 function bot() {
   const { workdir, dataDir } = freshDirs();
-  const config = validate(
-    {
-      default_host: 'cluster',
-      timeouts: { connect_s: 5, command_s: 20, keepalive_s: 2, ready_s: 120, stop_grace_s: 2 },
-      hosts: {
-        cluster: {
-          ssh: sshBlock(sshd),
-          python,
-          workdir,
-          bin_dirs: [join(STANDIN, 'bin')],
-          env: { STANDIN_TIME_SCALE: '0.002', STANDIN_STATE_DIR: join(workdir, 'standin-state') },
-          slurm: { slurm_conf: cluster.conf, dist_port: 29555 },
-        },
-      },
-    },
-    'test config',
-  );
-  return makeBot({ config, source: 'test config', dataDir, profilesDir, defaultHost: 'cluster' }, { workdir, dataDir });
+  const host = slurmHost(sshd, cluster.conf, workdir, { dist_port: 29555 }, python);
+  return makeBot(slurmConfig({ cluster: host }, dataDir, profilesDir), { workdir, dataDir });
 }
 
 const standins = () =>

@@ -1,12 +1,10 @@
 // Launch, queue, watch, stop and reconcile on a real Slurm (slurmctld + slurmd on loopback, test/helpers/slurm.ts),
 // its login node the test's own sshd, the job's python the SGLang stand-in.
 import { execFileSync } from 'node:child_process';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { PACKAGE_ROOT, validate } from '../../src/config/load.ts';
 import { resumeWatches } from '../../src/lifecycle/resume.ts';
-import { freshDirs, makeBot, makeChatBot, STANDIN, sshBlock, until } from '../helpers/app.ts';
-import { slurmAvailable, startCluster, type TestCluster } from '../helpers/slurm.ts';
+import { freshDirs, makeBot, makeChatBot, until } from '../helpers/app.ts';
+import { slurmAvailable, slurmConfig, slurmHost, startCluster, type TestCluster } from '../helpers/slurm.ts';
 import { freePort, type Sshd, startSshd } from '../helpers/sshd.ts';
 
 let sshd: Sshd;
@@ -24,30 +22,15 @@ afterAll(async () => {
 }, 60_000);
 
 function clusterConfig(workdir: string, dataDir: string) {
-  const entry = (slurm: Record<string, unknown>) => ({
-    ssh: sshBlock(sshd),
-    python: join(STANDIN, 'python'),
-    workdir,
-    bin_dirs: [join(STANDIN, 'bin')],
-    env: { STANDIN_TIME_SCALE: '0.002', STANDIN_STATE_DIR: join(workdir, 'standin-state') },
-    slurm: { slurm_conf: cluster.conf, ...slurm },
-  });
-  const raw = {
-    default_host: 'cluster',
-    timeouts: { connect_s: 5, command_s: 20, keepalive_s: 2, ready_s: 120, stop_grace_s: 2 },
-    hosts: {
+  const entry = (slurm: Record<string, unknown>) => slurmHost(sshd, cluster.conf, workdir, slurm);
+  return slurmConfig(
+    {
       cluster: entry({ partition: 'gpu', sbatch: ['--mem=100'] }),
       short: entry({ time_limit: '1' }),
       wrong: entry({ partition: 'nosuch' }),
     },
-  };
-  return {
-    config: validate(raw, 'test config'),
-    source: 'test config',
     dataDir,
-    profilesDir: join(PACKAGE_ROOT, 'profiles'),
-    defaultHost: 'cluster',
-  };
+  );
 }
 
 const jobsOf = (user = 'glmtest') =>
