@@ -193,7 +193,10 @@ export function assertLaunchFlags(
   argv: readonly string[],
   extraStart: number,
 ): void {
-  const issues = launchFlagIssues(f, hostName, profileName, argv, extraStart);
+  refuse(f, hostName, profileName, launchFlagIssues(f, hostName, profileName, argv, extraStart));
+}
+
+function refuse(f: HostFlags, hostName: string, profileName: string, issues: Issue[]): void {
   if (issues.length > 0) throw new ConfigError(`profile ${profileName} against ${flagsSource(f, hostName)}`, issues);
 }
 
@@ -209,4 +212,9 @@ export function profileFlagIssues(f: HostFlags, hostName: string, cfg: HostConfi
     { python: cfg.python, dialect },
   );
   return launchFlagIssues(f, hostName, profile.name, rendered.argv, rendered.argv.length - split.extraArgs.length);
+}
+
+/** Refuses a profile whose flags the host's SGLang would refuse, rendered as profileFlagIssues renders it. */
+export function assertProfileFlags(f: HostFlags, hostName: string, cfg: HostConfig, profile: ResolvedProfile): void {
+  refuse(f, hostName, profile.name, profileFlagIssues(f, hostName, cfg, profile));
 }

@@ -32,6 +32,11 @@ beforeAll(async () => {
     join(profilesDir, 'small-2node.yaml'),
     'description: two nodes\nmodel_path: Qwen/Qwen2.5-0.5B-Instruct\ntp: 2\nhost_bind: 0.0.0.0\nslurm: { nodes: 2 }\n',
   );
+  // The same with a misspelt flag: every node runs the one python of the job, so one --help refuses it for all.
+  writeFileSync(
+    join(profilesDir, 'small-2node-typo.yaml'),
+    'description: two nodes, a typo\nextends: small-2node\nextra_args: [--enable-metrcs]\n',
+  );
   // The job's python: the stand-in, with a fault on node 1 when the test arms it (srun's SLURM_NODEID says which).
   python = join(dir, 'python');
   writeFileSync(
@@ -84,6 +89,24 @@ describe.skipIf(!runs)('Slurm multi-node: two slurmd in network namespaces', () 
       await b.app.close();
     }
   }, 120_000);
+
+  test("a misspelt flag is refused before the two-node job is queued, against the job's own SGLang (one python for every node)", async () => {
+    const b = bot();
+    try {
+      const r = await b.run(`launch small-2node-typo --port ${await freePort()}`);
+      expect(r.exitCode, r.text).toBe(2);
+      expect(r.text).toMatch(
+        /^config error in profile small-2node-typo against SGLang 0\.5\.8\+standin on cluster \(its --help/,
+      );
+      expect(r.text).toMatch(
+        /small-2node-typo: extra_args --enable-metrcs: SGLang 0\.5\.8\+standin on cluster has no flag --enable-metrcs \(fix: did you mean '--enable-metrics'\?/,
+      );
+      expect(b.app.engine.attempts.list({ host: 'cluster' })).toEqual([]);
+      expect(cluster.run(['squeue', '-h']).trim()).toBe('');
+    } finally {
+      await b.app.close();
+    }
+  }, 60_000);
 
   test('a crash on node 1 of two is the attempt crash, named by its node, and the whole job ends', async () => {
     writeFileSync(join(python, '..', 'node1-oom'), '');

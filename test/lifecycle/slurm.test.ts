@@ -85,6 +85,32 @@ describe.skipIf(!slurmAvailable)('Slurm backend on a real slurmctld/slurmd', () 
     }
   }, 120_000);
 
+  test("a flag or value the job's SGLang would refuse is refused before anything is queued: the login node asks the cluster entry's python (the one the job runs) for its --help", async () => {
+    const { workdir, dataDir } = freshDirs();
+    const bot = makeBot(clusterConfig(workdir, dataDir), { workdir, dataDir });
+    try {
+      const port = await freePort();
+      // SGLang 0.5.8 (the stand-in's February release) has no nvfp4 KV cache: its argparse would refuse it on the
+      // compute node once the job ran; the bot refuses it now, with that SGLang's own choices.
+      for (const extra of ['', ' --dry-run']) {
+        const r = await bot.run(
+          `launch small --host cluster --port ${port} --set kv_cache_dtype=nvfp4 --no-check${extra}`,
+        );
+        expect(r.exitCode, r.text).toBe(2);
+        expect(r.text).toMatch(
+          /^config error in profile small\S* against SGLang 0\.5\.8\+standin on cluster \(its --help(, cached \S+)?\)/,
+        );
+        expect(r.text).toContain(
+          "kv_cache_dtype: --kv-cache-dtype 'nvfp4' is not a choice of SGLang 0.5.8+standin on cluster, which takes: auto, fp8_e5m2, fp8_e4m3, bf16, bfloat16, fp4_e2m1",
+        );
+      }
+      expect(bot.app.engine.attempts.list({ host: 'cluster' })).toEqual([]);
+      expect(jobsOf()).toEqual([]);
+    } finally {
+      await bot.app.close();
+    }
+  }, 60_000);
+
   test('queued behind another job: the message says so, then the node and the loading; the first job ends at its time limit', async () => {
     const { workdir, dataDir } = freshDirs();
     const bot = makeChatBot(clusterConfig(workdir, dataDir));

@@ -12,7 +12,8 @@ import { commandLine, dialectForVersion, flagView, renderLaunch } from '../../pr
 import { redactArgv, redactEnv, redactText } from '../../redact.ts';
 import type { Ending, NodeStop, Opened, Plan, QueueView, Reconciled, ServerBackend, ServerState } from '../backend.ts';
 import { type Engine, type HostContext, hostOf } from '../engine.ts';
-import { readVersions } from '../host-info.ts';
+import { assertProfileFlags, flagsContext, flagsSource, hostFlags } from '../host-flags.ts';
+import { readVersions, type Versions } from '../host-info.ts';
 import type { LaunchRequest } from '../launch/types.ts';
 import { headNode, type NodeRef } from '../nodes.ts';
 import { initialProgress } from '../progress.ts';
@@ -91,20 +92,39 @@ async function plan(engine: Engine, req: LaunchRequest): Promise<Plan> {
       'set slurm.nodes in the profile for one server across several nodes',
     );
   }
+  // The job runs the cluster entry's python (its PATH, its env) on the compute nodes, which usually see it on the
+  // shared filesystem the login node sees too: the login node asks that same python for SGLang's version and its
+  // `launch_server --help`, so a flag the job's SGLang would refuse is refused here, before anything is queued,
+  // rather than minutes later on a compute node. Every node of a multi-node job runs that one python (one job, one
+  // venv), so one table checks them all. Where the login node cannot run it, the shipped table stands in, said so.
+  let versions: Versions | undefined;
+  let unreachable: string | undefined;
+  try {
+    versions = await readVersions(host, cfg);
+  } catch (e) {
+    if (!req.dryRun) throw e;
+    unreachable = (e as Error).message;
+  }
+  const sglangVersion = versions?.sglang;
   let dialect = cfg.flag_dialect === 'auto' ? undefined : cfg.flag_dialect;
   let dialectNote: string | undefined;
-  let sglangVersion: string | undefined;
   if (!dialect) {
-    // The login node usually sees the compute nodes' Python on the shared filesystem; when not, assume the names.
-    try {
-      const v = await readVersions(host, cfg);
-      sglangVersion = v.sglang;
-      dialect = dialectForVersion(v.sglang);
-    } catch (e) {
-      dialectNote = `could not read SGLang's version on the login node (${(e as Error).message}); assumed the --nsa-* flag names`;
-    }
+    if (sglangVersion) dialect = dialectForVersion(sglangVersion);
+    else
+      dialectNote = `could not read SGLang's version on the login node (${unreachable ?? versions?.problem ?? 'no version printed'}); assumed the --nsa-* flag names`;
   }
   const rendered = renderLaunch(req.profile, { python: cfg.python, dialect: dialect ?? 'nsa', portOverride: req.port });
+  const flags = await hostFlags(
+    flagsContext(engine, req.hostName),
+    sglangVersion,
+    unreachable ? 'the login node is unreachable' : versions?.problem,
+  );
+  // Checked as `check` checks it (secrets marked, so no value of one is ever quoted in a refusal).
+  assertProfileFlags(flags, req.hostName, cfg, req.profile);
+  if (flags.source === 'shipped' && versions) {
+    const note = `flags checked against ${flagsSource(flags, req.hostName)}`;
+    dialectNote = dialectNote ? `${dialectNote}; ${note}` : note;
+  }
   const env = { ...cfg.env, ...rendered.env };
   const job = renderJob(cfg, req.profile, { argv: rendered.argv, env });
   const shown = redactText(commandLine({ argv: redactArgv(rendered.argv), env: redactEnv(env) }));
