@@ -2,10 +2,8 @@
 // same launch over direct SSH, on the stand-in. The cluster is test/helpers/slurm.ts's real slurmctld and slurmd on
 // loopback, its login node the bench's sshd.
 import { statSync } from 'node:fs';
-import { join } from 'node:path';
-import { PACKAGE_ROOT, validate } from '../src/config/load.ts';
-import { freshDirs, makeBot, STANDIN, sshBlock, standinHost } from '../test/helpers/app.ts';
-import { slurmAvailable, startCluster } from '../test/helpers/slurm.ts';
+import { freshDirs, makeBot, standinHost } from '../test/helpers/app.ts';
+import { slurmAvailable, slurmConfig, slurmHost, startCluster } from '../test/helpers/slurm.ts';
 import { freePort, type Sshd } from '../test/helpers/sshd.ts';
 import { ms, pct, type Row, ratio } from './stats.ts';
 
@@ -25,34 +23,13 @@ export async function benchSlurm(sshd: Sshd): Promise<Row[]> {
   }
   const cluster = await startCluster({ gpus: 1 });
   const dirs = freshDirs();
-  const env = { STANDIN_TIME_SCALE: '0.002', STANDIN_STATE_DIR: join(dirs.workdir, 'standin-state') };
-  const config = validate(
-    {
-      timeouts: { connect_s: 5, command_s: 20, keepalive_s: 2, ready_s: 120, stop_grace_s: 2 },
-      hosts: {
-        direct: standinHost(sshd, dirs.workdir, '127.0.0.1', env),
-        cluster: {
-          ssh: sshBlock(sshd),
-          python: join(STANDIN, 'python'),
-          workdir: dirs.workdir,
-          bin_dirs: [join(STANDIN, 'bin')],
-          env,
-          slurm: { slurm_conf: cluster.conf },
-        },
-      },
-    },
-    'bench config',
+  // The tests' own cluster entry and config (test/helpers/slurm.ts), beside a direct host on the same sshd: both run
+  // the stand-in with the same environment, so the rows differ only by the backend.
+  const loaded = slurmConfig(
+    { direct: standinHost(sshd, dirs.workdir), cluster: slurmHost(sshd, cluster.conf, dirs.workdir) },
+    dirs.dataDir,
   );
-  const bot = makeBot(
-    {
-      config,
-      source: 'bench',
-      dataDir: dirs.dataDir,
-      profilesDir: join(PACKAGE_ROOT, 'profiles'),
-      defaultHost: 'direct',
-    },
-    dirs,
-  );
+  const bot = makeBot(loaded, dirs);
   const measure = async (host: string) => {
     const first: number[] = [];
     const ready: number[] = [];
