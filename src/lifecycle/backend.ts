@@ -48,6 +48,11 @@ export interface Ending {
   outcome: string;
   detail: string;
   exitCode: number | null;
+  /**
+   * The cause lies outside the server (a node the scheduler took out of service): the ending stands even when a log
+   * shows a crash, which then follows from it (a peer's server lost with its node); the log's lines stay as evidence.
+   */
+  outranksLog?: boolean;
 }
 
 export interface ServerState {

@@ -2,11 +2,11 @@
 // slurmctld on the namespaces' bridge, the login node the test's sshd on 127.0.0.1. One task per node through srun,
 // node 0's address as --dist-init-addr, readiness through the tunnel from the login node to node 0.
 import { execFileSync } from 'node:child_process';
-import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { freshDirs, makeBot, STANDIN } from '../helpers/app.ts';
+import { freshDirs, makeBot, makeChatBot, STANDIN, until } from '../helpers/app.ts';
 import { type HostGroup, netnsAvailable, startHostGroup } from '../helpers/netns.ts';
 import { slurmAvailable, slurmConfig, slurmHost, startCluster, type TestCluster } from '../helpers/slurm.ts';
 import { freePort, type Sshd, startSshd } from '../helpers/sshd.ts';
@@ -52,10 +52,15 @@ afterAll(async () => {
   await group?.close();
 }, 60_000);
 
-function bot() {
+function loadedFor(c: TestCluster) {
   const { workdir, dataDir } = freshDirs();
-  const host = slurmHost(sshd, cluster.conf, workdir, { dist_port: 29555 }, python);
-  return makeBot(slurmConfig({ cluster: host }, dataDir, profilesDir), { workdir, dataDir });
+  const host = slurmHost(sshd, c.conf, workdir, { dist_port: 29555 }, python);
+  return { loaded: slurmConfig({ cluster: host }, dataDir, profilesDir), workdir, dataDir };
+}
+
+function bot() {
+  const { loaded, workdir, dataDir } = loadedFor(cluster);
+  return makeBot(loaded, { workdir, dataDir });
 }
 
 const standins = () =>
@@ -122,6 +127,47 @@ describe.skipIf(!runs)('Slurm multi-node: two slurmd in network namespaces', () 
       expect(cluster.run(['squeue', '-h']).trim()).toBe('');
     } finally {
       await b.app.close();
+      rmSync(join(python, '..', 'node1-oom'));
     }
   }, 120_000);
+
+  test('node failure of a two-node job: node 1’s slurmd dies with its processes; Slurm sets the node DOWN and the job NODE_FAIL; the attempt ends node_fail naming node 1, node 0’s server is gone too, the ledger and the alert say so', async () => {
+    // A cluster of its own on the same two namespaces, whose controller downs a silent node within seconds
+    // (SlurmdTimeout, MessageTimeout: slurm.conf(5); as the single-node test in slurm-endings.test.ts).
+    const c = await startCluster({
+      gpus: 1,
+      nodes: group.hosts.map((h) => ({ address: h.address, netns: h.netns })),
+      settings: { SlurmdTimeout: '5', MessageTimeout: '2' },
+    });
+    const b = makeChatBot(loadedFor(c).loaded);
+    try {
+      const port = await freePort();
+      const r = await b.run(`launch small-2node --port ${port}`);
+      expect(r.text, r.text).toMatch(/^ready: attempt #1 /);
+      const jobId = b.app.engine.attempts.get(1)!.jobId!;
+      const mine = () => standins().filter((l) => l.includes(`--port ${port}`));
+      expect(mine()).toHaveLength(2);
+
+      await c.killSlurmd('node1');
+      await until(() => b.app.engine.attempts.get(1)?.active === false, 90_000);
+      expect(c.run(['scontrol', 'show', 'job', '-o', jobId])).toMatch(/JobState=NODE_FAIL /);
+      const a = b.app.engine.attempts.get(1)!;
+      expect(a.outcome, a.outcomeDetail ?? '').toBe('node_fail');
+      expect(a.outcomeDetail).toMatch(/node failure: node1 was taken out of service by Slurm \(Not responding/);
+      expect(a.outcomeDetail).not.toMatch(/node0 was taken/);
+      expect(b.app.engine.attempts.events(1).find((e) => e.kind === 'ended')?.data).toMatchObject({
+        outcome: 'node_fail',
+      });
+      await until(
+        () => b.printed.some((p) => /attempt #1 .*node_fail: .*node1 was taken out of service/.test(p)),
+        10_000,
+      );
+      // Slurm ended the job on node 0 as well: no server of the attempt is left on either node.
+      await until(() => mine().length === 0, 20_000);
+      expect(c.run(['squeue', '-h']).trim()).toBe('');
+    } finally {
+      await b.app.close();
+      await c.stop();
+    }
+  }, 180_000);
 });

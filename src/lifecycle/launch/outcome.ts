@@ -107,8 +107,11 @@ export async function recordExit(
       diagnosis: fromLog,
     };
   }
-  // A crash the log names wins; else the scheduler's own ending (time limit, preempted, ...) says what happened.
-  if (fromLog.category === 'none' && ending) return recordEnding(engine, attempt, ending, emit, fromLog);
+  // A crash the log names wins; else the scheduler's own ending (time limit, preempted, ...) says what happened. A
+  // node failure outranks the log: the other nodes' servers crash because it took their peer (gloo's "Connection
+  // closed by peer"), and that crash is its consequence, not the cause.
+  if (ending && (fromLog.category === 'none' || ending.outranksLog))
+    return recordEnding(engine, attempt, ending, emit, fromLog);
   // Exited non-zero with nothing in the log: a crash of unknown cause, never `none`.
   const diagnosis =
     fromLog.category === 'none' && exitCode !== null && exitCode !== 0

@@ -291,10 +291,13 @@ export function endingOf(
         (n) =>
           `${n.node} ${job.state === 'BOOT_FAIL' ? 'failed to boot' : 'was taken out of service by Slurm'}${n.reason ? ` (${n.reason}${n.state ? `, ${n.state}` : ''})` : ''}`,
       );
-      return e(
-        'node_fail',
-        `node failure: ${said.join('; ')}; Slurm ended the job, its processes there are lost; see scontrol show node ${bad.map((n) => n.node).join(',')}`,
-      );
+      return {
+        ...e(
+          'node_fail',
+          `node failure: ${said.join('; ')}; Slurm ended the job, its processes there are lost; see scontrol show node ${bad.map((n) => n.node).join(',')}`,
+        ),
+        outranksLog: true,
+      };
     }
     case 'OUT_OF_MEMORY':
       return oom('Slurm: OUT_OF_MEMORY');
