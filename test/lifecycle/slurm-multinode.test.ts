@@ -150,7 +150,9 @@ describe.skipIf(!runs)('Slurm multi-node: two slurmd in network namespaces', () 
 
       await c.killSlurmd('node1');
       await until(() => b.app.engine.attempts.get(1)?.active === false, 90_000);
-      expect(c.run(['scontrol', 'show', 'job', '-o', jobId])).toMatch(/JobState=NODE_FAIL /);
+      const job = c.run(['scontrol', 'show', 'job', '-o', jobId]);
+      expect(job).toMatch(/JobState=NODE_FAIL /);
+      expect(job).toMatch(/ NodeList=node\[0-1\] /);
       const a = b.app.engine.attempts.get(1)!;
       expect(a.outcome, a.outcomeDetail ?? '').toBe('node_fail');
       expect(a.outcomeDetail).toMatch(/node failure: node1 was taken out of service by Slurm \(Not responding/);
