@@ -3,9 +3,10 @@
 {{! it exactly as it is submitted. Every value is quoted (or checked for plain characters) by the renderer. }}
 #SBATCH --nodes={{nodes}}
 #SBATCH --ntasks-per-node=1
-{{! Not requeued: a node failure or a preemption ends the attempt (and says so) instead of the same job starting }}
-{{! again later, unseen, on other nodes with another address. }}
-#SBATCH --no-requeue
+{{! Not requeued unless the profile or cluster sets slurm.requeue: a node failure or a preemption ends the attempt }}
+{{! (and says so). Requeued, the same job starts again later on other nodes: the bot says so and follows it again. }}
+{{! sbatch is given the same word on its command line, where the login node's SBATCH_REQUEUE cannot override it. }}
+#SBATCH {{requeue}}
 #SBATCH {{gpus}}
 {{#partition}}
 #SBATCH --partition={{partition}}

@@ -28,9 +28,20 @@ export const SlurmJobSchema = z
     gpus_as: z
       .enum(['gres', 'gpus-per-node'])
       .describe('how GPUs are asked for: --gres=gpu:N (default) or --gpus-per-node=N, N = tp / nodes'),
+    requeue: z
+      .boolean()
+      .describe(
+        'let Slurm requeue the job after a node failure or a preemption (sbatch --requeue; default false: --no-requeue, the attempt ends with that outcome)',
+      ),
     sbatch: z
       .array(
-        z.string().regex(/^--?[A-Za-z][^\0\n\r]*$/, "an sbatch option on one line, like '--mem=0' or '--exclusive'"),
+        z
+          .string()
+          .regex(/^--?[A-Za-z][^\0\n\r]*$/, "an sbatch option on one line, like '--mem=0' or '--exclusive'")
+          // The bot must know whether Slurm may requeue the job (it follows a requeued job back through the queue).
+          .refine((s) => !/^--(no-)?requeue(=|\s|$)/.test(s), {
+            message: 'requeueing is set with slurm.requeue: true (or false), not with an sbatch line',
+          }),
       )
       .describe('extra #SBATCH lines (options only); a profile adds its own after the cluster’s'),
   })

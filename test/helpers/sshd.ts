@@ -173,8 +173,16 @@ export function userDir(prefix = 'glm-host-'): string {
 }
 
 /** The test sshd's config: keys only, no PAM, forwarding on (the bot's HTTP tunnels), OpenSSH's 10 sessions. */
-export function sshdConfig(dir: string, listen: string, port: number, hostKey: string): string {
+export function sshdConfig(
+  dir: string,
+  listen: string,
+  port: number,
+  hostKey: string,
+  setEnv: Record<string, string> = {},
+): string {
   return [
+    // sshd_config(5) SetEnv: variables every session gets, as a site's login environment would set them.
+    ...Object.entries(setEnv).map(([k, v]) => `SetEnv ${k}=${v}`),
     `Port ${port}`,
     `ListenAddress ${listen}`,
     `HostKey ${hostKey}`,
@@ -213,11 +221,13 @@ export function sshdKeys(
 }
 
 /** `hostKeyType`: the sshd's only host key (an RSA-only host is what older fleets have). */
-export async function startSshd(opts: { hostKeyType?: KeyType } = {}): Promise<Sshd> {
+export async function startSshd(
+  opts: { hostKeyType?: KeyType; setEnv?: Record<string, string> } = {},
+): Promise<Sshd> {
   const { dir, hostKey, userKeyPath } = sshdKeys('glm-sshd-', opts.hostKeyType);
   const port = await freePort();
   const user = testUser().name;
-  writeFileSync(join(dir, 'sshd_config'), sshdConfig(dir, '127.0.0.1', port, hostKey));
+  writeFileSync(join(dir, 'sshd_config'), sshdConfig(dir, '127.0.0.1', port, hostKey, opts.setEnv));
   let proc: ChildProcess | undefined;
   const knownHostsPath = join(dir, 'known_hosts');
   const writeKnownHosts = (): string => {

@@ -24,7 +24,9 @@ const clusters: TestCluster[] = [];
 
 beforeAll(async () => {
   if (!slurmAvailable) return;
-  sshd = await startSshd();
+  // The login node's environment asks sbatch to requeue every job (a site default, SBATCH_REQUEUE, which sbatch(1)
+  // lets override a script's #SBATCH lines): each ending below must still end the bot's job, never requeue it.
+  sshd = await startSshd({ setEnv: { SBATCH_REQUEUE: '1' } });
 }, 60_000);
 
 afterAll(async () => {
@@ -90,7 +92,8 @@ describe.skipIf(!slurmAvailable)('Slurm’s own endings on a real slurmctld/slur
       const r = await bot.run(`launch small --host cluster --port ${port}`);
       expect(r.text).toMatch(/^ready: attempt #1 /);
       const jobId = bot.app.engine.attempts.get(1)!.jobId!;
-      // Not requeueable (the script's --no-requeue): a node failure ends the job instead of starting it again.
+      // Not requeueable (--no-requeue, on sbatch's command line too): a node failure ends the job instead of
+      // starting it again, whatever the login node's environment asks.
       expect(c.run(['scontrol', 'show', 'job', '-o', jobId])).toMatch(/ Requeue=0 /);
 
       await c.killSlurmd(c.node);
@@ -134,6 +137,7 @@ describe.skipIf(!slurmAvailable)('Slurm’s own endings on a real slurmctld/slur
       const r = await bot.run(`launch small --host cluster --port ${port}`);
       expect(r.text).toMatch(/^ready: attempt #1 /);
       const jobId = bot.app.engine.attempts.get(1)!.jobId!;
+      expect(c.run(['scontrol', 'show', 'job', '-o', jobId])).toMatch(/ Requeue=0 /);
       const urgent = c
         .run(['sbatch', '--parsable', '-p', 'high', '--gres=gpu:1', '--output=/dev/null', '--wrap', 'sleep 300'], {
           asUser: 'glmtest',

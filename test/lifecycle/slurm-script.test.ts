@@ -135,6 +135,40 @@ describe('Slurm cluster config and the batch script', () => {
     expect(text).toMatch(/hosts\.c\.slurm\.sbatch\.1: an sbatch option on one line/);
   });
 
+  it('requeueing is asked with slurm.requeue only: --no-requeue by default, --requeue when set (the profile over the cluster); an sbatch line that would decide it is refused', () => {
+    const cfg = validate({ hosts: { cluster: readmeCluster() } }, 'README').hosts.cluster!;
+    const argv = ['/py', '-m', 'sglang.launch_server'];
+    const plain = renderJob(cfg, profile(), { argv, env: {} });
+    expect(plain.requeue).toBe('--no-requeue');
+    expect(plain.script.split('\n')).toContain('#SBATCH --no-requeue');
+    expect(plain.script).not.toMatch(/--requeue/);
+    const asked = renderJob(cfg, profile({ slurm: { requeue: true } }), { argv, env: {} });
+    expect(asked.requeue).toBe('--requeue');
+    expect(asked.script.split('\n')).toContain('#SBATCH --requeue');
+    expect(asked.script).not.toMatch(/--no-requeue/);
+    const onCluster = validate({ hosts: { c: { ssh: { host: 'login1' }, slurm: { requeue: true } } } }, 'test').hosts
+      .c!;
+    expect(renderJob(onCluster, profile(), { argv, env: {} }).requeue).toBe('--requeue');
+    expect(renderJob(onCluster, profile({ slurm: { requeue: false } }), { argv, env: {} }).requeue).toBe(
+      '--no-requeue',
+    );
+    // Written as an sbatch line it would follow the template's own and win, unknown to the bot: refused, saying how.
+    let err: ConfigError | undefined;
+    try {
+      validate(
+        { hosts: { c: { ssh: { host: 'login1' }, slurm: { sbatch: ['--mem=0', '--requeue', '--no-requeue'] } } } },
+        'test',
+      );
+    } catch (e) {
+      err = e as ConfigError;
+    }
+    expect(err).toBeInstanceOf(ConfigError);
+    const text = err!.issues.map((i) => `${i.path}: ${i.message}`).join('\n');
+    expect(text).toMatch(/hosts\.c\.slurm\.sbatch\.1: requeueing is set with slurm\.requeue: true \(or false\)/);
+    expect(text).toMatch(/hosts\.c\.slurm\.sbatch\.2: requeueing is set with slurm\.requeue/);
+    expect(text).not.toMatch(/sbatch\.0/);
+  });
+
   it("reads scontrol's one-line record, values with spaces included", () => {
     const j = parseScontrolJob(
       'JobId=42 JobName=glm-7-small UserId=glm(1001) Priority=4294901757 JobState=TIMEOUT Reason=TimeLimit ExitCode=0:15 TimeLimit=00:01:00 Partition=gpu NodeList=gpu[01-02] BatchHost=gpu01 WorkDir=/shared/runs/a b StdOut=/x',

@@ -65,6 +65,7 @@ exit 0
 
 interface SlurmPlan {
   nodes: number;
+  requeue: '--requeue' | '--no-requeue';
   script: string;
   argv: string[];
   env: Record<string, string>;
@@ -130,6 +131,7 @@ async function plan(engine: Engine, req: LaunchRequest): Promise<Plan> {
   const shown = redactText(commandLine({ argv: redactArgv(rendered.argv), env: redactEnv(env) }));
   const detail: SlurmPlan = {
     nodes: job.nodes,
+    requeue: job.requeue,
     script: job.script,
     argv: rendered.argv,
     env,
@@ -140,7 +142,7 @@ async function plan(engine: Engine, req: LaunchRequest): Promise<Plan> {
     commandLine: shown,
     dialectNote,
     script: job.script,
-    submit: `sbatch --parsable --job-name=${jobName('ATTEMPT', req.profile.name)} --chdir=${cfg.workdir}/runs/attempt-ATTEMPT --output=${cfg.workdir}/runs/attempt-ATTEMPT/job.log --open-mode=append < script`,
+    submit: `sbatch --parsable ${job.requeue} --job-name=${jobName('ATTEMPT', req.profile.name)} --chdir=${cfg.workdir}/runs/attempt-ATTEMPT --output=${cfg.workdir}/runs/attempt-ATTEMPT/job.log --open-mode=append < script`,
     detail,
   };
 }
@@ -199,6 +201,7 @@ async function startNodes(engine: Engine, req: LaunchRequest, { attempt, plan: p
         cfg.workdir,
         runId,
         jobName(attempt.id, req.profile.name),
+        d.requeue,
       ]),
       { stdin: d.script, timeoutMs: 60_000 },
     );

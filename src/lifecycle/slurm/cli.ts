@@ -24,8 +24,11 @@ export function slurmArgv(cfg: HostConfig, argv: readonly string[]): string[] {
 }
 
 /**
- * submit WORKDIR RUN_ID JOB_NAME: makes the run directory (on the filesystem the compute nodes share) and submits
- * the script arriving on stdin with the run directory as the job's working directory and its own output file.
+ * submit SLURM_CONF PATH WORKDIR RUN_ID JOB_NAME REQUEUE: makes the run directory (on the filesystem the compute nodes
+ * share) and submits the script arriving on stdin with the run directory as the job's working directory and its own
+ * output file. REQUEUE (`--requeue` or `--no-requeue`, the script's own word) is repeated on the command line: sbatch(1)
+ * lets environment variables (a login node's SBATCH_REQUEUE) override a script's #SBATCH lines, and the command line
+ * override both.
  */
 export const SUBMIT = `
 set -u
@@ -36,7 +39,8 @@ W=$(home_path "$3")
 R=$W/runs/$4
 mkdir -p "$R" || exit 70
 echo "GLM_RUN_DIR $R"
-exec sbatch --parsable --job-name="$5" --chdir="$R" --output="$R/job.log" --open-mode=append
+case $6 in --requeue|--no-requeue) ;; *) echo "glm: bad requeue word" >&2; exit 64 ;; esac
+exec sbatch --parsable "$6" --job-name="$5" --chdir="$R" --output="$R/job.log" --open-mode=append
 `;
 
 /**

@@ -22,6 +22,7 @@ export const SBATCH_FILE = 'sbatch.sh';
 
 const VARIABLES: VarSchema = {
   nodes: 'text',
+  requeue: 'text',
   gpus: 'text',
   partition: 'text',
   account: 'text',
@@ -52,6 +53,8 @@ export interface JobPlan {
   options: SlurmCluster;
   nodes: number;
   gpusPerNode: number;
+  /** sbatch's requeue word for this job (`--requeue` or `--no-requeue`), in the script and on sbatch's command line. */
+  requeue: '--requeue' | '--no-requeue';
   script: string;
 }
 
@@ -84,6 +87,7 @@ export function renderJob(
   }
   const gpusPerNode = tp / nodes;
   const gpus = options.gpus_as === 'gpus-per-node' ? `--gpus-per-node=${gpusPerNode}` : `--gres=gpu:${gpusPerNode}`;
+  const requeue = options.requeue ? '--requeue' : '--no-requeue';
   const multi = nodes > 1;
   // Multi-node: each task adds its own rank (srun's SLURM_NODEID) and node 0's address, found inside the job.
   const launch = multi
@@ -91,6 +95,7 @@ export function renderJob(
     : shArgv(server.argv);
   const script = renderTemplate(load(), {
     nodes: String(nodes),
+    requeue,
     gpus,
     partition: options.partition ?? '',
     account: options.account ?? '',
@@ -106,5 +111,5 @@ export function renderJob(
     dist_port: String(options.dist_port),
     launch,
   });
-  return { options, nodes, gpusPerNode, script };
+  return { options, nodes, gpusPerNode, requeue, script };
 }
