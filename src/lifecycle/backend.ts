@@ -63,6 +63,11 @@ export interface ServerState {
   ending?: Ending;
   /** People's words for where it stands (e.g. `PENDING: Resources`, `alive`). */
   text: string;
+  /**
+   * A job that ran and that its scheduler put back in its queue to run again (Slurm's --requeue, after a preemption
+   * or a node failure): how many times so far, and the backend's words for it (why, when it runs again).
+   */
+  requeue?: { count: number; text: string };
   uptimeS?: number | null;
 }
 

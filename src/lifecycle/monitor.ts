@@ -4,9 +4,11 @@ import type { Attempt } from '../ledger/attempts.ts';
 import type { DiagnoserFactory } from '../logs/diagnosis.ts';
 import type { Engine } from './engine.ts';
 import { markFollower } from './follower.ts';
+import { follow } from './launch/follow.ts';
 import { recordExit } from './launch/outcome.ts';
 import type { LaunchEvent } from './launch/types.ts';
 import { failNodes, watchNodes } from './node-watch.ts';
+import { requeuedAgain } from './requeue.ts';
 import { watchAttempt } from './watch.ts';
 import { watchingOf } from './watching.ts';
 
@@ -38,6 +40,18 @@ export function monitorAttempt(
     abort.signal,
   )
     .then(async (end) => {
+      // Requeued by its scheduler (not a bot closing, which aborts the watch): the job's next run is followed from
+      // the queue, as a launch follows it, and watched again once it is ready.
+      const gone = end === 'server-exited' || (end === 'aborted' && nodes.workerFailed());
+      if (gone && (await requeuedAgain(engine, attempt, emit))) {
+        await nodes.settle(false);
+        void follow(engine, engine.attempts.get(attempt.id)!, true, emit, diagnoser)
+          .then((r) => {
+            if (r.outcome === 'ready' && r.attempt) monitorAttempt(engine, r.attempt, emit, diagnoser);
+          })
+          .catch((e: Error) => engine.log.error({ err: e.message, attempt: attempt.id }, 'requeued follow failed'));
+        return;
+      }
       const nodeFailure = await nodes.settle(end === 'server-exited');
       if (nodeFailure) await failNodes(engine, attempt, nodeFailure, emit);
       else if (end === 'server-exited') await recordExit(engine, attempt, diag.result(), emit);

@@ -36,6 +36,8 @@ export function watchNodes(engine: Engine, attempt: Attempt, diagnoser: Diagnose
   return {
     diag,
     early,
+    /** Whether a worker's failure (not a caller) aborted node 0's watch. */
+    workerFailed: () => failure !== undefined,
     /**
      * Once node 0's watch has ended: stops the worker watches and returns the node that failed, if any. `headGone`
      * (node 0's server exited) asks the hosts whether a worker went first: then it, not the head, is the cause.

@@ -159,6 +159,70 @@ describe.skipIf(!slurmAvailable)('Slurm’s own endings on a real slurmctld/slur
       await bot.app.close();
     }
   }, 150_000);
+  test('a profile that asks for requeue (slurm.requeue: true), preempted: Slurm requeues the job; the attempt says so and why, waits in the queue again, and is followed to ready when the job runs again', async () => {
+    const c = await cluster({
+      gpus: 1,
+      settings: { PreemptType: 'preempt/partition_prio', PreemptMode: 'REQUEUE' },
+      partitions: [
+        'PartitionName=low Nodes=ALL Default=YES MaxTime=60 PriorityTier=1 State=UP',
+        'PartitionName=high Nodes=ALL MaxTime=60 PriorityTier=10 State=UP',
+      ],
+    });
+    const { loaded } = config(c, { partition: 'low', requeue: true });
+    const bot = makeChatBot(loaded);
+    try {
+      const port = await freePort();
+      const r = await bot.run(`launch small --host cluster --port ${port}`);
+      expect(r.text).toMatch(/^ready: attempt #1 /);
+      const jobId = bot.app.engine.attempts.get(1)!.jobId!;
+      expect(c.run(['scontrol', 'show', 'job', '-o', jobId])).toMatch(/ Requeue=1 Restarts=0 /);
+      const urgent = c
+        .run(['sbatch', '--parsable', '-p', 'high', '--gres=gpu:1', '--output=/dev/null', '--wrap', 'sleep 300'], {
+          asUser: 'glmtest',
+        })
+        .trim();
+      await until(() => bot.app.engine.attempts.get(1)?.status === 'queued', 60_000);
+      const a = bot.app.engine.attempts.get(1)!;
+      expect(a.active).toBe(true);
+      expect(c.run(['scontrol', 'show', 'job', '-o', jobId])).toMatch(
+        / JobState=PENDING Reason=BeginTime .* Restarts=1 /,
+      );
+      const said = new RegExp(
+        `^Slurm requeued job ${jobId} \\(restart 1\\): preempted \\(slurmstepd\\S*: error: \\*\\*\\* JOB ${jobId} ON \\S+ CANCELLED AT \\S+ DUE TO PREEMPTION \\*\\*\\*\\); it runs again when Slurm starts it`,
+      );
+      expect(a.lastMilestone).toMatch(said);
+      expect(bot.app.engine.attempts.events(1).filter((e) => e.kind === 'requeued')).toHaveLength(1);
+      await until(
+        () => bot.printed.some((p) => p.includes(`Slurm requeued job ${jobId} (restart 1): preempted`)),
+        10_000,
+      );
+      await until(() => standinsOn(port).length === 0, 10_000);
+      expect((await bot.run('status')).text).toMatch(/cluster +queued \(PENDING: BeginTime\) +#1/);
+      // The attempt's one message: queued again, no longer ready.
+      const parent = (state: string) =>
+        bot.printed.filter((p) => p.startsWith(`attempt #1 small on cluster by U-tester: ${state}`));
+      await until(() => parent('queued').length > 0, 15_000);
+
+      // Slurm holds a requeued job back for a while (its EligibleTime); an administrator lets it start now, and the
+      // urgent job ends: the same job runs again, and the same attempt loads and gets ready again.
+      c.run(['scontrol', 'update', `JobId=${jobId}`, 'StartTime=now']);
+      c.run(['scancel', urgent]);
+      await until(() => bot.app.engine.attempts.get(1)?.status === 'ready', 60_000);
+      expect(standinsOn(port)).toHaveLength(1);
+      const kinds = bot.app.engine.attempts.events(1).map((e) => e.kind);
+      expect(kinds.filter((k) => k === 'running')).toHaveLength(2);
+      expect(kinds.indexOf('requeued')).toBeLessThan(kinds.lastIndexOf('running'));
+      // Watched again: a stop is the bot's, confirmed by Slurm.
+      await until(() => bot.said.some((t) => t.includes('queued again (requeued 1×)')), 10_000);
+      await until(() => parent('ready').length === 2, 15_000);
+      const s = await bot.run('stop --attempt 1');
+      expect(s.text).toMatch(/^stopped attempt #1 \(small\) on cluster/);
+      expect(bot.app.engine.attempts.get(1)!.outcome).toBe('stopped');
+      expect(c.run(['squeue', '-h']).trim()).toBe('');
+    } finally {
+      await bot.app.close();
+    }
+  }, 150_000);
   test.skipIf(!cgroupMemoryAvailable())(
     'out of memory: task/cgroup on the cgroup v1 memory controller; the server outgrows the job’s --mem, the kernel kills it in the job’s cgroup; the ledger and the alert say out of memory from Slurm’s own line',
     async () => {

@@ -11,6 +11,7 @@ import { markFollower } from '../follower.ts';
 import { stampOf } from '../log-read.ts';
 import { failNodes, watchNodes } from '../node-watch.ts';
 import { advance, initialProgress } from '../progress.ts';
+import { requeuedAgain } from '../requeue.ts';
 import { watchAttempt } from '../watch.ts';
 import { recordEnding, recordExit, recordHang, recordRequestFailed, recordTimeout } from './outcome.ts';
 import { confirmReady, recordReady } from './ready.ts';
@@ -104,6 +105,12 @@ export async function follow(
   clearTimeout(timer);
   clearInterval(stallTimer);
   await checking;
+  // The server went because its scheduler requeued the job (the profile's slurm.requeue): it will run again, so the
+  // attempt waits in the queue and its next run is followed like the first.
+  if (!outcome && (await requeuedAgain(engine, attempt, emit))) {
+    await nodes.settle(false);
+    return follow(engine, engine.attempts.get(attempt.id)!, firstRequest, emit, diagnoser);
+  }
   const nodeFailure = await nodes.settle(outcome !== 'ready' && outcome !== 'hang' && outcome !== 'timeout');
   if (nodeFailure && outcome !== 'ready') {
     const f = await failNodes(engine, attempt, nodeFailure, emit);

@@ -21,6 +21,7 @@ import { runIdFor } from '../remote-state.ts';
 import { script } from '../scripts.ts';
 import {
   ACTIVE_JOB_STATES,
+  cancelledInOutput,
   expandNodes,
   type JobRecord,
   jobOutputTail,
@@ -31,6 +32,7 @@ import {
   oomInOutput,
   partitionGpus,
   queuePosition,
+  REQUEUED_JOB_STATES,
   RUNNING_JOB_STATES,
   readJob,
   SUBMIT,
@@ -46,7 +48,8 @@ const POLL_MS = 1000;
 
 /**
  * follow SLURM_CONF PATH LOG OFFSET JOB: the log from byte OFFSET as it grows, ending once Slurm no longer lists the
- * job as pending, running or completing (the loop runs on the login node: one quiet stream, no polling over SSH).
+ * job as running or completing: it ended, or it was requeued and waits to run again (the loop runs on the login
+ * node: one quiet stream, no polling over SSH).
  */
 const FOLLOW_JOB = `
 if [ -n "$1" ]; then SLURM_CONF=$1; export SLURM_CONF; fi
@@ -56,7 +59,10 @@ LOG=$(home_path "$3"); OFF=$4; JOB=$5
 tail -c "+$((OFF + 1))" -F -- "$LOG" 2>&1 &
 t=$!
 trap 'kill "$t" 2>/dev/null; exit 0' TERM HUP INT
-while [ -n "$(squeue -h -j "$JOB" -o %T 2>/dev/null)" ]; do sleep 1; done
+while :; do
+  case $(squeue -h -j "$JOB" -o %T 2>/dev/null) in ''|${REQUEUED_JOB_STATES.join('|')}) break ;; esac
+  sleep 1
+done
 sleep 0.5
 kill "$t" 2>/dev/null
 wait "$t" 2>/dev/null
@@ -355,7 +361,38 @@ async function state(engine: Engine, attempt: Attempt): Promise<ServerState> {
   const found = await lookupJob(host, cfg, attempt.jobId);
   const job = found.job;
   if (!job) return stateFrom(engine, attempt, null, {}, 'why' in found ? found.why : undefined);
-  return stateFrom(engine, attempt, job, isActive(job) ? {} : await cluesFor(host, cfg, attempt, job));
+  const st = stateFrom(engine, attempt, job, isActive(job) ? {} : await cluesFor(host, cfg, attempt, job));
+  if (job.restarts > 0 && REQUEUED_JOB_STATES.includes(job.state)) {
+    const why = await requeueWhy(engine, host, cfg, attempt);
+    st.requeue = {
+      count: job.restarts,
+      text: `Slurm requeued job ${job.id} (restart ${job.restarts}): ${why}; it runs again when Slurm starts it, on the nodes it then gets`,
+    };
+  }
+  return st;
+}
+
+/**
+ * Why Slurm put a job that ran back in its queue (its --requeue): slurmstepd's own line in the job's output since its
+ * last run began (the script's `glm: job` line), e.g. DUE TO PREEMPTION; else the nodes it ran on that Slurm took
+ * out of service; else that neither says (an administrator's `scontrol requeue`, say).
+ */
+async function requeueWhy(engine: Engine, host: RemoteHost, cfg: HostConfig, attempt: Attempt): Promise<string> {
+  const out = attempt.runDir ? await jobOutputTail(host, attempt.runDir) : '';
+  const said = cancelledInOutput(out.slice(Math.max(0, out.lastIndexOf('glm: job '))));
+  if (said) {
+    const what = /DUE TO PREEMPTION/.test(said) ? 'preempted' : /NODE FAIL/.test(said) ? 'node failure' : 'ended';
+    return `${what} (${said})`;
+  }
+  const ran = engine.attempts
+    .events(attempt.id)
+    .filter((e) => e.kind === 'running')
+    .at(-1)?.data as { nodes?: string[] } | undefined;
+  const bad = await troubledNodes(host, cfg, (ran?.nodes ?? []).join(',')).catch(() => []);
+  if (bad.length > 0) {
+    return `node failure: ${bad.map((n) => `${n.node} was taken out of service by Slurm (${n.reason}, ${n.state})`).join('; ')}`;
+  }
+  return "neither Slurm's record nor the job's output says why (an administrator's scontrol requeue, for one)";
 }
 
 async function admitted(
@@ -400,7 +437,8 @@ async function admitted(
     if (st.state === 'queued' && job) {
       // What Slurm says holds the job, and where it stands among the partition's pending jobs.
       const pos = await queuePosition(host, cfg, job).catch(() => null);
-      const text = `queued: ${job.reason}${pos ? ` (position ${pos})` : ''}`;
+      const again = job.restarts > 0 ? ` again (requeued ${job.restarts}×)` : '';
+      const text = `queued${again}: ${job.reason}${pos ? ` (position ${pos})` : ''}`;
       if (text !== told) {
         told = text;
         engine.attempts.update(attempt.id, { lastMilestone: text });
@@ -536,7 +574,8 @@ export const slurmBackend: ServerBackend = {
   async nodeGone(engine, node) {
     const { host, cfg } = clusterOf(engine, node.host);
     const j = node.jobId ? await readJob(host, cfg, node.jobId) : null;
-    return !j || !isActive(j);
+    // Requeued, its server is gone too: the job's next run is a new server, followed once Slurm starts it.
+    return !j || !isActive(j) || REQUEUED_JOB_STATES.includes(j.state);
   },
   stop,
   reconcile,

@@ -99,6 +99,12 @@ export const WAITING_JOB_STATES: readonly JobState[] = [
   'SPECIAL_EXIT',
 ];
 
+/**
+ * The waiting states of a job that no longer runs anywhere: back in the queue (requeued, held), unlike SUSPENDED,
+ * whose processes are stopped on its nodes and resume there.
+ */
+export const REQUEUED_JOB_STATES: readonly JobState[] = WAITING_JOB_STATES.filter((s) => s !== 'SUSPENDED');
+
 /** A job in any other state is over. */
 export const ACTIVE_JOB_STATES: readonly JobState[] = [...RUNNING_JOB_STATES, ...WAITING_JOB_STATES];
 
@@ -114,6 +120,8 @@ export interface JobRecord {
   partition: string;
   timeLimit: string;
   priority: number | null;
+  /** How often Slurm has requeued the job (scontrol's Restarts; 0 from sacct, which does not say). */
+  restarts: number;
   /** Where the answer came from: the controller's memory, or the accounting database. */
   source: 'scontrol' | 'sacct';
 }
@@ -131,6 +139,7 @@ const ScontrolJob = z.object({
   Partition: z.string().default(''),
   TimeLimit: z.string().default(''),
   Priority: z.string().default(''),
+  Restarts: z.string().default('0'),
 });
 
 /** `Key=Value Key=Value ...` (values may hold spaces: a new pair starts where a word is followed by `=`). */
@@ -170,6 +179,7 @@ export function parseScontrolJob(line: string): JobRecord | null {
     partition: j.Partition,
     timeLimit: j.TimeLimit,
     priority: /^\d+$/.test(j.Priority) ? Number(j.Priority) : null,
+    restarts: /^\d+$/.test(j.Restarts) ? Number(j.Restarts) : 0,
     source: 'scontrol',
   };
 }
@@ -229,6 +239,7 @@ async function readAccounting(host: RemoteHost, cfg: HostConfig, jobId: string):
       partition: partition ?? '',
       timeLimit: '',
       priority: null,
+      restarts: 0,
       source: 'sacct',
     },
   };
@@ -245,6 +256,17 @@ export function oomInOutput(text: string): string | null {
     /^slurmstepd(?:-[^:\s]+)?: error: Detected \d+ oom[-_]kill events? ?(?:\(s\))? in StepId=\S+.*$/m.exec(text) ??
     /^srun: error: \S+: tasks? [\d,-]+: Out Of Memory$/m.exec(text);
   return m ? m[0].trim() : null;
+}
+
+/**
+ * slurmstepd's own line in a job's output when Slurm ends a job or step, e.g. `slurmstepd-gpu07: error: *** JOB 7 ON
+ * gpu07 CANCELLED AT 2026-12-01T18:31:28 DUE TO PREEMPTION ***` (the last one in `text`), or null.
+ */
+export function cancelledInOutput(text: string): string | null {
+  const all = [
+    ...text.matchAll(/^slurmstepd(?:-[^:\s]+)?: error: \*\*\* (?:JOB|STEP) \S+ ON \S+ CANCELLED AT .*\*\*\*$/gm),
+  ];
+  return all.at(-1)?.[0].trim() ?? null;
 }
 
 /** The last bytes of a job's batch output file (its run directory's job.log), or '' when it cannot be read. */
