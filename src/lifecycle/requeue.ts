@@ -17,9 +17,12 @@ export async function requeuedAgain(
   attempt: Attempt,
   emit: (e: LaunchEvent) => void,
 ): Promise<boolean> {
-  let st: Awaited<ReturnType<ReturnType<typeof backendFor>['state']>>;
+  const backend = backendFor(engine, attempt.host);
+  // A process group is never requeued: no question for a direct host.
+  if (backend.kind === 'direct') return false;
+  let st: Awaited<ReturnType<typeof backend.state>>;
   try {
-    st = await backendFor(engine, attempt.host).state(engine, attempt);
+    st = await backend.state(engine, attempt);
   } catch {
     return false; // the backend cannot be asked now: the usual ending path asks again and decides
   }

@@ -220,10 +220,11 @@ export function sshdKeys(
   return { dir, hostKey, userKeyPath };
 }
 
-/** `hostKeyType`: the sshd's only host key (an RSA-only host is what older fleets have). */
-export async function startSshd(
-  opts: { hostKeyType?: KeyType; setEnv?: Record<string, string> } = {},
-): Promise<Sshd> {
+/**
+ * `hostKeyType`: the sshd's only host key (an RSA-only host is what older fleets have). `setEnv`: variables every
+ * session gets (sshd_config SetEnv), as a login node's site environment would set them.
+ */
+export async function startSshd(opts: { hostKeyType?: KeyType; setEnv?: Record<string, string> } = {}): Promise<Sshd> {
   const { dir, hostKey, userKeyPath } = sshdKeys('glm-sshd-', opts.hostKeyType);
   const port = await freePort();
   const user = testUser().name;
