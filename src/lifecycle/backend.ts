@@ -55,6 +55,11 @@ export interface Ending {
   outranksLog?: boolean;
 }
 
+export interface Requeue {
+  count: number;
+  text: string;
+}
+
 export interface ServerState {
   /** queued: waiting for resources; running: its processes live; ended: gone; none: the backend has no record. */
   state: 'queued' | 'running' | 'ended' | 'none';
@@ -63,11 +68,6 @@ export interface ServerState {
   ending?: Ending;
   /** People's words for where it stands (e.g. `PENDING: Resources`, `alive`). */
   text: string;
-  /**
-   * A job that ran and that its scheduler put back in its queue to run again (Slurm's --requeue, after a preemption
-   * or a node failure): how many times so far, and the backend's words for it (why, when it runs again).
-   */
-  requeue?: { count: number; text: string };
   uptimeS?: number | null;
 }
 
@@ -94,6 +94,12 @@ export interface ServerBackend {
   ): Promise<{ attempt: Attempt } | { ended: Ending }>;
   /** The backend's own record of the attempt's server now. */
   state(engine: Engine, attempt: Attempt): Promise<ServerState>;
+  /**
+   * A scheduler's job that ran and that it put back in its queue to run again (Slurm's --requeue, after a preemption
+   * or a node failure): how many times so far and the backend's words for it (why, when it runs again); null when
+   * the job is not back in the queue. A backend whose servers are never requeued has no such method.
+   */
+  requeued?(engine: Engine, attempt: Attempt): Promise<Requeue | null>;
   /** The argv (on the node's host) that streams one node's log from a byte offset and ends once it is gone. */
   followArgv(engine: Engine, node: NodeRef, offset: number): string[];
   /** Whether the node's server is gone for good (its log will not grow again). */

@@ -2,6 +2,7 @@
 // seeds' NaN) or hours later is still seen, classified and recorded.
 import type { Attempt } from '../ledger/attempts.ts';
 import type { DiagnoserFactory } from '../logs/diagnosis.ts';
+import { backendFor } from './backends.ts';
 import type { Engine } from './engine.ts';
 import { markFollower } from './follower.ts';
 import { follow } from './launch/follow.ts';
@@ -43,7 +44,8 @@ export function monitorAttempt(
       // Requeued by its scheduler (not a bot closing, which aborts the watch): the job's next run is followed from
       // the queue, as a launch follows it, and watched again once it is ready.
       const gone = end === 'server-exited' || (end === 'aborted' && nodes.workerFailed());
-      if (gone && (await requeuedAgain(engine, attempt, emit))) {
+      const requeued = backendFor(engine, attempt.host).requeued;
+      if (gone && requeued && (await requeuedAgain(engine, attempt, () => requeued(engine, attempt), emit))) {
         await nodes.settle(false);
         void follow(engine, engine.attempts.get(attempt.id)!, true, emit, diagnoser)
           .then((r) => {

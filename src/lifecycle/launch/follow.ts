@@ -107,7 +107,8 @@ export async function follow(
   await checking;
   // The server went because its scheduler requeued the job (the profile's slurm.requeue): it will run again, so the
   // attempt waits in the queue and its next run is followed like the first.
-  if (!outcome && (await requeuedAgain(engine, attempt, emit))) {
+  const requeued = backendFor(engine, attempt.host).requeued;
+  if (!outcome && requeued && (await requeuedAgain(engine, attempt, () => requeued(engine, attempt), emit))) {
     await nodes.settle(false);
     return follow(engine, engine.attempts.get(attempt.id)!, firstRequest, emit, diagnoser);
   }

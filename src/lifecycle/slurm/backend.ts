@@ -10,7 +10,17 @@ import type { RemoteHost } from '../../hosts/types.ts';
 import type { Attempt } from '../../ledger/attempts.ts';
 import { commandLine, dialectForVersion, flagView, renderLaunch } from '../../profiles/index.ts';
 import { redactArgv, redactEnv, redactText } from '../../redact.ts';
-import type { Ending, NodeStop, Opened, Plan, QueueView, Reconciled, ServerBackend, ServerState } from '../backend.ts';
+import type {
+  Ending,
+  NodeStop,
+  Opened,
+  Plan,
+  QueueView,
+  Reconciled,
+  Requeue,
+  ServerBackend,
+  ServerState,
+} from '../backend.ts';
 import { type Engine, type HostContext, hostOf } from '../engine.ts';
 import { assertProfileFlags, flagsContext, flagsSource, hostFlags } from '../host-flags.ts';
 import { readVersions, type Versions } from '../host-info.ts';
@@ -361,15 +371,20 @@ async function state(engine: Engine, attempt: Attempt): Promise<ServerState> {
   const found = await lookupJob(host, cfg, attempt.jobId);
   const job = found.job;
   if (!job) return stateFrom(engine, attempt, null, {}, 'why' in found ? found.why : undefined);
-  const st = stateFrom(engine, attempt, job, isActive(job) ? {} : await cluesFor(host, cfg, attempt, job));
-  if (job.restarts > 0 && REQUEUED_JOB_STATES.includes(job.state)) {
-    const why = await requeueWhy(engine, host, cfg, attempt);
-    st.requeue = {
-      count: job.restarts,
-      text: `Slurm requeued job ${job.id} (restart ${job.restarts}): ${why}; it runs again when Slurm starts it, on the nodes it then gets`,
-    };
-  }
-  return st;
+  return stateFrom(engine, attempt, job, isActive(job) ? {} : await cluesFor(host, cfg, attempt, job));
+}
+
+/** A job that ran and is back in the queue (Slurm counts its Restarts): how often, and why this time. */
+async function requeued(engine: Engine, attempt: Attempt): Promise<Requeue | null> {
+  if (!attempt.jobId) return null;
+  const { host, cfg } = clusterOf(engine, attempt.host);
+  const job = await readJob(host, cfg, attempt.jobId);
+  if (!job || job.restarts === 0 || !REQUEUED_JOB_STATES.includes(job.state)) return null;
+  const why = await requeueWhy(engine, host, cfg, attempt);
+  return {
+    count: job.restarts,
+    text: `Slurm requeued job ${job.id} (restart ${job.restarts}): ${why}; it runs again when Slurm starts it, on the nodes it then gets`,
+  };
 }
 
 /**
@@ -561,6 +576,7 @@ export const slurmBackend: ServerBackend = {
   startNodes,
   admitted,
   state,
+  requeued,
   followArgv(engine, node: NodeRef, offset) {
     const { cfg } = clusterOf(engine, node.host);
     return script(FOLLOW_JOB, 'glm-follow-job', [
