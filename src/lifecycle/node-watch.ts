@@ -92,6 +92,7 @@ function watchWorkers(
   onFailure: (f: NodeFailure) => void,
 ): { stop(): Promise<void>; drain(ms: number): Promise<void>; deadNode(): Promise<NodeFailure | undefined> } {
   const workers = nodesOf(engine, attempt).filter((n) => n.rank > 0);
+  const scheduled = backendFor(engine, attempt.host).kind !== 'direct';
   const diags = new Map<number, Diagnoser>();
   const abort = new AbortController();
   let told = false;
@@ -118,10 +119,13 @@ function watchWorkers(
       abort.signal,
     )
       .then((end) => {
-        if (end === 'server-exited' || end === 'attempt-closed') {
-          clearTimeout(settle);
-          tell({ node, diagnosis: exitDiagnosis(diag.result(), node) });
-        }
+        if (end !== 'server-exited' && end !== 'attempt-closed') return;
+        clearTimeout(settle);
+        // A scheduler's job ends on all its nodes at once, and a worker's follow ends with the job, not with its own
+        // server: only a worker whose log shows a crash is a cause. Node 0's watch ends with the job too, and the
+        // job's own ending decides (whichever watch noticed first).
+        if (scheduled && !diag.crashed()) return;
+        tell({ node, diagnosis: exitDiagnosis(diag.result(), node) });
       })
       .catch((e: Error) =>
         engine.log.error({ err: e.message, attempt: attempt.id, node: node.rank }, 'node watch failed'),
