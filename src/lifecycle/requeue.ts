@@ -25,7 +25,15 @@ export async function requeuedAgain(
     return false; // the backend cannot be asked now: the usual ending path asks again and decides
   }
   if (!back || !engine.attempts.get(attempt.id)?.active) return false;
-  const told = engine.attempts.events(attempt.id).filter((e) => e.kind === 'requeued').length;
+  // The largest restart already told, not how many events say so: a follower that missed a requeue (Restarts 0 ->
+  // 2) tells it once with count 2, and another follower (the monitor, another bot process) must not tell it again.
+  const told = Math.max(
+    0,
+    ...engine.attempts
+      .events(attempt.id)
+      .filter((e) => e.kind === 'requeued')
+      .map((e) => Number((e.data as { count?: unknown }).count) || 0),
+  );
   engine.attempts.update(attempt.id, { status: 'queued' });
   if (back.count > told) {
     engine.attempts.update(attempt.id, { lastMilestone: back.text });
