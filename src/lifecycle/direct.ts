@@ -13,7 +13,7 @@ import { type Engine, hostOf } from './engine.ts';
 import { captureEnvironment } from './env.ts';
 import { markFollower } from './follower.ts';
 import { assertLaunchFlags, flagsContext, flagsSource, hostFlags } from './host-flags.ts';
-import { readVersions } from './host-info.ts';
+import { pythonEnv, readVersions } from './host-info.ts';
 import type { LaunchRequest } from './launch/types.ts';
 import {
   findFreePort,
@@ -36,8 +36,10 @@ async function renderFor(engine: Engine, req: LaunchRequest, profile: ResolvedPr
   let dialectNote: string | undefined;
   let sglangVersion: string | undefined;
   let versions: Awaited<ReturnType<typeof readVersions>> | undefined;
+  // Asked in the server's own environment (bin_dirs, env_file, the host's and the profile's env), as the launch runs it.
+  const pyEnv = pythonEnv(cfg, profile.env);
   try {
-    versions = await readVersions(host, cfg);
+    versions = await readVersions(host, cfg, false, pyEnv);
     sglangVersion = versions.sglang;
     if (!dialect) dialect = dialectForVersion(versions.sglang);
   } catch (e) {
@@ -53,7 +55,7 @@ async function renderFor(engine: Engine, req: LaunchRequest, profile: ResolvedPr
   // The flags and values the host's own SGLang takes (its --help): refused here, before anything is started. A dry
   // run on an unreachable host is checked against the shipped table, as any host that cannot be asked.
   const flags = await hostFlags(
-    flagsContext(engine, req.hostName),
+    flagsContext(engine, req.hostName, pyEnv),
     versions?.sglang,
     versions ? versions.problem : 'the host is unreachable',
   );

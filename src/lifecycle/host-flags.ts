@@ -1,6 +1,7 @@
 // Which flags and values the host's own SGLang takes: its `python -m sglang.launch_server --help`, asked once per
-// host, Python and SGLang version and kept in the data directory (sglang-help/), so a restart or another bot process
-// on the same data directory does not ask again; a new SGLang version is a new entry. When the host cannot be asked
+// host, Python, environment (the server's: host-info.ts pythonEnv) and SGLang version, and kept in the data directory
+// (sglang-help/), so a restart or another bot process on the same data directory does not ask again; a new SGLang
+// version, or another environment (a venv, a PYTHONPATH), is a new entry. When the host cannot be asked
 // (its Python or SGLang fails), the shipped table (src/profiles/choices.ts) stands in, and callers say so.
 
 import { createHash } from 'node:crypto';
@@ -19,7 +20,7 @@ import type { ResolvedProfile } from '../profiles/resolve.ts';
 import { splitSecrets } from '../profiles/secrets.ts';
 import { type SingleFlight, singleFlight } from '../single-flight.ts';
 import { type Engine, type HostContext, hostOf } from './engine.ts';
-import { hostEnvStdin } from './host-info.ts';
+import { type PythonEnv, pythonEnv } from './host-info.ts';
 import { SGLANG_HELP, script } from './scripts.ts';
 
 export interface HostFlags {
@@ -34,11 +35,26 @@ export interface HostFlags {
   reason?: string;
 }
 
-/** The engine's parts asking needs, for a host of its config. */
-export function flagsContext(engine: HostContext & Pick<Engine, 'log'>, hostName: string): FlagsContext {
+/**
+ * The engine's parts asking needs, for a host of its config; `env` the server's environment there (pythonEnv: with a
+ * profile's env when a launch of it asks), the one its version was read in.
+ */
+export function flagsContext(
+  engine: HostContext & Pick<Engine, 'log'>,
+  hostName: string,
+  env?: PythonEnv,
+): FlagsContext {
   const { host, cfg } = hostOf(engine, hostName);
   const timeoutMs = Math.max(engine.loaded.config.timeouts.command_s, 120) * 1000;
-  return { hostName, host, cfg, dataDir: engine.loaded.dataDir, log: engine.log, timeoutMs };
+  return {
+    hostName,
+    host,
+    cfg,
+    env: env ?? pythonEnv(cfg),
+    dataDir: engine.loaded.dataDir,
+    log: engine.log,
+    timeoutMs,
+  };
 }
 
 /** What asking needs: the host, its config entry, where the cache lives. */
@@ -46,6 +62,8 @@ export interface FlagsContext {
   hostName: string;
   host: RemoteHost;
   cfg: HostConfig;
+  /** The environment --help runs in, as the server's (its key is part of the cache's). */
+  env: PythonEnv;
   dataDir: string;
   log: Logger;
   /** Importing SGLang (torch, kernels) can take a while on a real host. */
@@ -56,12 +74,17 @@ const CacheEntry = z.object({
   host: z.string(),
   python: z.string(),
   sglang: z.string(),
+  /** pythonEnv's key: an answer asked in another environment (another venv, PYTHONPATH) is another SGLang's. */
+  env: z.string().optional(),
   asked_at: z.string(),
   help: z.string(),
 });
 
 function cacheFile(ctx: FlagsContext, sglang: string): string {
-  const key = createHash('sha256').update(`${ctx.hostName}\0${ctx.cfg.python}\0${sglang}`).digest('hex').slice(0, 16);
+  const key = createHash('sha256')
+    .update(`${ctx.hostName}\0${ctx.cfg.python}\0${sglang}\0${ctx.env.key}`)
+    .digest('hex')
+    .slice(0, 16);
   return join(ctx.dataDir, 'sglang-help', `${ctx.hostName.replace(/[^A-Za-z0-9_.-]/g, '_')}-${key}.json`);
 }
 
@@ -74,7 +97,8 @@ function readCache(ctx: FlagsContext, sglang: string): HostFlags | undefined {
   }
   try {
     const e = CacheEntry.parse(JSON.parse(raw));
-    if (e.host !== ctx.hostName || e.python !== ctx.cfg.python || e.sglang !== sglang) return undefined;
+    if (e.host !== ctx.hostName || e.python !== ctx.cfg.python || e.sglang !== sglang || e.env !== ctx.env.key)
+      return undefined;
     const table = parseHelp(e.help);
     return table.flags.size > 0 ? { table, source: 'cache', sglang, askedAt: e.asked_at } : undefined;
   } catch (err) {
@@ -90,7 +114,7 @@ function writeCache(ctx: FlagsContext, sglang: string, help: string, askedAt: st
     mkdirSync(join(ctx.dataDir, 'sglang-help'), { recursive: true });
     // Written whole, then renamed: another bot process reading it sees the old entry or the new one.
     const tmp = `${file}.${process.pid}.tmp`;
-    const entry = { host: ctx.hostName, python: ctx.cfg.python, sglang, asked_at: askedAt, help };
+    const entry = { host: ctx.hostName, python: ctx.cfg.python, sglang, env: ctx.env.key, asked_at: askedAt, help };
     writeFileSync(tmp, `${JSON.stringify(entry, null, 2)}\n`);
     renameSync(tmp, file);
   } catch (err) {
@@ -102,8 +126,8 @@ async function ask(ctx: FlagsContext, sglang: string): Promise<HostFlags> {
   const shipped = (reason: string): HostFlags => ({ table: shippedTable(), source: 'shipped', sglang, reason });
   let r: Awaited<ReturnType<RemoteHost['exec']>>;
   try {
-    r = await ctx.host.exec(script(SGLANG_HELP, 'glm-sglang-help', [ctx.cfg.python, ctx.cfg.bin_dirs.join(':')]), {
-      stdin: hostEnvStdin(ctx.cfg),
+    r = await ctx.host.exec(script(SGLANG_HELP, 'glm-sglang-help', ctx.env.args), {
+      stdin: ctx.env.stdin,
       timeoutMs: ctx.timeoutMs,
     });
   } catch (err) {
@@ -123,7 +147,7 @@ async function ask(ctx: FlagsContext, sglang: string): Promise<HostFlags> {
   return { table, source: 'host', sglang, askedAt };
 }
 
-// Per connection pool (as readVersions), per Python and version: concurrent launches share one question.
+// Per connection pool (as readVersions), per environment and version: concurrent launches share one question.
 const memo = new WeakMap<RemoteHost, SingleFlight<HostFlags>>();
 
 /**
@@ -144,7 +168,7 @@ export function hostFlags(ctx: FlagsContext, sglang: string | undefined, problem
     flight = singleFlight<HostFlags>({ ttlMs: Number.POSITIVE_INFINITY });
     memo.set(ctx.host, flight);
   }
-  const key = `${ctx.cfg.python}\0${sglang}`;
+  const key = `${ctx.env.key}\0${sglang}`;
   const shared = flight;
   return shared(key, async () => readCache(ctx, sglang) ?? ask(ctx, sglang)).then((f) => {
     // A host that could not be asked is asked again next time: the fallback is for that moment only.

@@ -1,7 +1,9 @@
 // What a host has: Python and SGLang versions, GPUs. Cached per host for the bot's lifetime (cheap to ask once,
 // slow to ask on every launch); `check` refreshes it.
+import { createHash } from 'node:crypto';
 import type { HostConfig } from '../config/schema.ts';
 import type { RemoteHost } from '../hosts/types.ts';
+import { isSecretName, redactText } from '../redact.ts';
 import { GPUS, script, VERSIONS } from './scripts.ts';
 
 export interface Gpu {
@@ -25,13 +27,52 @@ export interface Versions {
   problem?: string;
 }
 
-// Keyed by the host object: one cache per connection pool, so two bots (or a test's fresh bot) never share it.
-const cache = new WeakMap<RemoteHost, Versions>();
+/**
+ * The environment the server's python runs in, as its launch builds it (scripts.ts, PYTHON_ENV): the host's bin_dirs
+ * on PATH, its env and the profile's (a value the profile sets wins), its env_file, in the launch's order. Asked of
+ * in it, the version, the flag dialect and `--help` are those of the SGLang the server imports (a venv on PATH, a
+ * PYTHONPATH in the env file). Secrets are left out: they are the launch's, and never pick the SGLang.
+ */
+export interface PythonEnv {
+  args: string[];
+  stdin: string;
+  /** Names this environment in caches (a hash: no value of it is written anywhere). */
+  key: string;
+}
 
-export async function readVersions(host: RemoteHost, cfg: HostConfig, fresh = false): Promise<Versions> {
-  const hit = cache.get(host);
+export function pythonEnv(cfg: HostConfig, profileEnv: Record<string, string> = {}): PythonEnv {
+  const env = Object.entries({ ...cfg.env, ...profileEnv }).filter(
+    ([k, v]) => !isSecretName(k) && redactText(v) === v && !/[\n\r]/.test(v),
+  );
+  // A direct launch sources the env file, then its run's env; a Slurm batch script exports its env, then sources it.
+  const order = cfg.slurm ? 'env-file' : 'file-env';
+  const args = [cfg.python, cfg.bin_dirs.join(':'), cfg.env_file ?? '', order];
+  const stdin = env.map(([k, v]) => `${k}=${v}\n`).join('');
+  const key = createHash('sha256')
+    .update(JSON.stringify([args, stdin]))
+    .digest('hex')
+    .slice(0, 16);
+  return { args, stdin, key };
+}
+
+// Keyed by the host object: one cache per connection pool, so two bots (or a test's fresh bot) never share it; then
+// by the environment asked in.
+const cache = new WeakMap<RemoteHost, Map<string, Versions>>();
+
+export async function readVersions(
+  host: RemoteHost,
+  cfg: HostConfig,
+  fresh = false,
+  env: PythonEnv = pythonEnv(cfg),
+): Promise<Versions> {
+  let mine = cache.get(host);
+  if (!mine) {
+    mine = new Map();
+    cache.set(host, mine);
+  }
+  const hit = mine.get(env.key);
   if (hit && !fresh) return hit;
-  const r = await host.exec(script(VERSIONS, 'glm-versions', [cfg.python, cfg.bin_dirs.join(':')]));
+  const r = await host.exec(script(VERSIONS, 'glm-versions', env.args), { stdin: env.stdin });
   const v: Versions = {};
   for (const line of r.stdout.split('\n')) {
     const m = line.match(/^(python|sglang) (.*)$/);
@@ -46,7 +87,7 @@ export async function readVersions(host: RemoteHost, cfg: HostConfig, fresh = fa
       v.problem ??= `sglang is not importable by ${cfg.python}: ${value}`;
     }
   }
-  cache.set(host, v);
+  mine.set(env.key, v);
   return v;
 }
 

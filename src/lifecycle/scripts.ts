@@ -237,24 +237,34 @@ echo APPS
 nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader,nounits 2>/dev/null || true
 `;
 
-/** versions PYTHON PATH_PREPEND: the host's Python and SGLang versions. */
-export const VERSIONS = `
-if [ -n "$2" ]; then PATH=$2:$PATH; export PATH; fi
+// PYTHON PATH_PREPEND ENV_FILE ORDER (stdin: NAME=VALUE lines): the environment the server's python runs in on this
+// host, so what is asked of it is what the server imports. ORDER says how its launch builds it: `file-env` (a direct
+// launch: the env file sourced, then the run's env over it) or `env-file` (a Slurm batch script: its export lines,
+// then the cluster's env_file over them); PATH_PREPEND comes first either way. Each stdin line is one word for export,
+// which assigns it as a whole (nothing in it is parsed by the shell); the env file is read, as the launch reads it,
+// only when it is readable, and nothing of it travels on a command line.
+const PYTHON_ENV = `
 ${HOME_PATH_SH}
+if [ -n "$2" ]; then PATH=$2:$PATH; export PATH; fi
+ENVF=; [ -n "$3" ] && ENVF=$(home_path "$3")
+env_file() { if [ -n "$ENVF" ] && [ -r "$ENVF" ]; then set -a; . "$ENVF" >/dev/null 2>&1 </dev/null; set +a; fi; }
+[ "$4" = file-env ] && env_file
+while IFS= read -r kv; do case $kv in [A-Za-z_]*=*) export "$kv" ;; esac; done
+[ "$4" = env-file ] && env_file
 PY=$(home_path "$1")
+`;
+
+/** versions PYTHON PATH_PREPEND ENV_FILE ORDER (stdin: the env, as PYTHON_ENV): the server's Python and SGLang versions. */
+export const VERSIONS = `${PYTHON_ENV}
 printf 'python %s\\n' "$("$PY" --version 2>&1 | head -n 1)"
 printf 'sglang %s\\n' "$("$PY" -c 'import sglang; print(sglang.__version__)' 2>&1 | tail -n 1)"
 `;
 
 /**
- * sglang-help PYTHON PATH_PREPEND (stdin: NAME=VALUE lines, the host's env): SGLang's own list of launch flags,
+ * sglang-help PYTHON PATH_PREPEND ENV_FILE ORDER (stdin: the env, as PYTHON_ENV): SGLang's own list of launch flags,
  * `python -m sglang.launch_server --help` (argparse prints it and exits 0 before any server starts).
  */
-export const SGLANG_HELP = `
-if [ -n "$2" ]; then PATH=$2:$PATH; export PATH; fi
-while IFS= read -r kv; do case $kv in [A-Za-z_]*=*) export "$kv" ;; esac; done
-${HOME_PATH_SH}
-PY=$(home_path "$1")
+export const SGLANG_HELP = `${PYTHON_ENV}
 exec "$PY" -m sglang.launch_server --help
 `;
 

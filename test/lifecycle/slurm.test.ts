@@ -1,6 +1,8 @@
 // Launch, queue, watch, stop and reconcile on a real Slurm (slurmctld + slurmd on loopback, test/helpers/slurm.ts),
 // its login node the test's own sshd, the job's python the SGLang stand-in.
 import { execFileSync } from 'node:child_process';
+import { chmodSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { resumeWatches } from '../../src/lifecycle/resume.ts';
 import { freshDirs, makeBot, makeChatBot, until } from '../helpers/app.ts';
@@ -110,6 +112,50 @@ describe.skipIf(!slurmAvailable)('Slurm backend on a real slurmctld/slurmd', () 
       await bot.app.close();
     }
   }, 60_000);
+
+  test("the version and --help are asked in the job's own environment (the cluster's env, its env_file): a value only the job's newer SGLang takes launches, and a later entry whose env_file picks the older SGLang is refused, not read from the newer one's cached answer", async () => {
+    const { workdir, dataDir } = freshDirs();
+    // The job's SGLang is the July one because of the cluster's env_file (as a PYTHONPATH or a venv's activation in
+    // such a file would pick it) or its env: the login node's plain environment has the February one.
+    const envFile = join(workdir, 'cluster.env');
+    writeFileSync(envFile, 'STANDIN_SGLANG_FLAVOR=new\n');
+    chmodSync(envFile, 0o644);
+    const base = slurmHost(sshd, cluster.conf, workdir, { partition: 'gpu' });
+    const hosts = (file: string) => ({
+      cluster: base,
+      viafile: { ...base, env_file: file },
+      viaenv: { ...base, env: { ...(base.env as Record<string, string>), STANDIN_SGLANG_FLAVOR: 'new' } },
+    });
+    const bot = makeBot(slurmConfig(hosts(envFile), dataDir), { workdir, dataDir });
+    try {
+      const port = await freePort();
+      const dry = await bot.run(`launch small --host viaenv --port ${port} --set kv_cache_dtype=nvfp4 --dry-run`);
+      expect(dry.exitCode, dry.text).toBe(0);
+      expect(dry.text).toContain(' --kv-cache-dtype nvfp4\n');
+      const r = await bot.run(`launch small --host viafile --port ${port} --set kv_cache_dtype=nvfp4 --no-check`);
+      expect(r.text, r.text).toMatch(/^ready: attempt #1 /);
+      expect(bot.app.engine.attempts.get(1)!.sglangVersion).toBe('0.5.15+standin');
+      expect(standinsOn(port).some((l) => l.includes('--kv-cache-dtype nvfp4'))).toBe(true);
+      expect((await bot.run('stop --attempt 1')).text).toMatch(/^stopped attempt #1 /);
+    } finally {
+      await bot.app.close();
+    }
+    // The same data directory (its cached --help answers), the env_file now picking the February SGLang: asked anew
+    // in that environment, and refused with that SGLang's own choices.
+    const older = join(workdir, 'older.env');
+    writeFileSync(older, 'STANDIN_SGLANG_FLAVOR=old\n');
+    chmodSync(older, 0o644);
+    const again = makeBot(slurmConfig(hosts(older), dataDir), { workdir, dataDir });
+    try {
+      const r = await again.run(
+        `launch small --host viafile --port ${await freePort()} --set kv_cache_dtype=nvfp4 --no-check`,
+      );
+      expect(r.exitCode, r.text).toBe(2);
+      expect(r.text).toContain("--kv-cache-dtype 'nvfp4' is not a choice of SGLang 0.5.8+standin on viafile");
+    } finally {
+      await again.app.close();
+    }
+  }, 120_000);
 
   test('queued behind another job: the message says so, then the node and the loading; the first job ends at its time limit', async () => {
     const { workdir, dataDir } = freshDirs();

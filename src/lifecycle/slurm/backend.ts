@@ -23,7 +23,7 @@ import type {
 } from '../backend.ts';
 import { type Engine, type HostContext, hostOf } from '../engine.ts';
 import { assertProfileFlags, flagsContext, flagsSource, hostFlags } from '../host-flags.ts';
-import { readVersions, type Versions } from '../host-info.ts';
+import { pythonEnv, readVersions, type Versions } from '../host-info.ts';
 import type { LaunchRequest } from '../launch/types.ts';
 import { headNode, type NodeRef } from '../nodes.ts';
 import { initialProgress } from '../progress.ts';
@@ -114,10 +114,13 @@ async function plan(engine: Engine, req: LaunchRequest): Promise<Plan> {
   // `launch_server --help`, so a flag the job's SGLang would refuse is refused here, before anything is queued,
   // rather than minutes later on a compute node. Every node of a multi-node job runs that one python (one job, one
   // venv), so one table checks them all. Where the login node cannot run it, the shipped table stands in, said so.
+  // Asked in the job's own environment (the script's PATH, its export lines, the env_file it sources), so the version,
+  // the dialect and the --help are of the SGLang the job imports.
+  const pyEnv = pythonEnv(cfg, req.profile.env);
   let versions: Versions | undefined;
   let unreachable: string | undefined;
   try {
-    versions = await readVersions(host, cfg);
+    versions = await readVersions(host, cfg, false, pyEnv);
   } catch (e) {
     if (!req.dryRun) throw e;
     unreachable = (e as Error).message;
@@ -132,7 +135,7 @@ async function plan(engine: Engine, req: LaunchRequest): Promise<Plan> {
   }
   const rendered = renderLaunch(req.profile, { python: cfg.python, dialect: dialect ?? 'nsa', portOverride: req.port });
   const flags = await hostFlags(
-    flagsContext(engine, req.hostName),
+    flagsContext(engine, req.hostName, pyEnv),
     sglangVersion,
     unreachable ? 'the login node is unreachable' : versions?.problem,
   );
