@@ -58,6 +58,13 @@ export interface Ending {
 export interface Requeue {
   count: number;
   text: string;
+  /** Held in the queue (Slurm's SPECIAL_EXIT, REQUEUE_HOLD, a JobHeld reason): it runs again only once released. */
+  held?: boolean;
+  /**
+   * Each node's log size (by rank) once the run was over: where the job's next run starts in a log that is appended
+   * to, so the next run is read from there and nothing of the previous run is read into its diagnosis.
+   */
+  runStart?: number[];
 }
 
 export interface ServerState {

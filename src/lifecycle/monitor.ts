@@ -45,7 +45,17 @@ export function monitorAttempt(
       // the queue, as a launch follows it, and watched again once it is ready.
       const gone = end === 'server-exited' || (end === 'aborted' && nodes.workerFailed());
       const requeued = backendFor(engine, attempt.host).requeued;
-      if (gone && requeued && (await requeuedAgain(engine, attempt, () => requeued(engine, attempt), emit))) {
+      if (
+        gone &&
+        requeued &&
+        (await requeuedAgain(
+          engine,
+          attempt,
+          () => requeued(engine, attempt),
+          emit,
+          diag.crashed() ? diag.result() : null,
+        ))
+      ) {
         await nodes.settle(false);
         void follow(engine, engine.attempts.get(attempt.id)!, true, emit, diagnoser)
           .then((r) => {

@@ -7,6 +7,7 @@ import { LineSplitter, type LogLine } from '../logs/lines.ts';
 import { backendFor } from './backends.ts';
 import { type Engine, hostOf } from './engine.ts';
 import { headNode, type NodeRef, saveOffset } from './nodes.ts';
+import { runStartOf } from './requeue.ts';
 import { READ_FROM, READ_RANGE, script } from './scripts.ts';
 
 export interface WatchHandlers {
@@ -53,9 +54,9 @@ function takeReader(engine: Engine, node: NodeRef): ContextReader | undefined {
  * The complete lines of the CONTEXT_BYTES before `offset`, numbered from 1 (a line cut by the window's start is left
  * out). Bounded by the window; a log that cannot be read gives no context rather than no watch.
  */
-async function contextBefore(engine: Engine, node: NodeRef, offset: number): Promise<LogLine[]> {
-  if (offset <= 0 || !node.logPath) return [];
-  const start = Math.max(0, offset - CONTEXT_BYTES);
+async function contextBefore(engine: Engine, node: NodeRef, offset: number, floor: number): Promise<LogLine[]> {
+  if (offset <= floor || !node.logPath) return [];
+  const start = Math.max(floor, offset - CONTEXT_BYTES);
   const { host } = hostOf(engine, node.host);
   try {
     const r = await host.exec(
@@ -65,7 +66,7 @@ async function contextBefore(engine: Engine, node: NodeRef, offset: number): Pro
       },
     );
     let buf = Buffer.from(r.stdout);
-    if (start > 0) {
+    if (start > floor) {
       const nl = buf.indexOf(0x0a);
       buf = nl < 0 ? Buffer.alloc(0) : buf.subarray(nl + 1);
     }
@@ -103,13 +104,15 @@ export async function watchNode(
   // A job of a scheduler is known by its id, a process group by its PGID and start time.
   const started = node.jobId !== null || (node.pgid !== null && node.pgidStart);
   if (!attempt.logPath || !started) return 'attempt-closed';
-  let offset = node.logOffset;
+  // A job its scheduler requeued appends its next run to the same log: that run is read from its own start on.
+  const runStart = runStartOf(engine, node.attemptId, node.rank);
+  let offset = Math.max(node.logOffset, runStart);
   let lastSaved = offset;
   // Lines are numbered across reconnects (a reader keys its windows on line numbers), after any context lines.
   let lineNo = 0;
   const reader = takeReader(engine, node);
-  if (reader && offset > 0) {
-    const context = await contextBefore(engine, node, offset);
+  if (reader && offset > runStart) {
+    const context = await contextBefore(engine, node, offset, runStart);
     if (context.length > 0) reader(context);
     lineNo = context.length;
   }

@@ -3,7 +3,7 @@
 // --mem in its own cgroup (the kernel's OOM killer), and a job the controller has forgotten on a cluster without
 // accounting. The login node is the test's sshd, the job's python the SGLang stand-in.
 import { execFileSync } from 'node:child_process';
-import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -274,6 +274,89 @@ describe.skipIf(!slurmAvailable)('Slurm’s own endings on a real slurmctld/slur
     },
     150_000,
   );
+
+  test('a run that crashed, requeued held (slurm.conf RequeueExitHold): the attempt says Slurm holds it and how to release it, keeps the crash as an event; released, the next run (appended to the same log) is read from its own start and gets ready; then drained and requeued by an administrator: said as the node taken out of service, not a node failure', async () => {
+    const c = await cluster({ gpus: 1, settings: { RequeueExitHold: '1-255' } });
+    // The job's python: the stand-in, crashing at CUDA graph capture while the test's marker file exists (starting a
+    // few seconds late then, so the bot sees the run before it crashes, as a real load takes minutes).
+    const dir = mkdtempSync(join(tmpdir(), 'glm-slurm-hold-'));
+    chmodSync(dir, 0o755);
+    const marker = join(dir, 'crash');
+    const python = join(dir, 'python');
+    writeFileSync(
+      python,
+      `#!/bin/sh\nif [ -e "${marker}" ] && [ -n "\${SLURM_JOB_ID-}" ]; then sleep 4; STANDIN_SCENARIO=oom_graph_capture; export STANDIN_SCENARIO; fi\nexec ${join(STANDIN, 'python')} "$@"\n`,
+      { mode: 0o755 },
+    );
+    writeFileSync(marker, '');
+    const { loaded } = config(c, { requeue: true }, python);
+    const bot = makeChatBot(loaded);
+    try {
+      const port = await freePort();
+      const launching = bot.run(`launch small --host cluster --port ${port}`);
+      await until(() => bot.app.engine.attempts.events(1).some((e) => e.kind === 'requeued'), 60_000);
+      const jobId = bot.app.engine.attempts.get(1)!.jobId!;
+      expect(c.run(['scontrol', 'show', 'job', '-o', jobId])).toMatch(
+        / JobState=SPECIAL_EXIT Reason=JobHeldUser .* Restarts=1 /,
+      );
+      const a = bot.app.engine.attempts.get(1)!;
+      expect(a).toMatchObject({ active: true, status: 'queued' });
+      const events = bot.app.engine.attempts.events(1);
+      const told = events.find((e) => e.kind === 'requeued')!.data as { text: string; held: boolean };
+      expect(told.held).toBe(true);
+      expect(told.text).toMatch(
+        new RegExp(
+          `^Slurm requeued job ${jobId} \\(restart 1\\): its run exited with code \\d+, an exit the cluster's RequeueExitHold \\(slurm\\.conf\\) requeues held; Slurm holds it \\(SPECIAL_EXIT, JobHeldUser\\): it runs again only once released, with scontrol release ${jobId}`,
+        ),
+      );
+      // The crash of the run that caused the hold is kept.
+      const crashed = events.find((e) => e.kind === 'run_crashed')?.data as
+        | { count: number; diagnosis: { category: string } }
+        | undefined;
+      expect(crashed).toMatchObject({ count: 1, diagnosis: { category: 'cuda_oom' } });
+      await until(
+        () =>
+          bot.said.some((t) =>
+            t.includes(
+              `held again (requeued 1×): SPECIAL_EXIT, JobHeldUser; it runs again once released (scontrol release ${jobId})`,
+            ),
+          ),
+        15_000,
+      );
+      // Released (and the fault gone): the next run is appended to node0.log after the crashed one's traceback.
+      rmSync(marker);
+      c.run(['scontrol', 'release', jobId]);
+      c.run(['scontrol', 'update', `JobId=${jobId}`, 'StartTime=now']);
+      await until(() => bot.app.engine.attempts.get(1)?.status === 'ready', 60_000);
+      expect((await launching).text).toMatch(/^ready: attempt #1 /);
+      const log = c.run(['cat', `${a.runDir}/node0.log`]);
+      expect(log.match(/OutOfMemoryError|out of memory/gi)?.length ?? 0).toBeGreaterThan(0);
+      expect(log.split('The server is fired up and ready to roll!').length - 1).toBe(1);
+      expect(standinsOn(port)).toHaveLength(1);
+
+      // An administrator drains the node and requeues the job: nothing failed, the node is out of service.
+      c.run(['scontrol', 'update', `NodeName=${c.node}`, 'State=DRAIN', 'Reason=maintenance']);
+      c.run(['scontrol', 'requeue', jobId]);
+      await until(() => bot.app.engine.attempts.events(1).filter((e) => e.kind === 'requeued').length === 2, 60_000);
+      const second = bot.app.engine.attempts.events(1).filter((e) => e.kind === 'requeued')[1]!.data as {
+        text: string;
+      };
+      expect(second.text).toMatch(new RegExp(`^Slurm requeued job ${jobId} \\(restart 2\\): `));
+      expect(second.text).not.toMatch(/node failure/);
+      expect(second.text).toMatch(
+        new RegExp(
+          `^Slurm requeued job ${jobId} \\(restart 2\\): requeued by scontrol requeue \\(slurmstepd\\S*: error: \\*\\*\\* JOB ${jobId} ON \\S+ CANCELLED AT \\S+ DUE TO JOB REQUEUE \\*\\*\\*\\); ${c.node} was taken out of service by Slurm \\(drained: maintenance, \\S*DRAIN\\S*\\); it runs again when Slurm starts it`,
+        ),
+      );
+      c.run(['scontrol', 'update', `NodeName=${c.node}`, 'State=RESUME']);
+      c.run(['scontrol', 'update', `JobId=${jobId}`, 'StartTime=now']);
+      await until(() => bot.app.engine.attempts.get(1)?.status === 'ready', 60_000);
+      const s = await bot.run('stop --attempt 1');
+      expect(s.text).toMatch(/^stopped attempt #1 \(small\) on cluster/);
+    } finally {
+      await bot.app.close();
+    }
+  }, 240_000);
 
   test('a job the controller has forgotten, on a cluster without accounting: after a restart the bot says Slurm forgot it, that there is no accounting (sacct’s own words) and that how it ended is unknown', async () => {
     // MinJobAge: how long slurmctld keeps an ended job's record (slurm.conf(5)); 2 is the smallest it advises.

@@ -108,7 +108,11 @@ export async function follow(
   // The server went because its scheduler requeued the job (the profile's slurm.requeue): it will run again, so the
   // attempt waits in the queue and its next run is followed like the first.
   const requeued = backendFor(engine, attempt.host).requeued;
-  if (!outcome && requeued && (await requeuedAgain(engine, attempt, () => requeued(engine, attempt), emit))) {
+  if (
+    !outcome &&
+    requeued &&
+    (await requeuedAgain(engine, attempt, () => requeued(engine, attempt), emit, diag.crashed() ? diag.result() : null))
+  ) {
     await nodes.settle(false);
     return follow(engine, engine.attempts.get(attempt.id)!, firstRequest, emit, diagnoser);
   }

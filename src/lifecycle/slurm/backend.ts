@@ -377,39 +377,90 @@ async function state(engine: Engine, attempt: Attempt): Promise<ServerState> {
   return stateFrom(engine, attempt, job, isActive(job) ? {} : await cluesFor(host, cfg, attempt, job));
 }
 
-/** A job that ran and is back in the queue (Slurm counts its Restarts): how often, and why this time. */
+/**
+ * Each node's log size in the run directory, by rank (node r's log is node<r>.log, --output=node%n.log): a missing
+ * file is 0.
+ */
+async function logSizes(host: RemoteHost, runDir: string, nodes: number): Promise<number[]> {
+  const logs = Array.from({ length: nodes }, (_, r) => `${runDir}/node${r}.log`);
+  const r = await host.exec(['sh', '-c', LOG_SIZES, 'glm-log-sizes', ...logs]);
+  return r.stdout
+    .trim()
+    .split('\n')
+    .map((l) => Number(l.trim()) || 0);
+}
+
+const LOG_SIZES = `
+${HOME_PATH_SH}
+for f; do s=$(wc -c < "$(home_path "$f")" 2>/dev/null) || s=0; echo "\${s:-0}"; done
+`;
+
+/** A requeued job Slurm holds: it runs again only once someone releases it. */
+const isHeld = (j: JobRecord) =>
+  j.state === 'SPECIAL_EXIT' || j.state === 'REQUEUE_HOLD' || /^JobHeld(User|Admin)$/.test(j.reason);
+
+/** A job that ran and is back in the queue (Slurm counts its Restarts): how often, why this time, whether held. */
 async function requeued(engine: Engine, attempt: Attempt): Promise<Requeue | null> {
   if (!attempt.jobId) return null;
   const { host, cfg } = clusterOf(engine, attempt.host);
+  // The logs' sizes before the job's state: the run they end is over (its follow ended there) and, the job still back
+  // in the queue after, the next has not begun: where each node's next run starts in its appended log.
+  const nodes = 1 + engine.attempts.nodes(attempt.id).length;
+  const runStart = attempt.runDir ? await logSizes(host, attempt.runDir, nodes).catch(() => undefined) : undefined;
   const job = await readJob(host, cfg, attempt.jobId);
   if (!job || job.restarts === 0 || !REQUEUED_JOB_STATES.includes(job.state)) return null;
-  const why = await requeueWhy(engine, host, cfg, attempt);
+  const why = await requeueWhy(engine, host, cfg, attempt, job);
+  const held = isHeld(job);
+  const then = held
+    ? `Slurm holds it (${job.state}, ${job.reason}): it runs again only once released, with scontrol release ${job.id} (by its owner for a user hold; JobHeldAdmin by an administrator)`
+    : 'it runs again when Slurm starts it, on the nodes it then gets';
   return {
     count: job.restarts,
-    text: `Slurm requeued job ${job.id} (restart ${job.restarts}): ${why}; it runs again when Slurm starts it, on the nodes it then gets`,
+    text: `Slurm requeued job ${job.id} (restart ${job.restarts}): ${why}; ${then}`,
+    held,
+    runStart,
   };
 }
 
 /**
  * Why Slurm put a job that ran back in its queue (its --requeue): slurmstepd's own line in the job's output since its
- * last run began (the script's `glm: job` line), e.g. DUE TO PREEMPTION; else the nodes it ran on that Slurm took
- * out of service; else that neither says (an administrator's `scontrol requeue`, say).
+ * last run began (the script's `glm: job` line), e.g. DUE TO PREEMPTION; else the run's exit code when slurm.conf's
+ * RequeueExit or RequeueExitHold requeued it for that code; else the nodes it ran on that Slurm took out of service
+ * (down or not responding: a node failure; drained: out of service, an administrator's doing or Slurm's); else that
+ * neither says (an administrator's `scontrol requeue`, say).
  */
-async function requeueWhy(engine: Engine, host: RemoteHost, cfg: HostConfig, attempt: Attempt): Promise<string> {
+async function requeueWhy(
+  engine: Engine,
+  host: RemoteHost,
+  cfg: HostConfig,
+  attempt: Attempt,
+  job: JobRecord,
+): Promise<string> {
   const out = attempt.runDir ? await jobOutputTail(host, attempt.runDir) : '';
   const said = cancelledInOutput(out.slice(Math.max(0, out.lastIndexOf('glm: job '))));
-  if (said) {
-    const what = /DUE TO PREEMPTION/.test(said) ? 'preempted' : /NODE FAIL/.test(said) ? 'node failure' : 'ended';
-    return `${what} (${said})`;
+  if (said && /DUE TO PREEMPTION/.test(said)) return `preempted (${said})`;
+  if (said && /NODE FAIL/.test(said)) return `node failure (${said})`;
+  // slurm.conf(5) RequeueExitHold puts the job in SPECIAL_EXIT; RequeueExit requeues it with Reason NonZeroExitCode.
+  if (!said && job.exitCode && (job.state === 'SPECIAL_EXIT' || job.reason === 'NonZeroExitCode')) {
+    const rule = job.state === 'SPECIAL_EXIT' ? 'RequeueExitHold' : 'RequeueExit';
+    return `its run exited with code ${job.exitCode}, an exit the cluster's ${rule} (slurm.conf) requeues${rule === 'RequeueExitHold' ? ' held' : ''}`;
   }
   const ran = engine.attempts
     .events(attempt.id)
     .filter((e) => e.kind === 'running')
     .at(-1)?.data as { nodes?: string[] } | undefined;
   const bad = await troubledNodes(host, cfg, (ran?.nodes ?? []).join(',')).catch(() => []);
-  if (bad.length > 0) {
-    return `node failure: ${bad.map((n) => `${n.node} was taken out of service by Slurm (${n.reason}, ${n.state})`).join('; ')}`;
+  // DRAIN alone is a node taken out of service on purpose (an administrator, a health check), not a failure.
+  const failed = bad.some((n) => /DOWN|FAIL|NOT_RESPONDING/.test(n.state));
+  const nodes = bad
+    .map((n) => `${n.node} was taken out of service by Slurm (${failed ? '' : 'drained: '}${n.reason}, ${n.state})`)
+    .join('; ');
+  if (said) {
+    // `scontrol requeue` (an administrator, a script): slurmstepd says DUE TO JOB REQUEUE.
+    const what = /DUE TO JOB REQUEUE/.test(said) ? 'requeued by scontrol requeue' : 'ended';
+    return `${what} (${said})${nodes ? `; ${nodes}` : ''}`;
   }
+  if (nodes) return failed ? `node failure: ${nodes}` : nodes;
   return "neither Slurm's record nor the job's output says why (an administrator's scontrol requeue, for one)";
 }
 
@@ -456,7 +507,10 @@ async function admitted(
       // What Slurm says holds the job, and where it stands among the partition's pending jobs.
       const pos = await queuePosition(host, cfg, job).catch(() => null);
       const again = job.restarts > 0 ? ` again (requeued ${job.restarts}×)` : '';
-      const text = `queued${again}: ${job.reason}${pos ? ` (position ${pos})` : ''}`;
+      // Held, it has no place in the queue until someone releases it: the message says how.
+      const text = isHeld(job)
+        ? `held${again}: ${job.state === 'PENDING' ? '' : `${job.state}, `}${job.reason}; it runs again once released (scontrol release ${job.id})`
+        : `queued${again}: ${job.reason}${pos ? ` (position ${pos})` : ''}`;
       if (text !== told) {
         told = text;
         engine.attempts.update(attempt.id, { lastMilestone: text });
