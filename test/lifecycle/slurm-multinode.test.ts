@@ -131,6 +131,46 @@ describe.skipIf(!runs)('Slurm multi-node: two slurmd in network namespaces', () 
     }
   }, 120_000);
 
+  test("a worker's server killed with no line in its own log (SIGKILL, as the host's OOM killer sends): srun's own line in job.log names node 1 as the cause, not node 0's lost-peer crash that follows", async () => {
+    const b = makeChatBot(loadedFor(cluster).loaded);
+    try {
+      const port = await freePort();
+      const r = await b.run(`launch small-2node --port ${port}`);
+      expect(r.text, r.text).toMatch(/^ready: attempt #1 /);
+      // Node 1's server: the stand-in of this port whose srun task is node 1 (its SLURM_NODEID).
+      const pids = execFileSync('ps', ['-eo', 'pid=,args='], { encoding: 'utf8' })
+        .split('\n')
+        .filter((l) => l.includes('sglang-standin') && l.includes(`--port ${port}`))
+        .map((l) => Number(l.trim().split(/\s+/, 1)[0]));
+      const node1 = pids.filter((pid) => {
+        try {
+          return readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').includes('SLURM_NODEID=1');
+        } catch {
+          return false;
+        }
+      });
+      expect(node1).toHaveLength(1);
+      process.kill(node1[0]!, 'SIGKILL');
+      await until(() => b.app.engine.attempts.get(1)?.active === false, 60_000);
+      const a = b.app.engine.attempts.get(1)!;
+      const out = readFileSync(`${a.runDir}/job.log`, 'utf8');
+      // srun's own words (Slurm 22.05 here), the line the bot quotes.
+      expect(out).toMatch(/^srun: error: node1: task 1: Killed$/m);
+      expect(a.outcome, a.outcomeDetail ?? '').toBe('node_lost');
+      expect(a.outcomeDetail).toMatch(
+        /^Slurm job \d+ on node\[0-1\]: node 1 \(node1\) failed first, with no line in its own log: srun says srun: error: node1: task 1: Killed;/,
+      );
+      await until(
+        () => b.printed.some((p) => /attempt #1 .*node_lost: .*node 1 \(node1\) failed first/.test(p)),
+        10_000,
+      );
+      expect(standins().filter((l) => l.includes(`--port ${port}`))).toHaveLength(0);
+      expect(cluster.run(['squeue', '-h']).trim()).toBe('');
+    } finally {
+      await b.app.close();
+    }
+  }, 120_000);
+
   test('node failure of a two-node job: node 1’s slurmd dies with its processes; Slurm sets the node DOWN and the job NODE_FAIL; the attempt ends node_fail naming node 1, node 0’s server is gone too, the ledger and the alert say so', async () => {
     // A cluster of its own on the same two namespaces, whose controller downs a silent node within seconds
     // (SlurmdTimeout, MessageTimeout: slurm.conf(5); as the single-node test in slurm-endings.test.ts).

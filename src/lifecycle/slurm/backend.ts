@@ -47,6 +47,7 @@ import {
   readJob,
   SUBMIT,
   slurmArgv,
+  srunFailure,
   troubledNodes,
   WAITING_JOB_STATES,
 } from './cli.ts';
@@ -273,6 +274,8 @@ export interface EndingClues {
   troubled?: NodeTrouble[];
   /** Slurm's OOM-kill line in the job's output (a FAILED job whose step the cgroup OOM killer hit). */
   oomLine?: string | null;
+  /** srun's first failed task in the job's output (a FAILED multi-node job: which node went first). */
+  srunFailed?: ReturnType<typeof srunFailure>;
 }
 
 /** How a job that is over ended, in the ledger's words; null when the server's own exit status says it all. */
@@ -323,8 +326,24 @@ export function endingOf(
     }
     case 'OUT_OF_MEMORY':
       return oom('Slurm: OUT_OF_MEMORY');
-    case 'FAILED':
-      return clues.oomLine ? oom(`Slurm: ${clues.oomLine}`) : null;
+    case 'FAILED': {
+      if (clues.oomLine) return oom(`Slurm: ${clues.oomLine}`);
+      // A worker node's server killed without a line in its own log (the host's OOM killer, a SIGKILL): srun saw it
+      // first, and node 0's crash that followed (gloo's lost peer) is its consequence. A worker whose own log showed
+      // a crash has already been named by its watch (node-watch.ts); node 0's own log speaks for node 0.
+      const first = clues.srunFailed;
+      if (first && first.task > 0 && attempt.nodeHosts.length > first.task) {
+        return {
+          ...e(
+            'node_lost',
+            `node ${first.task} (${first.node}) failed first, with no line in its own log: srun says ${first.line}; the other nodes could not go on without it (killed: the kernel's OOM killer or a SIGKILL, for one)`,
+            'crashed',
+          ),
+          outranksLog: true,
+        };
+      }
+      return null;
+    }
     case 'DEADLINE':
       return e('time_limit', 'its deadline passed');
     case 'CANCELLED':
@@ -342,7 +361,8 @@ async function cluesFor(host: RemoteHost, cfg: HostConfig, attempt: Attempt, job
     return { troubled: await troubledNodes(host, cfg, job.nodeList).catch(() => []) };
   }
   if (job.state === 'FAILED' && attempt.runDir) {
-    return { oomLine: oomInOutput(await jobOutputTail(host, attempt.runDir)) };
+    const out = await jobOutputTail(host, attempt.runDir);
+    return { oomLine: oomInOutput(out), srunFailed: srunFailure(out) };
   }
   return {};
 }
