@@ -28,15 +28,7 @@ export async function requeuedAgain(
     return false; // the backend cannot be asked now: the usual ending path asks again and decides
   }
   if (!back || !engine.attempts.get(attempt.id)?.active) return false;
-  // The largest restart already told, not how many events say so: a follower that missed a requeue (Restarts 0 ->
-  // 2) tells it once with count 2, and another follower (the monitor, another bot process) must not tell it again.
-  const told = Math.max(
-    0,
-    ...engine.attempts
-      .events(attempt.id)
-      .filter((e) => e.kind === 'requeued')
-      .map((e) => Number((e.data as { count?: unknown }).count) || 0),
-  );
+  const told = toldRestarts(engine, attempt.id);
   engine.attempts.update(attempt.id, { status: 'queued' });
   if (back.count > told) {
     engine.attempts.update(attempt.id, { lastMilestone: back.text });
@@ -67,4 +59,18 @@ export function runStartOf(engine: Pick<Engine, 'attempts'>, attemptId: number, 
     .at(-1)?.data as { runStart?: unknown } | undefined;
   const at = Array.isArray(last?.runStart) ? Number(last.runStart[rank]) : 0;
   return Number.isFinite(at) && at > 0 ? at : 0;
+}
+
+/**
+ * The largest restart already told, not how many events say so: a follower that missed a requeue (Restarts 0 -> 2)
+ * tells it once with count 2, and another follower (the monitor, another bot process) must not tell it again.
+ */
+export function toldRestarts(engine: Pick<Engine, 'attempts'>, attemptId: number): number {
+  return Math.max(
+    0,
+    ...engine.attempts
+      .events(attemptId)
+      .filter((e) => e.kind === 'requeued')
+      .map((e) => Number((e.data as { count?: unknown }).count) || 0),
+  );
 }

@@ -74,6 +74,25 @@ function config(c: TestCluster, slurm: Record<string, unknown>, python?: string)
   };
 }
 
+/**
+ * The job's python: the stand-in, crashing at CUDA graph capture while the returned marker file exists (it does at
+ * first), starting `delay` seconds late then inside a job, so the bot sees the run before it crashes (as a real
+ * load takes minutes); 0: it crashes within moments, before the bot has seen it run.
+ */
+function crashingPython(delay: number): { python: string; marker: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'glm-slurm-hold-'));
+  chmodSync(dir, 0o755);
+  const marker = join(dir, 'crash');
+  const python = join(dir, 'python');
+  writeFileSync(
+    python,
+    `#!/bin/sh\nif [ -e "${marker}" ] && [ -n "\${SLURM_JOB_ID-}" ]; then sleep ${delay}; STANDIN_SCENARIO=oom_graph_capture; export STANDIN_SCENARIO; fi\nexec ${join(STANDIN, 'python')} "$@"\n`,
+    { mode: 0o755 },
+  );
+  writeFileSync(marker, '');
+  return { python, marker };
+}
+
 const standinsOn = (port: number) =>
   execFileSync('ps', ['-eo', 'args='], { encoding: 'utf8' })
     .split('\n')
@@ -277,18 +296,7 @@ describe.skipIf(!slurmAvailable)('Slurm’s own endings on a real slurmctld/slur
 
   test('a run that crashed, requeued held (slurm.conf RequeueExitHold): the attempt says Slurm holds it and how to release it, keeps the crash as an event; released, the next run (appended to the same log) is read from its own start and gets ready; then drained and requeued by an administrator: said as the node taken out of service, not a node failure', async () => {
     const c = await cluster({ gpus: 1, settings: { RequeueExitHold: '1-255' } });
-    // The job's python: the stand-in, crashing at CUDA graph capture while the test's marker file exists (starting a
-    // few seconds late then, so the bot sees the run before it crashes, as a real load takes minutes).
-    const dir = mkdtempSync(join(tmpdir(), 'glm-slurm-hold-'));
-    chmodSync(dir, 0o755);
-    const marker = join(dir, 'crash');
-    const python = join(dir, 'python');
-    writeFileSync(
-      python,
-      `#!/bin/sh\nif [ -e "${marker}" ] && [ -n "\${SLURM_JOB_ID-}" ]; then sleep 4; STANDIN_SCENARIO=oom_graph_capture; export STANDIN_SCENARIO; fi\nexec ${join(STANDIN, 'python')} "$@"\n`,
-      { mode: 0o755 },
-    );
-    writeFileSync(marker, '');
+    const { python, marker } = crashingPython(4);
     const { loaded } = config(c, { requeue: true }, python);
     const bot = makeChatBot(loaded);
     try {
@@ -357,6 +365,34 @@ describe.skipIf(!slurmAvailable)('Slurm’s own endings on a real slurmctld/slur
       await bot.app.close();
     }
   }, 240_000);
+
+  test('a run that crashed and was requeued held before the bot saw it run: the requeue is still told (held, how to release it), and the next run is read from its own start and gets ready', async () => {
+    const c = await cluster({ gpus: 1, settings: { RequeueExitHold: '1-255' } });
+    const { python, marker } = crashingPython(0);
+    const { loaded } = config(c, { requeue: true }, python);
+    const bot = makeChatBot(loaded);
+    try {
+      const port = await freePort();
+      const launching = bot.run(`launch small --host cluster --port ${port}`);
+      await until(() => bot.app.engine.attempts.events(1).some((e) => e.kind === 'requeued'), 60_000);
+      const jobId = bot.app.engine.attempts.get(1)!.jobId!;
+      const told = bot.app.engine.attempts.events(1).find((e) => e.kind === 'requeued')!.data as { text: string };
+      expect(told.text).toMatch(
+        new RegExp(`^Slurm requeued job ${jobId} \\(restart 1\\): .*; Slurm holds it .*scontrol release ${jobId}`),
+      );
+      rmSync(marker);
+      c.run(['scontrol', 'release', jobId]);
+      c.run(['scontrol', 'update', `JobId=${jobId}`, 'StartTime=now']);
+      await until(() => bot.app.engine.attempts.get(1)?.status === 'ready', 60_000);
+      expect((await launching).text).toMatch(/^ready: attempt #1 /);
+      expect(c.run(['cat', `${bot.app.engine.attempts.get(1)!.runDir}/node0.log`])).toMatch(
+        /Scheduler hit an exception/,
+      );
+      expect((await bot.run('stop --attempt 1')).text).toMatch(/^stopped attempt #1 /);
+    } finally {
+      await bot.app.close();
+    }
+  }, 180_000);
 
   test('a job the controller has forgotten, on a cluster without accounting: after a restart the bot says Slurm forgot it, that there is no accounting (sacct’s own words) and that how it ended is unknown', async () => {
     // MinJobAge: how long slurmctld keeps an ended job's record (slurm.conf(5)); 2 is the smallest it advises.

@@ -28,6 +28,7 @@ import type { LaunchRequest } from '../launch/types.ts';
 import { headNode, type NodeRef } from '../nodes.ts';
 import { initialProgress } from '../progress.ts';
 import { runIdFor } from '../remote-state.ts';
+import { requeuedAgain, toldRestarts } from '../requeue.ts';
 import { script } from '../scripts.ts';
 import {
   ACTIVE_JOB_STATES,
@@ -524,6 +525,11 @@ async function admitted(
       continue;
     }
     if (st.state === 'queued' && job) {
+      // Requeued before any follower saw it run (a crash within a scheduler pass, held by RequeueExitHold): told as
+      // a follower tells it, so its next run too is read from where it begins in the appended logs.
+      if (job.restarts > toldRestarts(engine, attempt.id)) {
+        await requeuedAgain(engine, now, () => requeued(engine, now), emit);
+      }
       // What Slurm says holds the job, and where it stands among the partition's pending jobs.
       const pos = await queuePosition(host, cfg, job).catch(() => null);
       const again = job.restarts > 0 ? ` again (requeued ${job.restarts}×)` : '';
