@@ -31,6 +31,7 @@ import {
   type PhaseState,
   phaseFromFrames,
 } from './phase.ts';
+import { failureRecord } from './records.ts';
 import {
   buildEvidence,
   classification,
@@ -42,7 +43,7 @@ import {
   MAX_EVIDENCE,
   shortHash,
 } from './result.ts';
-import { type Traceback, TracebackTracker } from './tracebacks.ts';
+import { type FailureRecord, frameless, type Traceback, TracebackTracker } from './tracebacks.ts';
 import type { Category, Classification, Diagnosis, Evidence, Phase, Signature } from './types.ts';
 
 /** Lines processed one by one after anything crash-like, so tracebacks are read whole. */
@@ -257,6 +258,8 @@ export class ClassifierEngine {
           this.deathRank = prefix.rank;
         }
         interesting = true;
+      } else if (shape.kind === 'text') {
+        if (this.readRecord(prefix, ev, lineNo)) interesting = true;
       }
     }
     if (interesting) this.attentionUntil = Math.max(this.attentionUntil, lineNo + ATTENTION_LINES);
@@ -276,6 +279,22 @@ export class ClassifierEngine {
     if (cur?.exc && lineNo - cur.exc.line <= 1) return;
     const raised = parseExceptionLine(prefix.body);
     if (raised) this.tracebacks.native(ev, ev, raised, prefix.rank, this.phase.phase);
+  }
+
+  /**
+   * A record that states a failure with no traceback (records.ts): kept until the server carries on. Lines that are
+   * part of a traceback (its exception line and what continues it) or an exception line of their own are read there.
+   */
+  private readRecord(prefix: LinePrefix, ev: Evidence, lineNo: number): boolean {
+    if (this.tracebacks.owning(lineNo, prefix) || parseExceptionLine(prefix.body)) return false;
+    const raised = failureRecord(prefix, ev.text);
+    if (!raised) {
+      // An ordinary line after a record: the process carried on.
+      if (prefix.body.trim() !== '') this.tracebacks.carriedOn();
+      return false;
+    }
+    this.tracebacks.record({ ev, raised, rank: prefix.rank, phaseAt: this.phase.phase });
+    return true;
   }
 
   /** `terminate called after throwing an instance of 'T'` then `what(): msg`: a C++ exception, read as one. */
@@ -299,6 +318,7 @@ export class ClassifierEngine {
 
   private milestone(m: Milestone): void {
     applyMilestone(this.phase, m);
+    this.tracebacks.carriedOn();
     if (m.kind === 'ready') this.tracebacks.survived();
   }
 
@@ -426,7 +446,11 @@ export class ClassifierEngine {
     const cut = this.fromCutTraceback();
     if (cut) return cut;
     const tb = this.tracebacks.firstFatal((text) => this.match(text).consequences.length > 0);
-    if (this.death || tb) return this.fromUnknownCrash(tb);
+    if (tb) return this.fromUnknownCrash(tb);
+    const records = this.tracebacks.records;
+    const record = records.find((r) => r.raised.type !== '') ?? records[0];
+    if (record) return this.fromRecord(record);
+    if (this.death) return this.fromUnknownCrash(null);
     if (this.exitedBadly()) return this.fromExit(this.exit as ProcessExit);
     if (this.hang) return this.fromHang(this.hang);
     const phase = this.phase.phase;
@@ -611,6 +635,37 @@ export class ClassifierEngine {
       reason: tb
         ? `${tb.raised ? `uncaught ${tb.raised.type}` : 'a traceback'} that no signature or exception rule names, line ${root.line} (confidence ${confidence})`
         : `the process died (line ${root.line}) with no cause printed (confidence ${confidence})`,
+    };
+  }
+
+  /**
+   * A failure record and no traceback: the exception it names decides as a traceback's would (without frames); a
+   * record that names none is `other`, its line the root.
+   */
+  private fromRecord(rec: FailureRecord): Diagnosis {
+    const rule =
+      rec.raised.type !== '' || rec.raised.message !== ''
+        ? matchException(this.catalog.exceptionRules, rec.raised, [], rec.phaseAt)
+        : null;
+    const tb = frameless(rec.ev, rec.ev, rec.raised, rec.rank, rec.phaseAt);
+    if (rule) return this.fromRule({ rule, tb, exc: rec.ev, raised: rec.raised });
+    const phase = this.orDefault('other', this.framesPhase(null, rec.phaseAt));
+    const confidence = this.death ? 0.5 : 0.4;
+    const named = rec.raised.type !== '' ? `${rec.raised.type} in a` : 'a';
+    return {
+      classification: classification(
+        'other',
+        phase,
+        rec.rank,
+        detailOf(rec.ev.text),
+        [rec.ev],
+        dedupKey('other', 'failure-record', rec.ev.text),
+        confidence,
+      ),
+      signature: null,
+      hang: false,
+      linesRead: this.linesRead,
+      reason: `${named} failure record with no traceback that no signature or exception rule names, line ${rec.ev.line} (confidence ${confidence})`,
     };
   }
 

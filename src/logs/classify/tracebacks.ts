@@ -5,6 +5,7 @@
 import { parseExceptionLine, type RaisedException } from './exceptions.ts';
 import type { LinePrefix, LineShape } from './lineinfo.ts';
 import type { Frame } from './phase.ts';
+import { failureRecord, loggedAtErrorLevel } from './records.ts';
 import type { Evidence, Phase } from './types.ts';
 
 const MAX_FRAMES = 200;
@@ -51,8 +52,13 @@ export interface Traceback {
 const SOURCE_LINE =
   /^(?:(?:raise|return|assert|with|for|if|elif|while|yield|await|del|import|from)\b|[\w.]+(?:\[[^\]]*\])?(?:\s*,\s*[\w.]+)*\s*(?::\s*[\w.[\],]+(?: +[\w.[\],]+)*)?\s*[-+*/|&]?=(?!=)|[\w.]+\()/;
 
-/** A level that says the record is an error, in the wrapper or prefix taken off a line (`ERROR 07-21 ...] `). */
-const ERROR_LEVEL = /\b(?:ERROR|CRITICAL|FATAL)\b|^\[?E\d{4} /;
+/** A log record that states a failure with no traceback (records.ts), kept until the server carries on. */
+export interface FailureRecord {
+  ev: Evidence;
+  raised: RaisedException;
+  rank: number | null;
+  phaseAt: Phase;
+}
 
 export class TracebackTracker {
   current: Traceback | null = null;
@@ -70,9 +76,25 @@ export class TracebackTracker {
   /** Length of the exception line (or its last continuation) just read: a hard wrap fills the line. */
   private lastBodyLength = 0;
   /** The last unindented text line outside a traceback that was logged at an error level. */
-  private errorRecord: { ev: Evidence; message: string } | null = null;
+  private lastText: { prefix: LinePrefix; ev: Evidence } | null = null;
   /** The last frame line read had lost its indentation (an issue's formatting strips it from every line). */
   private frameUnindented = false;
+  /** Failure records since the server last carried on (a milestone, a serving or an ordinary line), oldest first. */
+  records: FailureRecord[] = [];
+
+  /** A failure record (records.ts) was read. */
+  record(r: FailureRecord): void {
+    if (this.records.length < MAX_KEPT) this.records.push(r);
+  }
+
+  /**
+   * The server went on (a milestone, or an ordinary line after the record): records before it were survived (a
+   * retried download, a failed request). Tracebacks are kept: a worker's traceback can print before the main process
+   * reaches its next step and dies.
+   */
+  carriedOn(): void {
+    this.records = [];
+  }
 
   ignoreNext(lineNo: number): void {
     this.ignoreUntil = lineNo + 2;
@@ -123,7 +145,8 @@ export class TracebackTracker {
         }
         return null;
       case 'text':
-        if (!cur?.open) this.errorRecord = loggedAsError(prefix, ev);
+        // read as an error record only if a traceback's header follows it (most lines are followed by none)
+        if (!cur?.open) this.lastText = { prefix, ev };
         if (cur && !cur.open && this.continues(cur, prefix, ev)) return null;
         // Another rank's log record printed while this one's traceback is written (ranks share the terminal):
         // neither its end nor its exception. A record that names no rank still ends it (the excerpt was cut).
@@ -195,7 +218,10 @@ export class TracebackTracker {
       messageEnd: 0,
       lastSource: null,
       phaseAt: this.chainedFrom?.phaseAt ?? phase,
-      logged: !headless && this.errorRecord?.ev.line === ev.line - 1 ? this.errorRecord : null,
+      logged:
+        !headless && this.lastText?.ev.line === ev.line - 1
+          ? loggedAsError(this.lastText.prefix, this.lastText.ev)
+          : null,
     };
     this.chainedFrom = null;
     this.current = tb;
@@ -209,21 +235,7 @@ export class TracebackTracker {
    * printed before its traceback (a CUDA error line above "Exception in ModelTpServer") still borrows that one.
    */
   native(header: Evidence, what: Evidence, raised: RaisedException, rank: number | null, phase: Phase): void {
-    const tb: Traceback = {
-      header,
-      rank,
-      frames: [],
-      exc: what,
-      raised,
-      open: false,
-      headless: false,
-      pythonFrames: false,
-      messageEnd: 0,
-      lastSource: null,
-      phaseAt: phase,
-      logged: null,
-    };
-    if (this.unsurvived.length < MAX_KEPT) this.unsurvived.push(tb);
+    if (this.unsurvived.length < MAX_KEPT) this.unsurvived.push(frameless(header, what, raised, rank, phase));
   }
 
   /** The traceback a line belongs to: the open one, or the one whose exception line it is or continues. */
@@ -259,6 +271,7 @@ export class TracebackTracker {
   /** The server logged progress after these tracebacks: they were not fatal. */
   survived(): void {
     this.unsurvived = [];
+    this.records = [];
     this.dumps = [];
     this.dumping = null;
     this.chainedFrom = null;
@@ -278,11 +291,36 @@ export class TracebackTracker {
   }
 }
 
-/** The line as an error record (its level shown in what was taken off in front of the payload), or null. */
+/** An exception read without frames (a C++ exception, a bare exception line, a failure record) as a traceback. */
+export function frameless(
+  header: Evidence,
+  what: Evidence,
+  raised: RaisedException,
+  rank: number | null,
+  phase: Phase,
+): Traceback {
+  return {
+    header,
+    rank,
+    frames: [],
+    exc: what,
+    raised,
+    open: false,
+    headless: false,
+    pythonFrames: false,
+    messageEnd: 0,
+    lastSource: null,
+    phaseAt: phase,
+    logged: null,
+  };
+}
+
+/**
+ * The line as an error record, or null: logged at an error level (in the wrapper or prefix taken off it, or its own
+ * first words), or a record that states a failure in words (records.ts).
+ */
 function loggedAsError(prefix: LinePrefix, ev: Evidence): { ev: Evidence; message: string } | null {
   const body = prefix.body.trim();
   if (body === '') return null;
-  const at = ev.text.indexOf(body.slice(0, 40));
-  const front = at > 0 ? ev.text.slice(0, at) : '';
-  return ERROR_LEVEL.test(front) ? { ev, message: body } : null;
+  return loggedAtErrorLevel(prefix, ev.text) || failureRecord(prefix, ev.text) ? { ev, message: body } : null;
 }

@@ -1,0 +1,133 @@
+// Failure records: a crash printed without a Python traceback. A process that fails often says so in one log record:
+// vLLM-Omni's `ERROR:vllm_omni...:Stage 0 error on request ...: list index out of range`, TensorRT-LLM's `[E] Failed
+// to initialize executor on rank 0: ...`, Triton's glog `E1216 ... model.py:248] "Failed to start engine"`, a Rust
+// runner's `TypeError("...")` in its error text. Such a record is a terminal failure only when the server did not
+// carry on after it (healthy servers log ERROR records for a failed request or a retried download, then serve on): the
+// engine keeps records until the next sign of progress: a milestone, a serving line, or any ordinary line after it
+// (tracebacks.ts, `survived`/`carriedOn`).
+//
+// A record is read the way a traceback's exception line is: the exception it names (`SomeError: message`, embedded
+// after the record's own words or as a repr `SomeError("message")`) decides by the exception rules; without one, the
+// record's message is all there is, and the crash is `other` with that line as its root.
+
+import { parseExceptionLine, type RaisedException } from './exceptions.ts';
+import type { LinePrefix } from './lineinfo.ts';
+
+/** A level that says the record is an error, in the wrapper or prefix taken off a line (`ERROR 07-21 ...] `). */
+const ERROR_LEVEL = /\b(?:ERROR|CRITICAL|FATAL)\b|^\[?E\d{4} /;
+
+// The level where no wrapper took it off, in the formats servers and their launchers use:
+// - a bare level word: Rust's tracing (`ERROR sglang_router: ...`, after a timestamp wrapper), `[ERROR] ...`, `FATAL: `;
+// - glog without brackets (Triton, gRPC): `E1216 02:12:49.624646 179 model.py:248] ` (E = error, F = fatal; glog's
+//   format is documented in its README: `Lyyyymmdd hh:mm:ss.uuuuuu threadid file:line] msg`, the year left out by
+//   default);
+// - a bracketed level tag after other bracketed fields: TensorRT-LLM's `[06/21/2025-01:30:42] [TRT-LLM] [RANK 0] [E] `,
+//   `[TensorRT-LLM][ERROR] `.
+const BODY_LEVEL =
+  /^(?:(?:\[(?:ERROR|CRITICAL|FATAL)\]|ERROR|CRITICAL|FATAL)(?=[: ])|[EF]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ [^\s\]]{1,80}:\d+\] |(?:\[[^\]]{1,40}\] ?){1,4}\[(?:E|ERROR|F|FATAL)\] )/;
+// What a failure record says in words: something failed, errored, aborted, died, crashed or could not be done. The
+// words decide, not the level: SGLang's log format has none (`[%(asctime)s TP0] %(message)s`), and a wrapper can put
+// one level on every line of a process (vLLM's logger prints a whole traceback at ERROR, a container runtime marks all
+// of stderr ERROR), so a level would make the answer depend on the wrapper. Read in lower case or capitalised
+// (`Failed to ...`); the pre-filter lets through every line with one (FAILURE_ANCHORS, in phase.ts's structure
+// anchors).
+const FAILURE_WORDS =
+  /\b(?:[Ff]ail(?:s|ed|ure)|[Ee]rrors?|[Ee]rrored|[Ee]xceptions?|[Ff]atal|[Aa]bort(?:ed|ing)?|[Cc]rash(?:ed)?|[Kk]illed|[Cc]annot|[Cc]an not|[Cc]ould not|[Uu]nable to)\b/;
+/**
+ * The literal text of FAILURE_WORDS, lower case: the pre-filter adds each capitalised too. Each is five bytes or
+ * more: the byte pre-filter skips ahead by as much as its shortest literal allows (bytegate.ts).
+ */
+export const FAILURE_ANCHORS = [
+  'fails',
+  'failed',
+  'failure',
+  'error',
+  'exception',
+  'fatal',
+  'abort',
+  'crash',
+  'killed',
+  'cannot',
+  'can not',
+  'could not',
+  'unable to',
+];
+// Level words are the record's form, not what it says: `| ERROR | stderr | Loading ...` says nothing failed.
+const LEVEL_WORDS = /\b(?:ERROR|CRITICAL|FATAL|WARNING|WARN|INFO|DEBUG)\b/g;
+// A record that says the program went on after the error states it survived it: it ignored or skipped something, will
+// retry, fell back to another way (`Ignore import error when loading sglang.srt.models.x`, SGLang's model registry,
+// logged as a warning; `Exception ignored in: ...`, Python's report of an error in a finaliser).
+const SURVIVED =
+  /\b(?:ignor(?:e|es|ed|ing)|skip(?:s|ped|ping)?|retry(?:ing)?|retries|fall(?:s|ing)? ?back|fell back|falling back)\b/i;
+/** A record at warning level or below is never a failure (`WARNING ... [core.py] Failed to ...` is survivable). */
+const MILD_LEVEL = /\b(?:WARNING|WARN|INFO|DEBUG)\b|^\[?[IW]\d{4} /;
+/** A warning's level at the start of its own text (`WARNING: ...`, `[WARN] ...`, glog's bracketed `[W1203 ...]`). */
+const BODY_WARNING = /^(?:\[?(?:WARNING|WARN)\]?[: ]|\[W\d{4} )/;
+
+// An exception named inside a record's text: after the record's own words (`Failed to initialize Python stub:
+// TypeError: ...`, `with exception KVTransferError(bootstrap_room=1): Failed ...`) or as its repr (`TypeError("...")`,
+// how Rust's pyo3 shows a Python exception). Names are read as parseExceptionLine reads them; every quantifier is
+// bounded so a long line is read in one pass.
+const EMBEDDED = /(?<![\w.])((?:[A-Za-z_]\w{0,60}\.){0,6}[A-Z]\w{0,60}?(?:Error|Exception))(?=[:(])/g;
+const REPR = /^\((["'])(.{0,2000}?)\1\)/;
+const CALL_ARGS = /^\([^()]{0,400}\)/;
+
+/**
+ * The exception a record names: `Type: message` (the record's text after it), `Type(args): message`, or a repr
+ * `Type("message")`; null when it names none.
+ */
+export function embeddedException(body: string): RaisedException | null {
+  EMBEDDED.lastIndex = 0;
+  for (let m = EMBEDDED.exec(body); m; m = EMBEDDED.exec(body)) {
+    const name = m[1] ?? '';
+    const rest = body.slice(m.index + m[0].length);
+    const repr = REPR.exec(rest);
+    if (repr) return { ...(parseExceptionLine(name) as RaisedException), message: repr[2] ?? '' };
+    const args = CALL_ARGS.exec(rest);
+    const after = args ? rest.slice(args[0].length) : rest;
+    if (!after.startsWith(': ')) continue;
+    const raised = parseExceptionLine(`${name}: ${after.slice(2)}`);
+    if (raised) return raised;
+  }
+  return null;
+}
+
+/** The front of a line (wrappers and prefix) that readPrefix took off, for the level it shows. */
+function frontOf(prefix: LinePrefix, text: string): string {
+  const body = prefix.body.trim();
+  const at = body === '' ? -1 : text.indexOf(body.slice(0, 40));
+  return at > 0 ? text.slice(0, at) : '';
+}
+
+/**
+ * The level nearest the payload in a front (`ERROR:root:INFO 11-05 ...`: INFO): wrappers stack outside the record, so
+ * the innermost level is the record's own.
+ */
+function ownLevel(front: string): string {
+  let last = '';
+  for (const m of front.matchAll(ANY_LEVEL)) last = m[0];
+  return last;
+}
+const ANY_LEVEL = /\b(?:ERROR|CRITICAL|FATAL|WARNING|WARN|INFO|DEBUG)\b|^\[?[EFIW]\d{4} /g;
+
+/** True when the line was logged at an error level (in its wrapper, its prefix or its own first words). */
+export function loggedAtErrorLevel(prefix: LinePrefix, text: string): boolean {
+  const front = frontOf(prefix, text);
+  if (ERROR_LEVEL.test(front)) return true;
+  return BODY_LEVEL.test(prefix.body.trimStart());
+}
+
+/**
+ * The failure a record states, read as an exception (type and message; an untyped record has an empty type), or
+ * null when the line is no failure record: it names an exception in its text or says in words that something failed,
+ * and it is not a warning (or milder) nor a report of an error it went on from.
+ */
+export function failureRecord(prefix: LinePrefix, text: string): RaisedException | null {
+  const body = prefix.body.trim();
+  if (body === '' || BODY_WARNING.test(body) || SURVIVED.test(body)) return null;
+  if (MILD_LEVEL.test(ownLevel(frontOf(prefix, text)))) return null;
+  const named = embeddedException(body);
+  if (named) return named;
+  if (!FAILURE_WORDS.test(body.replace(LEVEL_WORDS, ''))) return null;
+  return { type: '', short: '', message: body };
+}
