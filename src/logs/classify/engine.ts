@@ -34,6 +34,7 @@ import {
 import { failureRecord } from './records.ts';
 import {
   buildEvidence,
+  chooseRoot,
   classification,
   dedupKey,
   detailOf,
@@ -226,13 +227,14 @@ export class ClassifierEngine {
     // right after a frame that lost its indentation as that frame's source).
     const openBefore = this.tracebacks.current?.open === true;
     const started = this.tracebacks.observe(shape, prefix, ev, this.phase.phase);
+    const isExc = this.tracebacks.current?.exc?.line === lineNo;
     const codeLine =
       shape.kind === 'frame' ||
-      (shape.kind === 'indented' && openBefore) ||
+      (shape.kind === 'indented' && openBefore && !isExc) ||
       (shape.kind === 'text' && this.tracebacks.current?.lastSource?.line === lineNo);
     if (started) this.attachPending(started, lineNo);
     let interesting = shape.kind !== 'text' && shape.kind !== 'blank' && this.tracebacks.current?.open === true;
-    if (shape.kind === 'text' && this.tracebacks.current?.exc?.line === lineNo) interesting = true;
+    if (isExc) interesting = true;
     this.readNative(prefix, ev, lineNo);
     if (shape.kind === 'text') this.readBareException(prefix, ev, lineNo);
     if (codeLine) {
@@ -611,9 +613,15 @@ export class ClassifierEngine {
 
   private fromUnknownCrash(tb: Traceback | null): Diagnosis {
     // An exception line cut off: the innermost frame says where it broke, better than the header.
+    // Else the error record logged right before its header, a wrapper's line that states nothing never.
     const innermost = tb?.frames[tb.frames.length - 1];
     const root = tb
-      ? (tb.exc ?? (innermost ? { line: innermost.line, text: innermost.text } : tb.header))
+      ? (chooseRoot([
+          tb.exc,
+          tb.logged?.states ? tb.logged.ev : null,
+          innermost ? { line: innermost.line, text: innermost.text } : null,
+          tb.header,
+        ]) as Evidence)
       : (this.death as Evidence);
     const phase = tb ? this.framesPhase(tb, tb.phaseAt) : this.framesPhase(null, this.deathPhase);
     const rank = tb ? tb.rank : this.deathRank;

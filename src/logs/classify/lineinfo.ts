@@ -124,3 +124,26 @@ export function lineShape(line: string): LineShape {
   if (/^\s/.test(s)) return { kind: 'indented' };
   return { kind: 'text' };
 }
+
+// What a line says once its decoration is gone: Markdown (`**`, `---`, fences), caret and tilde underlines, quoting.
+const DECORATION = /[\s*`~^_=#>|-]+/g;
+/** A path alone, or one cut off: `/x/sglang/srt/managers/sche`, `vllm/engine/arg_utils.py:963`. */
+const PATH_ONLY = /^(?:[\w.~-]*\/)+[\w.-]*(?::\d+)?$|^[\w.-]+\.(?:py|so|cpp|cu|cuh|h|hpp|c)(?::\d+)?$/;
+/** A process's own line before the traceback it prints: `Scheduler hit an exception:`, `Error executing job:`. */
+const WRAPPER_OWN =
+  /^(?:[\w.:<> -]{0,80}\b)?(?:hit an exception|encountered an (?:exception|error)|exception occurred|error occurred|(?:the )?following (?:exception|error)|raised an exception|error executing [\w ]{0,40})s?:?$/i;
+
+/**
+ * True when a line states nothing an engineer would point at as a crash's cause: decoration only (Markdown, a caret
+ * underline), a frame or a path, a traceback's header or a chain marker, or a wrapper's own "hit an exception:" whose
+ * exception follows. The root chooser never picks such a line when another candidate says something.
+ */
+export function statesNothing(line: string): boolean {
+  const shape = lineShape(line);
+  if (shape.kind === 'frame' || shape.kind === 'traceback_start' || shape.kind === 'chain' || shape.kind === 'blank')
+    return true;
+  if (shape.kind === 'indented' && shape.dump) return true;
+  const body = readPrefix(line).body.trim();
+  if (body.replace(DECORATION, '') === '') return true;
+  return PATH_ONLY.test(body) || WRAPPER_OWN.test(body);
+}

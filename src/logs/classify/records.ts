@@ -120,11 +120,13 @@ export function loggedAtErrorLevel(prefix: LinePrefix, text: string): boolean {
 /**
  * The failure a record states, read as an exception (type and message; an untyped record has an empty type), or
  * null when the line is no failure record: it names an exception in its text or says in words that something failed,
- * and it is not a warning (or milder) nor a report of an error it went on from.
+ * and it is not a warning (or milder) nor a report of an error it went on from (unless `tracebackFollows`: the
+ * traceback printed right after it).
  */
-export function failureRecord(prefix: LinePrefix, text: string): RaisedException | null {
+export function failureRecord(prefix: LinePrefix, text: string, tracebackFollows = false): RaisedException | null {
   const body = prefix.body.trim();
-  if (body === '' || BODY_WARNING.test(body) || SURVIVED.test(body)) return null;
+  // a traceback right after a record that says it went on says it did not
+  if (body === '' || BODY_WARNING.test(body) || (!tracebackFollows && SURVIVED.test(body))) return null;
   if (MILD_LEVEL.test(ownLevel(frontOf(prefix, text)))) return null;
   const named = embeddedException(body);
   if (named) return named;

@@ -2,7 +2,7 @@
 // and a confidence that says how directly the log names the cause.
 
 import { createHash } from 'node:crypto';
-import { displayText, normaliseForKey } from './lineinfo.ts';
+import { displayText, normaliseForKey, statesNothing } from './lineinfo.ts';
 import type { Frame } from './phase.ts';
 import type { Category, Classification, Evidence, Phase } from './types.ts';
 
@@ -37,6 +37,15 @@ export function dedupKey(category: Category, signatureId: string, rootLine: stri
 export function summarise(category: Category, phase: Phase, rank: number | null, detail: string): string {
   const where = `${phase === 'unknown' ? '' : ` during ${phase}`}${rank === null ? '' : ` on TP${rank}`}`;
   return `${LABEL[category]}${where}: ${detail}`;
+}
+
+/**
+ * The root line among candidates, best first: the first that states something (statesNothing), else the first
+ * there is (a crash always shows a line).
+ */
+export function chooseRoot(candidates: ReadonlyArray<Evidence | null | undefined>): Evidence | null {
+  const present = candidates.filter((c): c is Evidence => c !== null && c !== undefined);
+  return present.find((c) => !statesNothing(c.text)) ?? present[0] ?? null;
 }
 
 export function evidenceLine(line: number, text: string): Evidence {

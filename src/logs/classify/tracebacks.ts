@@ -3,7 +3,7 @@
 // what the classifier needs is kept, bounded: the header, up to MAX_FRAMES frames and the exception line.
 
 import { parseExceptionLine, type RaisedException } from './exceptions.ts';
-import type { LinePrefix, LineShape } from './lineinfo.ts';
+import { type LinePrefix, type LineShape, statesNothing } from './lineinfo.ts';
 import type { Frame } from './phase.ts';
 import { failureRecord, loggedAtErrorLevel } from './records.ts';
 import type { Evidence, Phase } from './types.ts';
@@ -40,7 +40,7 @@ export interface Traceback {
    * The error record logged on the line right before the header: `logger.exception(msg)` and `exc_info=True`
    * print the message, then the traceback. It stands in for an exception line the excerpt lost.
    */
-  logged: { ev: Evidence; message: string } | null;
+  logged: Logged | null;
 }
 
 /**
@@ -51,6 +51,16 @@ export interface Traceback {
  */
 const SOURCE_LINE =
   /^(?:(?:raise|return|assert|with|for|if|elif|while|yield|await|del|import|from)\b|[\w.]+(?:\[[^\]]*\])?(?:\s*,\s*[\w.]+)*\s*(?::\s*[\w.[\],]+(?: +[\w.[\],]+)*)?\s*[-+*/|&]?=(?!=)|[\w.]+\()/;
+
+/**
+ * An error record logged right before a traceback's header. `states`: it says in words what failed (records.ts), so it
+ * can be the root whatever wrapper marks its level; a record known by its level only is read by the rules alone.
+ */
+export interface Logged {
+  ev: Evidence;
+  message: string;
+  states: boolean;
+}
 
 /** A log record that states a failure with no traceback (records.ts), kept until the server carries on. */
 export interface FailureRecord {
@@ -75,7 +85,7 @@ export class TracebackTracker {
   private ignoreUntil = 0;
   /** Length of the exception line (or its last continuation) just read: a hard wrap fills the line. */
   private lastBodyLength = 0;
-  /** The last unindented text line outside a traceback that was logged at an error level. */
+  /** The last unindented text line outside a traceback (an error record if a header follows it). */
   private lastText: { prefix: LinePrefix; ev: Evidence } | null = null;
   /** The last frame line read had lost its indentation (an issue's formatting strips it from every line). */
   private frameUnindented = false;
@@ -142,6 +152,19 @@ export class TracebackTracker {
           cur.lastSource = ev;
           const last = cur.frames[cur.frames.length - 1] as Frame;
           last.source = prefix.body.slice(0, MAX_SOURCE);
+          return null;
+        }
+        // A frame shows one source line; an indented line after it that reads as an exception is the exception
+        // line, indented with the rest of a pasted excerpt (`  KeyError: b''`), never more source.
+        if (cur?.open && cur.lastSource !== null && !shape.current && cur.lastSource.line === ev.line - 1) {
+          const raised = parseExceptionLine(prefix.body);
+          if (raised) {
+            cur.open = false;
+            cur.exc = ev;
+            cur.raised = raised;
+            cur.messageEnd = ev.line;
+            this.lastBodyLength = prefix.body.length;
+          }
         }
         return null;
       case 'text':
@@ -168,6 +191,9 @@ export class TracebackTracker {
               return null;
             }
           }
+          // Decoration (a Markdown marker, an underline) or a path alone between the frames and the exception line
+          // says nothing: the exception is still to come.
+          if (statesNothing(ev.text)) return null;
           cur.open = false;
           // The first unindented line after the frames is the exception; a new log record means it was cut off.
           // Without a header, frames in Python's traceback format still say so; after faulthandler's stack dumps
@@ -319,8 +345,9 @@ export function frameless(
  * The line as an error record, or null: logged at an error level (in the wrapper or prefix taken off it, or its own
  * first words), or a record that states a failure in words (records.ts).
  */
-function loggedAsError(prefix: LinePrefix, ev: Evidence): { ev: Evidence; message: string } | null {
+function loggedAsError(prefix: LinePrefix, ev: Evidence): Logged | null {
   const body = prefix.body.trim();
   if (body === '') return null;
-  return loggedAtErrorLevel(prefix, ev.text) || failureRecord(prefix, ev.text) ? { ev, message: body } : null;
+  const states = failureRecord(prefix, ev.text, true) !== null;
+  return states || loggedAtErrorLevel(prefix, ev.text) ? { ev, message: body, states } : null;
 }

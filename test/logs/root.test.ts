@@ -1,0 +1,86 @@
+// The root line is a line that states the cause: the one check (statesNothing) the root chooser applies to every
+// candidate, and the reader cases where a line that states nothing used to become the root.
+import { describe, expect, it } from 'vitest';
+import { diagnoseText } from '../../src/logs/classify/index.ts';
+import { statesNothing } from '../../src/logs/classify/lineinfo.ts';
+import { chooseRoot } from '../../src/logs/classify/result.ts';
+
+describe('statesNothing', () => {
+  it.each([
+    ['Markdown bold markers', '**'],
+    ['a Markdown rule', '---'],
+    ['a code fence', '```'],
+    ['a caret underline', '             ^^^^^^^^^^^^^^^^^^^^^^'],
+    ['a tilde and caret underline', '    ~~~~~~^^^^^^^'],
+    ['a frame', '  File "/x/sglang/srt/managers/scheduler.py", line 12, in event_loop'],
+    ['a frame cut inside its path', 'vllm/engine/arg_utils.py", line 963, in create_model_config'],
+    ['a path cut off', '/home/x/sglang/python/sglang/srt/managers/sche'],
+    ['a traceback header', 'Traceback (most recent call last):'],
+    [
+      'a header behind a wrapper’s own words',
+      '[2025-03-10 14:17:52 TP1] Scheduler hit an exception: Traceback (most recent call last):',
+    ],
+    ['a chain marker', 'The above exception was the direct cause of the following exception:'],
+    ['a wrapper’s own line before the exception', '[2025-03-10 14:17:52 TP1] Scheduler hit an exception:'],
+    ['an empty record', '[2025-03-10 14:17:52 TP1] '],
+  ])('%s', (_name, line) => {
+    expect(statesNothing(line)).toBe(true);
+  });
+
+  it.each([
+    ['an exception line', "KeyError: b''"],
+    ['an error record', '[2025-03-10 14:17:52 TP6] Ignore import error when loading sglang.srt.models.deepseek_v2.'],
+    ['a CUDA error line', 'CUDA error: an illegal memory access was encountered'],
+    ['the kernel’s Killed', 'Killed'],
+    ['a what(): line', '  what():  CUDA error: out of memory'],
+  ])('%s states something', (_name, line) => {
+    expect(statesNothing(line)).toBe(false);
+  });
+});
+
+describe('chooseRoot', () => {
+  it('takes the first candidate that states something, else the first there is', () => {
+    const header = { line: 1, text: 'Traceback (most recent call last):' };
+    const frame = { line: 2, text: '  File "/x/a.py", line 3, in f' };
+    const record = { line: 0, text: 'ERROR 01-01 00:00:00 [core.py:1] Engine failed: bad config' };
+    expect(chooseRoot([null, undefined, frame, record, header])).toBe(record);
+    expect(chooseRoot([null, frame, header])).toBe(frame);
+    expect(chooseRoot([null, undefined])).toBeNull();
+  });
+});
+
+describe('roots that used to state nothing', () => {
+  it('an exception line indented with the rest of a pasted excerpt is the exception, not more source', () => {
+    const log = [
+      '  File "/x/vllm/transformers_utils/tokenizers/mistral.py", line 223, in convert_tokens_to_string',
+      '    self.tokenizer._tekken_token2id_nospecial[t] + shift',
+      "  KeyError: b''",
+      '',
+    ].join('\n');
+    const d = diagnoseText(log);
+    expect(d.classification.evidence[0]?.text).toBe("  KeyError: b''");
+    expect(d.reason).toMatch(/uncaught KeyError/);
+  });
+
+  it('an indented exception line is read by the signatures too', () => {
+    const log = [
+      '  File "/x/sglang/srt/layers/attention/flashinfer_backend.py", line 12, in forward',
+      '    o = self.decode_wrapper.forward(q, k, v)',
+      '  RuntimeError: CUDA error: an illegal memory access was encountered',
+      '',
+    ].join('\n');
+    expect(diagnoseText(log).classification.category).toBe('illegal_memory_access');
+  });
+
+  it('a traceback cut before its first frame: the record logged before its header is the root, not the header', () => {
+    const log = [
+      "[2025-03-10 14:17:52 TP6] Ignore import error when loading sglang.srt.models.deepseek_v2. Command '['/usr/bin/gcc', 'main.c']' returned non-zero exit status 1.",
+      '[2025-03-10 14:17:52 TP1] Scheduler hit an exception: Traceback (most recent call last):',
+      '  File "/home/x/sglang/python/sglang/srt/managers/sche',
+      '',
+    ].join('\n');
+    const d = diagnoseText(log);
+    expect(d.classification.evidence[0]?.line).toBe(1);
+    expect(d.classification.category).toBe('import_error');
+  });
+});
