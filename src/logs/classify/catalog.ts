@@ -106,6 +106,7 @@ function compileOne(s: RawSignature, at: string, issues: Issue[]): Signature | n
     priority: s.priority,
     ...(s.phase !== undefined && { phase: s.phase }),
     ...(s.title !== undefined && { title: s.title }),
+    wraps: s.wraps,
     meaning: s.meaning,
     nextSteps: s.next_steps,
     upstream: s.upstream,

@@ -31,7 +31,7 @@ import {
   type PhaseState,
   phaseFromFrames,
 } from './phase.ts';
-import { failureRecord } from './records.ts';
+import { continuesFailure, embeddedException, failureRecord, ncclWarn } from './records.ts';
 import {
   buildEvidence,
   chooseRoot,
@@ -143,6 +143,8 @@ export class ClassifierEngine {
   private lastLine: Evidence | null = null;
   private hang: Hang | null = null;
   private native: PendingNative | null = null;
+  /** The last NCCL WARN line, until the next line says whether NCCL returned its error (records.ts). */
+  private ncclWarn: { prefix: LinePrefix; ev: Evidence } | null = null;
   private exit: ProcessExit | null;
   /** Pieces beyond the first of every split line so far: the engine's line numbers run this far ahead of the log's. */
   private shift = 0;
@@ -291,12 +293,28 @@ export class ClassifierEngine {
     if (this.tracebacks.owning(lineNo, prefix) || parseExceptionLine(prefix.body)) return false;
     const raised = failureRecord(prefix, ev.text);
     if (!raised) {
+      const warn = this.ncclWarn;
+      if (continuesFailure(prefix.body)) {
+        // NCCL returns the error its WARN reported: that WARN is the failure
+        if (warn) this.recordFailure(warn.prefix, warn.ev, { type: '', short: '', message: warn.prefix.body.trim() });
+        this.ncclWarn = null;
+        return true;
+      }
+      this.ncclWarn = null;
+      if (ncclWarn(prefix.body)) {
+        this.ncclWarn = { prefix, ev };
+        return true;
+      }
       // An ordinary line after a record: the process carried on.
       if (prefix.body.trim() !== '') this.tracebacks.carriedOn();
       return false;
     }
-    this.tracebacks.record({ ev, raised, rank: prefix.rank, phaseAt: this.phase.phase });
+    this.recordFailure(prefix, ev, raised);
     return true;
+  }
+
+  private recordFailure(prefix: LinePrefix, ev: Evidence, raised: RaisedException): void {
+    this.tracebacks.record({ ev, raised, rank: prefix.rank, phaseAt: this.phase.phase });
   }
 
   /** `terminate called after throwing an instance of 'T'` then `what(): msg`: a C++ exception, read as one. */
@@ -444,7 +462,7 @@ export class ClassifierEngine {
     const c = this.best();
     const r = this.ruled();
     if (r && (!c || this.ruleWins(r, c))) return this.fromRule(r);
-    if (c) return this.fromCandidate(c);
+    if (c) return c.sig.wraps ? this.fromWrapper(c) : this.fromCandidate(c);
     const cut = this.fromCutTraceback();
     if (cut) return cut;
     const tb = this.tracebacks.firstFatal((text) => this.match(text).consequences.length > 0);
@@ -539,12 +557,13 @@ export class ClassifierEngine {
     return r.rule.priority > c.sig.priority;
   }
 
-  private fromRule(r: RuledException): Diagnosis {
+  /** `wrapperPhase`: the phase of the signature whose message wrapped this exception, where the rule names none. */
+  private fromRule(r: RuledException, wrapperPhase?: Phase): Diagnosis {
     const { rule, tb, exc } = r;
     // A rule's phase is where its exception is usually raised; frames that name the init step it was raised in say
     // more (a "not enough memory" check run by the warm-up, not by the KV cache allocation).
     const own = rule.phase !== undefined ? initPhaseFromFrames(tb.frames) : null;
-    const phase = this.orDefault(rule.category, own ?? rule.phase ?? this.framesPhase(tb, tb.phaseAt));
+    const phase = this.orDefault(rule.category, own ?? rule.phase ?? wrapperPhase ?? this.framesPhase(tb, tb.phaseAt));
     const header = tb.header.line !== exc.line ? tb.header : null;
     const evidence = buildEvidence([exc], header, tb.frames);
     const confidence = this.death ? 0.8 : 0.7;
@@ -565,8 +584,37 @@ export class ClassifierEngine {
       signature: { id: rule.id, meaning: rule.meaning, nextSteps: rule.nextSteps, upstream: [], title: rule.title },
       hang: false,
       linesRead: this.linesRead,
-      reason: `exception rule ${rule.id}: ${r.raised.type}${where}, line ${exc.line} (confidence ${confidence})`,
+      reason: `exception rule ${rule.id}: ${r.raised.type || 'a failure record'}${where}, line ${exc.line} (confidence ${confidence})`,
     };
+  }
+
+  /**
+   * A generic signature whose message wraps its cause (`Capture cuda graph failed: <cause>`): the cause is read as an
+   * exception line, and a class the overlaps rank above the signature's names the crash (its line still the root).
+   * When nothing follows the match, the exception printed just before it in the same failure is the cause, and the
+   * root.
+   */
+  private fromWrapper(c: Candidate): Diagnosis {
+    const cause = wrappedCause(c.sig, c.ev.text);
+    if (cause !== '') {
+      const raised = parseExceptionLine(cause) ?? embeddedException(cause) ?? { type: '', short: '', message: cause };
+      const rule = matchException(this.catalog.exceptionRules, raised, c.tb?.frames ?? [], c.phaseAt);
+      if (rule && this.beats(rule.category, catOf(c))) {
+        const tb = c.tb ?? frameless(c.ev, c.ev, raised, c.prefixRank, c.phaseAt);
+        return this.fromRule({ rule, tb, exc: c.ev, raised }, c.sig.phase);
+      }
+      return this.fromCandidate(c);
+    }
+    const before = this.tracebacks.unsurvived
+      .filter((t) => t !== c.tb && t.exc !== null && t.exc.line < c.ev.line && c.ev.line - t.exc.line <= PENDING_LINES)
+      .pop();
+    if (!before?.exc) return this.fromCandidate(c);
+    const raised = before.raised;
+    const rule = raised ? matchException(this.catalog.exceptionRules, raised, before.frames, before.phaseAt) : null;
+    if (rule && raised && this.beats(rule.category, catOf(c))) {
+      return this.fromRule({ rule, tb: before, exc: before.exc, raised }, c.sig.phase);
+    }
+    return this.fromCandidate({ ...c, ev: before.exc, more: [], tb: before.frames.length > 0 ? before : c.tb });
   }
 
   private fromExit(e: ProcessExit): Diagnosis {
@@ -694,6 +742,19 @@ export class ClassifierEngine {
       reason: `no log line for ${formatDuration(h.ms)} during ${h.phase} (confidence 0.5)`,
     };
   }
+}
+
+/** The text after a wrapping signature's match in its line: the cause it wraps (`: ` and spaces taken off). */
+function wrappedCause(sig: Signature, text: string): string {
+  for (const re of sig.regexes) {
+    const m = re.exec(text);
+    if (m)
+      return text
+        .slice(m.index + m[0].length)
+        .replace(/^[\s:.,;-]+/, '')
+        .trim();
+  }
+  return '';
 }
 
 function catOf(c: Candidate): Category {

@@ -26,7 +26,14 @@ const EXC_LINE = /^((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*)(?:\([A-Za-z_]\w*\))?(?::(?:
 const EXC_NAME =
   /^(?:Exception|StopIteration|OutOfResources|\w+(?:Error|Exception|Exit|Interrupt|Failure|Timeout|OutOfResources))$/;
 
+// FlashInfer's C++ checks throw `flashinfer::Error`, whose message is `Error in function 'F' at file:line: message`
+// (include/flashinfer/exception.h); its Python bindings raise it as a RuntimeError, which a wrapper that prints only
+// the message (`Capture cuda graph failed: Error in function ...`) leaves without its type.
+const FLASHINFER_ERROR = /^Error in function '[^']{1,200}' at [^\s:]{1,400}:\d+: (.*)$/;
+
 export function parseExceptionLine(text: string): RaisedException | null {
+  const fi = FLASHINFER_ERROR.exec(text.trim());
+  if (fi) return { type: 'RuntimeError', short: 'RuntimeError', message: fi[1] ?? '' };
   const m = EXC_LINE.exec(text.trim());
   if (!m) return null;
   const type = m[1] ?? '';

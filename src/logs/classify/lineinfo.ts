@@ -68,8 +68,10 @@ export function normaliseForKey(line: string): string {
 }
 
 export const TRACEBACK_START = 'Traceback (most recent call last)';
-// Frames are indented by Python; issue text sometimes loses the indentation, so it is optional here.
-const FRAME = /^\s*File "([^"]+)", line \d+(,?) in (\S+)/;
+// Frames are indented by Python; issue text sometimes loses the indentation, so it is optional here. A traceback
+// logged inside a quoted string has its quotes escaped (Triton's glog: `E0728 ... model.py:106] "Traceback ...` then
+// `File \"/x/model.py\", line 94, in execute`).
+const FRAME = /^\s*File (?:"([^"]+)"|\\"([^"]+?)\\"), line \d+(,?) in (\S+)/;
 // An excerpt that starts mid-line can start inside a frame's path: `vllm/engine/arg_utils.py", line 963, in f`.
 const FRAME_TAIL = /^\s*([^\s"]*\.py)", line \d+, in (\S+)/;
 // Python 3.11+ underlines the failing expression with `^` and `~` on a line of its own.
@@ -105,7 +107,7 @@ export function lineShape(line: string): LineShape {
   const s = unwrap(line).body;
   if (s.includes(TRACEBACK_START)) return { kind: 'traceback_start' };
   const f = FRAME.exec(s);
-  if (f) return { kind: 'frame', file: f[1] ?? '', func: f[3] ?? '', python: f[2] === ',' };
+  if (f) return { kind: 'frame', file: f[1] ?? f[2] ?? '', func: f[4] ?? '', python: f[3] === ',' };
   const tail = FRAME_TAIL.exec(s);
   if (tail) return { kind: 'frame', file: tail[1] ?? '', func: tail[2] ?? '', python: true };
   if (CARETS.test(s)) return { kind: 'indented' };

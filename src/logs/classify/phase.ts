@@ -2,7 +2,7 @@
 // traceback's frames can say more precisely which init step failed.
 
 import type { Milestone } from '../milestones.ts';
-import { FAILURE_ANCHORS } from './records.ts';
+import { FAILURE_ANCHORS, FAILURE_CODE_ANCHORS } from './records.ts';
 import type { Anchor, Phase } from './types.ts';
 
 /**
@@ -51,6 +51,7 @@ export const STRUCTURE_ANCHORS: Anchor[] = [
   // capitalised, so a record is read whatever wrapper (or none) is in front of it; case matters, so a wrapper's level
   // (`ERROR`) lets no line through that its payload would not
   ...FAILURE_ANCHORS.flatMap((w) => [w, w.charAt(0).toUpperCase() + w.slice(1)]).map((text) => ({ text, ci: false })),
+  ...FAILURE_CODE_ANCHORS.map((text) => ({ text, ci: false })),
 ];
 
 export type FrequentKind = 'prefill' | 'decode' | 'access';
@@ -184,6 +185,8 @@ interface Hint {
   file?: RegExp;
   /** The function's name read as words (`_allocate_kv_cache_tensors` -> allocate, kv, cache, tensors). */
   words?: (w: readonly string[]) => boolean;
+  /** Functions (as words) of the hint's files that are no part of its step. */
+  not?: (w: readonly string[]) => boolean;
 }
 
 const has = (w: readonly string[], ...any: string[]): boolean => any.some((x) => w.includes(x));
@@ -206,6 +209,8 @@ const HINTS: Hint[] = [
     // engine's capture runs through it. Engines name their own capture step `capture_cudagraph`, `_capture_graphs`.
     file: /cuda_graph_runner\.py$|cuda_graph\.py$|torch[/\\]cuda[/\\]graphs\.py$/,
     words: (w) => has(w, 'capture') && has(w, 'graph', 'graphs', 'cudagraph', 'cudagraphs'),
+    // the same files run the captured graphs (CUDAGraph.replay, the runner's replay): that is serving, not capture
+    not: (w) => has(w, 'replay'),
   },
   {
     phase: 'kv_alloc',
@@ -336,10 +341,11 @@ function servingFrame(f: Frame): boolean {
 
 function hinted(frames: readonly Frame[], hints: readonly Hint[]): Phase | null {
   for (const h of hints) {
-    const named = (f: Frame) =>
-      h.funcs.includes(f.func) ||
-      (h.file?.test(f.file) ?? false) ||
-      (h.words?.(words(f.func.slice(f.func.lastIndexOf('.') + 1))) ?? false);
+    const named = (f: Frame) => {
+      const w = words(f.func.slice(f.func.lastIndexOf('.') + 1));
+      if (h.not?.(w)) return false;
+      return h.funcs.includes(f.func) || (h.file?.test(f.file) ?? false) || (h.words?.(w) ?? false);
+    };
     if (frames.some(named)) return h.phase;
   }
   return null;

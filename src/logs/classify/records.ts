@@ -31,8 +31,10 @@ const BODY_LEVEL =
 // of stderr ERROR), so a level would make the answer depend on the wrapper. Read in lower case or capitalised
 // (`Failed to ...`); the pre-filter lets through every line with one (FAILURE_ANCHORS, in phase.ts's structure
 // anchors).
+// Error-code constants say it too, by the convention C libraries name them (`MPI_ERR_OTHER`, `NIXL_ERR_BACKEND`,
+// `CUDA_ERROR_OUT_OF_MEMORY`).
 const FAILURE_WORDS =
-  /\b(?:[Ff]ail(?:s|ed|ure)|[Ee]rrors?|[Ee]rrored|[Ee]xceptions?|[Ff]atal|[Aa]bort(?:ed|ing)?|[Cc]rash(?:ed)?|[Kk]illed|[Cc]annot|[Cc]an not|[Cc]ould not|[Uu]nable to)\b/;
+  /\b[A-Z][A-Z0-9]*_ERR(?:OR)?_[A-Z0-9_]+\b|\b(?:[Ff]ail(?:s|ed|ure)|[Ee]rrors?|[Ee]rrored|[Ee]xceptions?|[Ff]atal|[Aa]bort(?:ed|ing)?|[Cc]rash(?:ed)?|[Kk]illed|[Cc]annot|[Cc]an not|[Cc]ould not|[Uu]nable to)\b/;
 /**
  * The literal text of FAILURE_WORDS, lower case: the pre-filter adds each capitalised too. Each is five bytes or
  * more: the byte pre-filter skips ahead by as much as its shortest literal allows (bytegate.ts).
@@ -52,6 +54,8 @@ export const FAILURE_ANCHORS = [
   'could not',
   'unable to',
 ];
+/** Literals of FAILURE_WORDS' error-code and NCCL forms, as they are written. */
+export const FAILURE_CODE_ANCHORS = ['_ERR', 'NCCL WARN'];
 // Level words are the record's form, not what it says: `| ERROR | stderr | Loading ...` says nothing failed.
 const LEVEL_WORDS = /\b(?:ERROR|CRITICAL|FATAL|WARNING|WARN|INFO|DEBUG)\b/g;
 // A record that says the program went on after the error states it survived it: it ignored or skipped something, will
@@ -132,4 +136,30 @@ export function failureRecord(prefix: LinePrefix, text: string, tracebackFollows
   if (named) return named;
   if (!FAILURE_WORDS.test(body.replace(LEVEL_WORDS, ''))) return null;
   return { type: '', short: '', message: body };
+}
+
+// NCCL's check macros print the error's way back up the calls, one `NCCL INFO file.cc:line -> code` line per frame
+// (src/include/checks.h, NCCLCHECK): part of the failure the WARN before them reported, not a sign it went on. Its
+// other INFO lines never start with a source file (`NCCL INFO Channel 00/02 : 0 1`), so the file and line are enough
+// (an excerpt can cut the line after them).
+const NCCL_RETURN_TRACE = /\bNCCL INFO [\w./-]{1,200}\.(?:cc|c|cu|h):\d+/;
+
+/** True when a line that is no record still belongs to the failure before it (it does not say the server went on). */
+export function continuesFailure(body: string): boolean {
+  return NCCL_RETURN_TRACE.test(body);
+}
+
+// NCCL's `WARN` (src/include/debug.h): its check macros print one where a call it made failed, then the return trace
+// above. A WARN alone can be a setting it complains about and goes on from (`NCCL_SOCKET_IFNAME set to eth9 but no
+// interface matches`); a WARN whose error NCCL then returns up its calls is a failure.
+const NCCL_WARN = /\bNCCL WARN\b/;
+
+/** An NCCL WARN line: a failure record once NCCL's return trace follows it (continuesFailure). */
+export function ncclWarn(body: string): boolean {
+  return NCCL_WARN.test(body);
+}
+
+/** True when the record's level is in its own text (not in a wrapper that may mark every line so). */
+export function ownErrorLevel(body: string): boolean {
+  return BODY_LEVEL.test(body.trimStart());
 }

@@ -45,6 +45,12 @@ export const signatureSchema = z
     priority: z.number().int().min(0).max(100).default(50),
     phase: z.enum(PHASES).optional(),
     title: z.string().min(1).optional(),
+    /**
+     * The message wraps its cause (`Capture cuda graph failed: <cause>`): a generic signature. The text after its match
+     * is read as an exception message, and a class the catalog's `overlaps` rank above this one names the crash; when
+     * nothing follows, the exception printed just before it in the same failure is the root.
+     */
+    wraps: z.boolean().default(false),
     patterns: z.array(pattern).min(1),
     keywords: z.array(z.string().min(1)).min(1).optional(),
     meaning: z.string().min(1),

@@ -5,7 +5,7 @@
 import { parseExceptionLine, type RaisedException } from './exceptions.ts';
 import { type LinePrefix, type LineShape, statesNothing } from './lineinfo.ts';
 import type { Frame } from './phase.ts';
-import { failureRecord, loggedAtErrorLevel } from './records.ts';
+import { failureRecord, loggedAtErrorLevel, ownErrorLevel } from './records.ts';
 import type { Evidence, Phase } from './types.ts';
 
 const MAX_FRAMES = 200;
@@ -53,8 +53,9 @@ const SOURCE_LINE =
   /^(?:(?:raise|return|assert|with|for|if|elif|while|yield|await|del|import|from)\b|[\w.]+(?:\[[^\]]*\])?(?:\s*,\s*[\w.]+)*\s*(?::\s*[\w.[\],]+(?: +[\w.[\],]+)*)?\s*[-+*/|&]?=(?!=)|[\w.]+\()/;
 
 /**
- * An error record logged right before a traceback's header. `states`: it says in words what failed (records.ts), so it
- * can be the root whatever wrapper marks its level; a record known by its level only is read by the rules alone.
+ * An error record logged right before a traceback's header. `states`: it says in words what failed (records.ts) or
+ * its own text carries its error level, so it can be the root whatever wrapper marks a level in front of it; a record
+ * known by a wrapper's level only is read by the rules alone.
  */
 export interface Logged {
   ev: Evidence;
@@ -348,6 +349,6 @@ export function frameless(
 function loggedAsError(prefix: LinePrefix, ev: Evidence): Logged | null {
   const body = prefix.body.trim();
   if (body === '') return null;
-  const states = failureRecord(prefix, ev.text, true) !== null;
+  const states = failureRecord(prefix, ev.text, true) !== null || ownErrorLevel(body);
   return states || loggedAtErrorLevel(prefix, ev.text) ? { ev, message: body, states } : null;
 }

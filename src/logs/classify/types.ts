@@ -67,6 +67,8 @@ export interface Signature {
   priority: number;
   phase?: Phase;
   title?: string;
+  /** The message wraps its cause after the matched text (schema.ts). */
+  wraps: boolean;
   meaning: string;
   nextSteps: string[];
   upstream: UpstreamRef[];
