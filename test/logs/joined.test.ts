@@ -117,6 +117,10 @@ const UNRECOVERABLE: Record<string, string> = {
   'b-other-tokenizer-untagged-enum-framepack-147':
     'the exception line has no type: joined, it runs on after the source line above it',
   'c-aibrix-vllm-startup-probe-refused-1054': "kubectl's event table: columns, no line starts",
+  'g-other-childfailed-sigkill-root-cause-table-accelerate-cppo-6':
+    "torch elastic's report table: the root cause is a field (`traceback : Signal 9 ...`) with no line-start mark; joined, it is more of the ChildFailedError's message",
+  'g-other-torch-segfault-handler-swap-blocks-kv-offload-vllm-44780':
+    'the root is a banner with no line-start mark right after a native frame: joined, it reads as that frame’s source line',
 };
 
 const JOINS: Array<[string, (lines: string[]) => string[]]> = [

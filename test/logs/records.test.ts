@@ -91,17 +91,56 @@ describe('a crash with no traceback, only a failure record', () => {
     expect(d.classification.evidence[0]?.text).toBe(line);
   });
 
-  it('is no crash when the server carried on after it: an ordinary line, a milestone or serving', () => {
+  it('is no crash when the server carried on after it: a milestone or serving', () => {
     const failed = 'ERROR 12-16 10:12:49 [serving_chat.py:12] Error in chat completion: request 7 failed';
     for (const after of [
       '[2026-05-21 16:08:00 TP0] Load weight end. mem usage=12.10 GB',
       '[2026-05-21 16:08:00] INFO:     127.0.0.1:5000 - "POST /v1/chat/completions HTTP/1.1" 200 OK',
       '[2026-05-21 16:08:00 TP0] Decode batch, #running-req: 1, #token: 90, token usage: 0.00, gen throughput (token/s): 40.1',
-      'INFO 12-16 10:12:50 [loggers.py:1] Avg prompt throughput: 0.0 tokens/s',
     ]) {
       expect(diagnoseText([...startup, failed, after, ''].join('\n')).classification.category, after).toBe('none');
     }
     expect(diagnoseText([...startup, failed, ''].join('\n')).classification.category).toBe('other');
+  });
+
+  it('an ordinary line after it is no sign of progress: a failing process goes on printing', () => {
+    const failed = '[2026-05-21 16:07:41 TP0] Failed to allocate the radix cache: start out of range';
+    for (const after of [
+      '[2026-05-21 16:07:41 TP3] Cache flushed successfully!',
+      '[shutdown] Executor: waiting for worker exit count=2',
+    ]) {
+      const d = diagnoseText([...startup, failed, after, ''].join('\n'));
+      expect(d.classification.category, after).toBe('other');
+      expect(d.classification.evidence[0]?.text).toBe(failed);
+    }
+  });
+
+  it('a failure the program says it retries was survived; the one after the last retry is the root', () => {
+    const log = [
+      '[Router (Rust)] 2025-03-18 14:17:58 - WARN - Generate request to http://localhost:8001 failed (attempt 1/3)',
+      '[Router (Rust)] 2025-03-18 14:17:58 - INFO - Retrying request after 1 failed attempts',
+      '[Router (Rust)] 2025-03-18 14:17:58 - WARN - Generate request to http://localhost:8001 failed (attempt 3/3)',
+      '',
+    ].join('\n');
+    expect(diagnoseText(log).classification.evidence[0]?.line).toBe(3);
+  });
+
+  it('an NCCL WARN is a failure once NCCL returns its error up the calls; a WARN alone is not', () => {
+    const warn =
+      'gpu-0:3468:3905 [4] ib_plugin.c:1615 NCCL WARN NET/IB : Got completion from peer 10.0.0.2<54862> with status=12';
+    const trace = [
+      'gpu-0:3468:3905 [4] NCCL INFO transport/net.cc:1302 -> 6',
+      'gpu-0:3468:3905 [4] NCCL INFO proxy.cc:87',
+    ];
+    const d = diagnoseText([warn, ...trace, ''].join('\n'));
+    expect(d.classification.category).toBe('nccl_error');
+    expect(d.classification.evidence[0]?.text).toBe(warn);
+    expect(diagnoseText([warn, ''].join('\n')).classification.category).toBe('none');
+  });
+
+  it('an error-code constant states a failure (MPI_ERR_*, NIXL_ERR_*)', () => {
+    expect(record('2025-05-16T04:56:18.119Z ERROR engine.run_mp_engine: NIXL_ERR_BACKEND')).not.toBeNull();
+    expect(record('[2026-05-21 16:07:41 TP0] transfer ended with NIXL_ERR_NOT_FOUND')).not.toBeNull();
   });
 
   it('a traceback still names the crash over a record printed before it', () => {

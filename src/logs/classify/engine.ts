@@ -31,7 +31,7 @@ import {
   type PhaseState,
   phaseFromFrames,
 } from './phase.ts';
-import { continuesFailure, embeddedException, failureRecord, ncclWarn } from './records.ts';
+import { embeddedException, failureRecord, goesOn, ncclReturnTrace, ncclWarn } from './records.ts';
 import {
   buildEvidence,
   chooseRoot,
@@ -294,20 +294,17 @@ export class ClassifierEngine {
     const raised = failureRecord(prefix, ev.text);
     if (!raised) {
       const warn = this.ncclWarn;
-      if (continuesFailure(prefix.body)) {
+      this.ncclWarn = null;
+      if (ncclReturnTrace(prefix.body)) {
         // NCCL returns the error its WARN reported: that WARN is the failure
         if (warn) this.recordFailure(warn.prefix, warn.ev, { type: '', short: '', message: warn.prefix.body.trim() });
-        this.ncclWarn = null;
         return true;
       }
-      this.ncclWarn = null;
-      if (ncclWarn(prefix.body)) {
-        this.ncclWarn = { prefix, ev };
-        return true;
-      }
-      // An ordinary line after a record: the process carried on.
-      if (prefix.body.trim() !== '') this.tracebacks.carriedOn();
-      return false;
+      // `Retrying request after 1 failed attempts`: the failures before it are being retried, not the end
+      if (goesOn(prefix.body)) this.tracebacks.carriedOn();
+      if (!ncclWarn(prefix.body)) return false;
+      this.ncclWarn = { prefix, ev };
+      return true;
     }
     this.recordFailure(prefix, ev, raised);
     return true;
@@ -748,11 +745,13 @@ export class ClassifierEngine {
 function wrappedCause(sig: Signature, text: string): string {
   for (const re of sig.regexes) {
     const m = re.exec(text);
-    if (m)
-      return text
-        .slice(m.index + m[0].length)
-        .replace(/^[\s:.,;-]+/, '')
-        .trim();
+    if (!m) continue;
+    const rest = text.slice(m.index + m[0].length);
+    const end = sig.wrapsUntil?.exec(rest)?.index ?? rest.length;
+    return rest
+      .slice(0, end)
+      .replace(/^[\s:.,;-]+/, '')
+      .trim();
   }
   return '';
 }

@@ -94,18 +94,28 @@ const BOUNDARY = new RegExp(
       String.raw`(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) (?:\d{4}-)?\d\d-\d\d \d\d:\d\d:\d\d`,
       String.raw`\b(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)(?: \([\w.]{1,40}\))?: {2,}`,
       String.raw`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z|\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} `,
+      // a logging format's `date - LEVEL - ` (Python logging's common `%(asctime)s - %(levelname)s - `), with the
+      // bracketed name some put in front (SGLang's router: `[Router (Rust)] 2025-03-18 14:17:58 - WARN - `)
+      String.raw`(?:\[[^\]\n]{1,40}\] )?\d{4}-\d\d-\d\d \d\d:\d\d:\d\d - (?:DEBUG|INFO|WARN|WARNING|ERROR|CRITICAL) - `,
       // TensorRT-LLM's logger `[06/21/2025-03:55:04] [TRT-LLM]` and its numbered backtrace `32      0x5db1e4 f + 8`;
-      // Python's threading `Exception in thread Thread-4 (name):`
-      String.raw`\[\d\d/\d\d/\d{4}-\d\d:\d\d:\d\d\]|(?<![\w.])\d{1,3} {2,}0x[0-9a-f]{4,16} |Exception in thread [^:\n]{1,80}:`,
+      // Python's threading `Exception in thread Thread-4 (name):`, multiprocessing's `Process SpawnProcess-1:` (the
+      // line its _bootstrap prints before a child's traceback)
+      String.raw`\[\d\d/\d\d/\d{4}-\d\d:\d\d:\d\d\]|(?<![\w.])\d{1,3} {2,}0x[0-9a-f]{4,16} |Exception in thread [^:\n]{1,80}:|Process [A-Z]\w{0,40}-\d{1,6}:`,
+
       // glog / c10 `[E1113 12:00:00.123 ...]`, NCCL `host:pid:tid [dev] `, c10's backtrace, C++'s terminate
       String.raw`\[?[IWEF]\d{3,4} \d\d:\d\d:\d\d\.\d+|(?<![\w.-])[\w.-]{1,64}:\d+:\d+ \[\d+\] |frame #\d+: |Exception raised from |terminate called after throwing`,
     ].join('|')})`,
+    // TensorRT-LLM's C++ logger (cpp/tensorrt_llm/common/logger.cpp): `[TensorRT-LLM][INFO] `, and FasterTransformer's,
+    // which LMDeploy's TurboMind kept (`[FT][ERROR] `, `[TM][ERROR] `); after a colon it is the cause a message quotes
+    // (`Failed to initialize executor on rank 0: [TensorRT-LLM][ERROR] ...`), not a line
+    String.raw`(?<trt>\[(?:TensorRT-LLM|FT|TM)\]\[[A-Z]{4,7}\] )`,
     String.raw`(?<tb>Traceback \(most recent call last\):?)`,
     String.raw`(?<frame>File "[^"\n]{1,400}", line \d+, in [\w.<>]{1,200}|<ipython-input-[^>]{1,60}> in [\w.<>]{1,200}\(\))`,
     String.raw`(?<chain>During handling of the above exception, another exception occurred:|The above exception was the direct cause of the following exception:)`,
     // an exception's name as parseExceptionLine reads one, then its message (or the end); a bare `Error:` (a Rust or Go
     // launcher's line) only inside a traceback
-    String.raw`(?<exc>(?<![\w.])(?:[A-Za-z_]\w{0,60}\.){0,6}(?:Exception|StopIteration|OutOfResources|[A-Z]\w{0,60}?(?:Error|Exception|Exit|Interrupt|Failure|Timeout|OutOfResources))(?=: |$))`,
+    // (Ray names a task's exception with its cause: `ray.exceptions.RayTaskError(TimeoutError): ...`)
+    String.raw`(?<exc>(?<![\w.])(?:[A-Za-z_]\w{0,60}\.){0,6}(?:Exception|StopIteration|OutOfResources|[A-Z]\w{0,60}?(?:Error|Exception|Exit|Interrupt|Failure|Timeout|OutOfResources))(?:\([A-Za-z_]\w{0,60}\)(?=: )|(?=: |$)))`,
     String.raw`(?<bare>(?<![\w.])Error(?=: ))`,
     // tqdm ends each update with its timing: `[00:23<00:00,  1.38s/it]`
     String.raw`(?<tqdm>\[\d\d:\d\d<[^\]\n]{0,40}\])`,
@@ -154,6 +164,9 @@ export function splitJoined(joined: string): string[] | null {
       if (inTraceback || (g.exc !== undefined && (!/:\s*$/.test(before) || /\braised:\s*$/.test(before)))) {
         cuts.push([m.index, 'line']);
       }
+      inTraceback = false;
+    } else if (g.trt !== undefined) {
+      if (!/:\s*$/.test(before)) cuts.push([m.index, 'line']);
       inTraceback = false;
     } else if (g.tqdm !== undefined) {
       cuts.push([end, 'line']);
@@ -217,14 +230,17 @@ function mayBeJoined(line: string): boolean {
   let body = stripWrappers(line);
   for (let t = TORCH_RANK.exec(body); t; t = TORCH_RANK.exec(body)) body = stripWrappers(body.slice(t[0].length));
   for (const mark of JOIN_MARKS) if (body.indexOf(mark, 1) > 0) return true;
-  return false;
+  // an exception line without a message ends the joined line (`... assert x AssertionError`)
+  return ENDS_IN_EXCEPTION.test(body);
 }
+const ENDS_IN_EXCEPTION = / [A-Za-z_][\w.]{0,120}(?:Error|Exception)\s*$/;
 const JOIN_MARKS = [
   'File "',
   'Traceback (',
   'pid=',
   'Error: ',
   'Exception: ',
+  'Error(',
 
   '[20',
   ' INFO ',
@@ -240,6 +256,9 @@ const JOIN_MARKS = [
   ' | ',
   '<ipython-input',
   '[TRT-LLM]',
+  '[TensorRT-LLM][',
+  '[FT][',
+  '[TM][',
   '0x',
   'Exception in thread',
   'Z ',

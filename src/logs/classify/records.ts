@@ -3,8 +3,8 @@
 // to initialize executor on rank 0: ...`, Triton's glog `E1216 ... model.py:248] "Failed to start engine"`, a Rust
 // runner's `TypeError("...")` in its error text. Such a record is a terminal failure only when the server did not
 // carry on after it (healthy servers log ERROR records for a failed request or a retried download, then serve on): the
-// engine keeps records until the next sign of progress: a milestone, a serving line, or any ordinary line after it
-// (tracebacks.ts, `survived`/`carriedOn`).
+// engine keeps records until the next sign of progress: a milestone or a serving line (tracebacks.ts,
+// `survived`/`carriedOn`).
 //
 // A record is read the way a traceback's exception line is: the exception it names (`SomeError: message`, embedded
 // after the record's own words or as a repr `SomeError("message")`) decides by the exception rules; without one, the
@@ -65,8 +65,13 @@ const SURVIVED =
   /\b(?:ignor(?:e|es|ed|ing)|skip(?:s|ped|ping)?|retry(?:ing)?|retries|fall(?:s|ing)? ?back|fell back|falling back)\b/i;
 /** A record at warning level or below is never a failure (`WARNING ... [core.py] Failed to ...` is survivable). */
 const MILD_LEVEL = /\b(?:WARNING|WARN|INFO|DEBUG)\b|^\[?[IW]\d{4} /;
-/** A warning's level at the start of its own text (`WARNING: ...`, `[WARN] ...`, glog's bracketed `[W1203 ...]`). */
-const BODY_WARNING = /^(?:\[?(?:WARNING|WARN)\]?[: ]|\[W\d{4} )/;
+/**
+ * A warning's (or milder) level at the start of its own text: `WARNING: ...`, `[WARN] ...`, glog's bracketed `[W1203
+ * ...]`, a bracketed level tag after other bracketed fields (TensorRT-LLM's `[TensorRT-LLM][WARNING] `, `[TRT-LLM]
+ * [RANK 0] [I] `).
+ */
+const BODY_WARNING =
+  /^(?:\[?(?:WARNING|WARN)\]?[: ]|\[W\d{4} |(?:\[[^\]]{1,40}\] ?){1,4}\[(?:W|WARN|WARNING|I|INFO|D|DEBUG|V|VERBOSE)\] ?)/;
 
 // An exception named inside a record's text: after the record's own words (`Failed to initialize Python stub:
 // TypeError: ...`, `with exception KVTransferError(bootstrap_room=1): Failed ...`) or as its repr (`TypeError("...")`,
@@ -144,8 +149,13 @@ export function failureRecord(prefix: LinePrefix, text: string, tracebackFollows
 // (an excerpt can cut the line after them).
 const NCCL_RETURN_TRACE = /\bNCCL INFO [\w./-]{1,200}\.(?:cc|c|cu|h):\d+/;
 
-/** True when a line that is no record still belongs to the failure before it (it does not say the server went on). */
-export function continuesFailure(body: string): boolean {
+/** True when a line says the program goes on after an error (it ignores, skips, retries or falls back). */
+export function goesOn(body: string): boolean {
+  return SURVIVED.test(body);
+}
+
+/** A line of NCCL's error-return trace. */
+export function ncclReturnTrace(body: string): boolean {
   return NCCL_RETURN_TRACE.test(body);
 }
 

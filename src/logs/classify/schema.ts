@@ -51,6 +51,8 @@ export const signatureSchema = z
      * nothing follows, the exception printed just before it in the same failure is the root.
      */
     wraps: z.boolean().default(false),
+    /** Regex (case-sensitive) where the wrapper's own text resumes after the cause (SGLang's `Possible solutions:`). */
+    wraps_until: z.string().min(1).optional(),
     patterns: z.array(pattern).min(1),
     keywords: z.array(z.string().min(1)).min(1).optional(),
     meaning: z.string().min(1),

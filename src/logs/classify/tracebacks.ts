@@ -88,9 +88,11 @@ export class TracebackTracker {
   private lastBodyLength = 0;
   /** The last unindented text line outside a traceback (an error record if a header follows it). */
   private lastText: { prefix: LinePrefix; ev: Evidence } | null = null;
+  /** The last line read as text outside a traceback (lastText's, or another rank's after it). */
+  private lastTextEnd = 0;
   /** The last frame line read had lost its indentation (an issue's formatting strips it from every line). */
   private frameUnindented = false;
-  /** Failure records since the server last carried on (a milestone, a serving or an ordinary line), oldest first. */
+  /** Failure records since the server last carried on (a milestone or a serving line), oldest first. */
   records: FailureRecord[] = [];
 
   /** A failure record (records.ts) was read. */
@@ -99,8 +101,9 @@ export class TracebackTracker {
   }
 
   /**
-   * The server went on (a milestone, or an ordinary line after the record): records before it were survived (a
-   * retried download, a failed request). Tracebacks are kept: a worker's traceback can print before the main process
+   * The server reached a milestone: records before it were survived (a retried download, a failed request). An
+   * ordinary line is no such sign: a failing process goes on printing (its shutdown, another rank's lines, a
+   * launcher's report). Tracebacks are kept: a worker's traceback can print before the main process
    * reaches its next step and dies.
    */
   carriedOn(): void {
@@ -169,8 +172,13 @@ export class TracebackTracker {
         }
         return null;
       case 'text':
-        // read as an error record only if a traceback's header follows it (most lines are followed by none)
-        if (!cur?.open) this.lastText = { prefix, ev };
+        // read as an error record only if a traceback's header follows it (most lines are followed by none); another
+        // rank's record printed in between leaves it the line before the header
+        if (!cur?.open) {
+          const other = this.lastText && prefix.rank !== null && prefix.rank !== this.lastText.prefix.rank;
+          if (!other) this.lastText = { prefix, ev };
+          this.lastTextEnd = ev.line;
+        }
         if (cur && !cur.open && this.continues(cur, prefix, ev)) return null;
         // Another rank's log record printed while this one's traceback is written (ranks share the terminal):
         // neither its end nor its exception. A record that names no rank still ends it (the excerpt was cut).
@@ -245,9 +253,13 @@ export class TracebackTracker {
       messageEnd: 0,
       lastSource: null,
       phaseAt: this.chainedFrom?.phaseAt ?? phase,
+      // An excerpt that starts at a frame can have the wrapper's own line, naming the exception, right before it
+      // (`Scheduler hit an exception: IndexError: ...` with no `Traceback` header).
       logged:
-        !headless && this.lastText?.ev.line === ev.line - 1
-          ? loggedAsError(this.lastText.prefix, this.lastText.ev)
+        this.lastText && this.lastTextEnd === ev.line - 1
+          ? headless
+            ? namingException(this.lastText.prefix, this.lastText.ev)
+            : loggedAsError(this.lastText.prefix, this.lastText.ev)
           : null,
     };
     this.chainedFrom = null;
@@ -351,4 +363,10 @@ function loggedAsError(prefix: LinePrefix, ev: Evidence): Logged | null {
   if (body === '') return null;
   const states = failureRecord(prefix, ev.text, true) !== null || ownErrorLevel(body);
   return states || loggedAtErrorLevel(prefix, ev.text) ? { ev, message: body, states } : null;
+}
+
+/** The line before a traceback that starts at a frame, when it names an exception (records.ts), or null. */
+function namingException(prefix: LinePrefix, ev: Evidence): Logged | null {
+  const raised = failureRecord(prefix, ev.text, true);
+  return raised && raised.type !== '' ? { ev, message: prefix.body.trim(), states: true } : null;
 }

@@ -1,0 +1,162 @@
+// Readings that generalise beyond one message: a generic signature that wraps its cause, exception families by their
+// documented messages and modules, frames in any quoting, the phase a frame's function names, and lines that start
+// where a joined log lost its breaks.
+import { describe, expect, it } from 'vitest';
+import { parseExceptionLine } from '../../src/logs/classify/exceptions.ts';
+import { diagnoseText } from '../../src/logs/classify/index.ts';
+import { lineShape } from '../../src/logs/classify/lineinfo.ts';
+import { splitJoined } from '../../src/logs/classify/normalise.ts';
+
+const classOf = (lines: string[]) => diagnoseText(`${lines.join('\n')}\n`).classification;
+
+describe('a generic signature yields to the cause it wraps (wraps: in the catalog)', () => {
+  it("a backend check named after SGLang's 'Capture cuda graph failed:' is a backend assertion, placed in capture", () => {
+    const line =
+      "Exception: Capture cuda graph failed: Error in function 'MergeStates' at /x/flashinfer/attention/cascade.cuh:697: Unsupported head_dim: 106";
+    const c = classOf([
+      line,
+      'Possible solutions:',
+      '1. set --mem-fraction-static to a smaller value (e.g., 0.8 or 0.7)',
+    ]);
+    expect([c.category, c.phase]).toEqual(['backend_assertion', 'cuda_graph_capture']);
+    expect(c.evidence[0]?.text).toBe(line);
+    // SGLang's own hints after the cause name no cause, even on the same line
+    expect(classOf([`${line} Possible solutions: 1. set --mem-fraction-static to a smaller value`]).category).toBe(
+      'backend_assertion',
+    );
+  });
+
+  it('a cause that names nothing more specific keeps the capture class', () => {
+    expect(classOf(['Exception: Capture cuda graph failed: something odd happened']).category).toBe(
+      'cuda_graph_capture_failed',
+    );
+  });
+
+  it('when nothing follows the wrapper, the exception printed just before it is the root', () => {
+    const cause = 'RuntimeError: Runtime check failed at .../kvcache.cuh:196: CUDA error: invalid resource handle';
+    const c = classOf([cause, 'Exception: Capture cuda graph failed']);
+    expect(c.category).toBe('cuda_graph_capture_failed');
+    expect(c.evidence[0]?.text).toBe(cause);
+  });
+});
+
+describe('exception families by their documented messages and modules', () => {
+  it("FlashInfer's C++ error is the RuntimeError its bindings raise", () => {
+    expect(parseExceptionLine("Error in function 'f' at /x/a.cuh:12: Unsupported head_dim: 106")).toEqual({
+      type: 'RuntimeError',
+      short: 'RuntimeError',
+      message: 'Unsupported head_dim: 106',
+    });
+  });
+
+  it("PyTorch's dispatcher with no kernel for the backend is an unsupported device", () => {
+    expect(
+      classOf([
+        "NotImplementedError: Could not run '_C::onednn_mm' with arguments from the 'CPU' backend. This could be because the operator doesn't exist for this backend",
+      ]).category,
+    ).toBe('unsupported_arch');
+  });
+
+  it("an attention backend is known by its module's name when the path was shortened", () => {
+    expect(
+      classOf([
+        'File ".../flashattention_backend.py", line 832, in forward_extend',
+        '    assert not get_global_server_args().disable_chunked_prefix_cache',
+        'AssertionError',
+      ]).category,
+    ).toBe('backend_assertion');
+    // a grammar backend is no attention backend
+    expect(
+      classOf([
+        'File "/x/sglang/srt/constrained/xgrammar_backend.py", line 90, in dispatch_json',
+        '    raise RuntimeError("bad schema")',
+        'RuntimeError: bad schema',
+      ]).category,
+    ).toBe('other');
+  });
+
+  it("torch elastic's failed child: its record and its report's signal line", () => {
+    const rec =
+      'ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: -9) local_rank: 0 (pid: 31631) of binary: /usr/bin/python3';
+    expect(classOf([rec]).evidence[0]?.text).toBe(rec);
+    const c = classOf([
+      'torch.distributed.elastic.multiprocessing.errors.ChildFailedError: ',
+      '============================================================',
+      'Root Cause (first observed failure):',
+      '[0]:',
+      '  exitcode  : -9 (pid: 14750)',
+      '  traceback : Signal 9 (SIGKILL) received by PID 14750',
+    ]);
+    expect([c.category, c.evidence[0]?.text]).toEqual([
+      'other',
+      '  traceback : Signal 9 (SIGKILL) received by PID 14750',
+    ]);
+  });
+});
+
+describe('frames in any quoting, and the phase their functions name', () => {
+  it('a frame with backslash-escaped quotes (a traceback logged inside a quoted string) is a frame', () => {
+    expect(lineShape('   File \\"/x/triton_decoder.py\\", line 136, in _exec_triton_request_single')).toEqual({
+      kind: 'frame',
+      file: '/x/triton_decoder.py',
+      func: '_exec_triton_request_single',
+      python: true,
+    });
+    // a Windows path's backslashes are still a plain frame's
+    expect(lineShape('  File "C:\\x\\vllm\\a.py", line 3, in f')).toMatchObject({
+      kind: 'frame',
+      file: 'C:\\x\\vllm\\a.py',
+    });
+  });
+
+  it("replaying a captured graph is no capture, though PyTorch's capture API file runs it", () => {
+    const frames = (func: string) => [
+      'Traceback (most recent call last):',
+      `  File "/x/torch/cuda/graphs.py", line 117, in ${func}`,
+      '    super().replay()',
+      'torch.AcceleratorError: CUDA error: an illegal instruction was encountered',
+    ];
+    expect(classOf(frames('replay')).phase).toBe('unknown');
+    expect(classOf(frames('capture_begin')).phase).toBe('cuda_graph_capture');
+  });
+});
+
+describe('where a joined log lost its line breaks', () => {
+  it("TensorRT-LLM's and TurboMind's logger tags start a line, except as the cause a message quotes", () => {
+    expect(splitJoined('[TensorRT-LLM][WARNING] a is not specified [TensorRT-LLM][INFO] MPI size: 1, rank: 0')).toEqual(
+      ['[TensorRT-LLM][WARNING] a is not specified', '[TensorRT-LLM][INFO] MPI size: 1, rank: 0'],
+    );
+    expect(
+      splitJoined('engine_cfg: TurbomindEngineConfig(tp=1) [TM][ERROR] CUDA runtime error: out of memory'),
+    ).toEqual(['engine_cfg: TurbomindEngineConfig(tp=1)', '[TM][ERROR] CUDA runtime error: out of memory']);
+    expect(
+      splitJoined(
+        '[TRT-LLM] [RANK 0] [E] Failed to initialize executor on rank 0: [TensorRT-LLM][ERROR] Assertion failed: x',
+      ),
+    ).toBeNull();
+  });
+
+  it("multiprocessing's 'Process Name-N:' header, Ray's exception with its cause, a bare exception at the end", () => {
+    expect(
+      splitJoined(
+        'RuntimeError: Failed to infer device type Process SpawnProcess-1: Traceback (most recent call last):',
+      ),
+    ).toEqual([
+      'RuntimeError: Failed to infer device type',
+      'Process SpawnProcess-1: Traceback (most recent call last):',
+    ]);
+    expect(
+      splitJoined(
+        '    raise value.as_instanceof_cause() ray.exceptions.RayTaskError(TimeoutError): ray::Rollout.generate()',
+      ),
+    ).toEqual([
+      '    raise value.as_instanceof_cause()',
+      'ray.exceptions.RayTaskError(TimeoutError): ray::Rollout.generate()',
+    ]);
+    expect(splitJoined('File ".../a_backend.py", line 8, in f     assert not x AssertionError')).toEqual([
+      '  File ".../a_backend.py", line 8, in f',
+      '    assert not x',
+      'AssertionError',
+    ]);
+  });
+});
