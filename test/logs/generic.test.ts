@@ -121,6 +121,54 @@ describe('frames in any quoting, and the phase their functions name', () => {
   });
 });
 
+describe('init steps by their documented roles, and more wordings of a cause', () => {
+  const tb = (file: string, func: string, exc: string) => [
+    'Traceback (most recent call last):',
+    `  File "${file}", line 10, in ${func}`,
+    '    x = f()',
+    exc,
+  ];
+
+  it("PyTorch's rendezvous and argument parsing are start-up", () => {
+    expect(
+      classOf(
+        tb(
+          '/x/torch/distributed/elastic/rendezvous/c10d_rendezvous_backend.py',
+          '_create_tcp_store',
+          'torch.distributed.DistNetworkError: timed out',
+        ),
+      ).phase,
+    ).toBe('startup');
+    expect(
+      classOf(tb('/x/transformers/hf_argparser.py', 'parse_args_into_dataclasses', 'ValueError: no zero_optimization'))
+        .phase,
+    ).toBe('startup');
+  });
+
+  it("PyTorch's caching allocator's 'allocation failed with OOM' is an OOM; the host's OOM killer named in a hint is not", () => {
+    expect(
+      classOf([
+        '[rank0]:[W830 12:05:56.43 CUDACachingAllocator.cpp:3933] memory allocation failed with OOM on device 0 while trying to allocate 272629760 bytes',
+      ]).category,
+    ).toBe('cuda_oom');
+    expect(
+      classOf([
+        'RuntimeError: Rank 0 scheduler died during initialization (exit code: 255). If exit code is -9 (SIGKILL), a common cause is the OS OOM killer. Run `dmesg -T | grep -i oom` to check.',
+      ]).category,
+    ).not.toBe('cuda_oom');
+  });
+
+  it("a launcher's report that a process died is the root over a frame of a traceback cut before its exception", () => {
+    const c = classOf([
+      '[12-16 14:27:08] Rank 0 scheduler is dead. Please check if there are relevant logs.',
+      'Traceback (most recent call last):',
+      '  File "/x/sglang/cli/main.py", line 26, in main',
+      '    args.func(args, extra_argv)',
+    ]);
+    expect(c.evidence[0]?.line).toBe(1);
+  });
+});
+
 describe('where a joined log lost its line breaks', () => {
   it("TensorRT-LLM's and TurboMind's logger tags start a line, except as the cause a message quotes", () => {
     expect(splitJoined('[TensorRT-LLM][WARNING] a is not specified [TensorRT-LLM][INFO] MPI size: 1, rank: 0')).toEqual(

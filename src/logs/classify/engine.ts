@@ -664,6 +664,8 @@ export class ClassifierEngine {
       ? (chooseRoot([
           tb.exc,
           tb.logged?.states ? tb.logged.ev : null,
+          // a launcher's report that a process died (`Exit code: -9`) says more than a frame of its own traceback
+          this.death,
           innermost ? { line: innermost.line, text: innermost.text } : null,
           tb.header,
         ]) as Evidence)

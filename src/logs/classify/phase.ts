@@ -253,10 +253,14 @@ const HINTS: Hint[] = [
       // torch.distributed's own entry point: the process group is created before anything is loaded.
       'init_process_group',
     ],
-    file: /(server_args|launch_server|arg_utils)\.py$/,
-    // The server or its engine being started: `wait_for_engine_startup`, `launch_core_engines`, `launch_server`.
+    // PyTorch's rendezvous (torch/distributed/rendezvous.py, elastic/rendezvous/) is how ranks find each other, before
+    // anything is loaded.
+    file: /(server_args|launch_server|arg_utils)\.py$|distributed[/\\](?:elastic[/\\])?rendezvous/,
+    // The server or its engine being started: `wait_for_engine_startup`, `launch_core_engines`, `launch_server`;
+    // its arguments parsed (`parse_args`, transformers' `parse_args_into_dataclasses`).
     words: (w) =>
-      has(w, 'startup') ||
+      has(w, 'startup', 'rendezvous') ||
+      (has(w, 'parse') && has(w, 'args', 'arguments')) ||
       (w[0] === 'launch' && has(w, 'server', 'engine', 'engines', 'subprocesses')) ||
       // `_init_distributed_environment`, `init_process_groups`: the ranks joining each other
       (has(w, 'init', 'initialize') && has(w, 'distributed', 'dist')),
