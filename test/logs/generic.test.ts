@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseExceptionLine } from '../../src/logs/classify/exceptions.ts';
 import { diagnoseText } from '../../src/logs/classify/index.ts';
-import { lineShape } from '../../src/logs/classify/lineinfo.ts';
+import { displayText, lineShape } from '../../src/logs/classify/lineinfo.ts';
 import { splitJoined } from '../../src/logs/classify/normalise.ts';
 
 const classOf = (lines: string[]) => diagnoseText(`${lines.join('\n')}\n`).classification;
@@ -37,6 +37,29 @@ describe('a generic signature yields to the cause it wraps (wraps: in the catalo
     const c = classOf([cause, 'Exception: Capture cuda graph failed']);
     expect(c.category).toBe('cuda_graph_capture_failed');
     expect(c.evidence[0]?.text).toBe(cause);
+  });
+});
+
+describe('a signature that says only how the process ended (generic: in the catalog)', () => {
+  it('yields the root to the failure record printed just before it', () => {
+    const rec =
+      ':0:rocdevice.cpp            :3586: 1183357978 us:  Callback: Queue 0x7f35e8100000 aborting with error : HSA_STATUS_ERROR_EXCEPTION: An HSAIL operation resulted in a hardware exception. code: 0x1016';
+    const c = classOf([rec, 'Fatal Python error: Aborted']);
+    expect([c.category, c.evidence[0]?.text]).toEqual(['other', rec]);
+    expect(classOf(['Fatal Python error: Aborted']).evidence[0]?.text).toBe('Fatal Python error: Aborted');
+  });
+
+  it("a launcher's line naming the signal is no generic ending: it stays the root", () => {
+    const line = 'mpirun noticed that process rank 6 with PID 0 on node x exited on signal 9 (Killed).';
+    expect(
+      classOf(['a non-zero exit code. Per user-direction, the job has been aborted.', line]).evidence[0]?.text,
+    ).toBe(line);
+  });
+
+  it("a wait that timed out is a failure record, named by the module it names (c10d's socket)", () => {
+    const line =
+      '[E1226 15:44:09.437224181 socket.cpp:1011] [c10d] The client socket has timed out after 600000ms while trying to connect to (node-05, 8000).';
+    expect(classOf(['frame #57: _start + 0x21 (0x6297b1 in sglang::scheduler)', '', line]).category).toBe('nccl_error');
   });
 });
 
@@ -206,5 +229,37 @@ describe('where a joined log lost its line breaks', () => {
       '    assert not x',
       'AssertionError',
     ]);
+  });
+});
+
+describe('one reading whatever is in front of a line or between lines', () => {
+  it('a glog record prefix is taken off with or without a rank label in front', () => {
+    const line = '[E1226 15:44:09.437224181 socket.cpp:1011] [c10d] The client socket has timed out';
+    expect(displayText(line)).toBe(displayText(`[default0]:${line}`));
+  });
+
+  it('a frame split from a joined line keeps its rank label in front of its indentation', () => {
+    expect(
+      splitJoined(
+        '[rank0]:   File "/x/vllm/distributed/device_communicators/pynccl_wrapper.py", line 256, in NCCL_CHECK [rank0]:     raise RuntimeError(f"NCCL error: {error_str}") [rank0]: RuntimeError: NCCL error: unhandled system error',
+      )?.every((p) => p.startsWith('[rank0]:')),
+    ).toBe(true);
+  });
+
+  it('a record whose line a paste indented is read outside a traceback', () => {
+    expect(
+      classOf(['', ' [E1226 15:44:09.43 socket.cpp:1011] [c10d] The client socket has timed out after 600000ms'])
+        .category,
+    ).toBe('nccl_error');
+  });
+
+  it("another rank's record between a frame that lost its indentation and its source line leaves it the source", () => {
+    const c = classOf([
+      'File "/x/vllm/entrypoints/llm.py", line 495, in collective_rpc',
+      '[2025-11-05 12:19:32 TP6] Cache flushed successfully!',
+      'executor = self.llm_engine.model_executor',
+      "AttributeError: 'LLMEngine' object has no attribute 'model_executor'",
+    ]);
+    expect(c.evidence[0]?.text).toBe("AttributeError: 'LLMEngine' object has no attribute 'model_executor'");
   });
 });

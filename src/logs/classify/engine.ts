@@ -262,7 +262,8 @@ export class ClassifierEngine {
           this.deathRank = prefix.rank;
         }
         interesting = true;
-      } else if (shape.kind === 'text') {
+      } else if (shape.kind === 'text' || (shape.kind === 'indented' && !openBefore)) {
+        // (an indented line outside a traceback is no source line: a record whose line a paste indented)
         if (this.readRecord(prefix, ev, lineNo)) interesting = true;
       }
     }
@@ -459,7 +460,7 @@ export class ClassifierEngine {
     const c = this.best();
     const r = this.ruled();
     if (r && (!c || this.ruleWins(r, c))) return this.fromRule(r);
-    if (c) return c.sig.wraps ? this.fromWrapper(c) : this.fromCandidate(c);
+    if (c) return c.sig.wraps || c.sig.generic ? this.fromWrapper(c) : this.fromCandidate(c);
     const cut = this.fromCutTraceback();
     if (cut) return cut;
     const tb = this.tracebacks.firstFatal((text) => this.match(text).consequences.length > 0);
@@ -588,11 +589,11 @@ export class ClassifierEngine {
   /**
    * A generic signature whose message wraps its cause (`Capture cuda graph failed: <cause>`): the cause is read as an
    * exception line, and a class the overlaps rank above the signature's names the crash (its line still the root).
-   * When nothing follows the match, the exception printed just before it in the same failure is the cause, and the
-   * root.
+   * When nothing follows the match, or the signature only says how the process ended (`generic`: `Fatal Python error:
+   * Aborted`), the exception or failure record printed just before it in the same failure is the cause, and the root.
    */
   private fromWrapper(c: Candidate): Diagnosis {
-    const cause = wrappedCause(c.sig, c.ev.text);
+    const cause = c.sig.wraps ? wrappedCause(c.sig, c.ev.text) : '';
     if (cause !== '') {
       const raised = parseExceptionLine(cause) ?? embeddedException(cause) ?? { type: '', short: '', message: cause };
       const rule = matchException(this.catalog.exceptionRules, raised, c.tb?.frames ?? [], c.phaseAt);
@@ -602,8 +603,15 @@ export class ClassifierEngine {
       }
       return this.fromCandidate(c);
     }
-    const before = this.tracebacks.unsurvived
-      .filter((t) => t !== c.tb && t.exc !== null && t.exc.line < c.ev.line && c.ev.line - t.exc.line <= PENDING_LINES)
+    // the exceptions and failure records printed before it in the same failure (records as frameless tracebacks)
+    const near = (line: number) => line < c.ev.line && c.ev.line - line <= PENDING_LINES;
+    const before = [
+      ...this.tracebacks.unsurvived.filter((t) => t !== c.tb && t.exc !== null && near(t.exc.line)),
+      ...this.tracebacks.records
+        .filter((r) => near(r.ev.line))
+        .map((r) => frameless(r.ev, r.ev, r.raised, r.rank, r.phaseAt)),
+    ]
+      .sort((a, b) => (a.exc?.line ?? 0) - (b.exc?.line ?? 0))
       .pop();
     if (!before?.exc) return this.fromCandidate(c);
     const raised = before.raised;

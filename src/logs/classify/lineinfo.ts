@@ -46,6 +46,9 @@ export function readPrefix(line: string): LinePrefix {
     const g = GLOG.exec(s);
     return { rank, record: g !== null, body: g ? s.slice(g[0].length) : s };
   }
+  // a glog-style record prefix is one with or without a rank label in front (the label only says whose it is)
+  const g = GLOG.exec(s);
+  if (g) return { rank: null, record: true, body: s.slice(g[0].length) };
   return { rank: null, record: false, body: s };
 }
 

@@ -283,7 +283,8 @@ function payloadEmpty(text: string): boolean {
 }
 
 function indent(text: string, kind: Cut): string {
-  if (kind === 'line' || stripWrappers(text) !== text) return text;
+  // a rank label is a wrapper too: the frame's indentation is behind it (`[rank0]:   File ...`)
+  if (kind === 'line' || stripWrappers(text) !== text || TORCH_RANK.test(text)) return text;
   const s = text.trimStart();
   return kind === 'frame' ? `  ${s}` : `    ${s}`;
 }

@@ -32,9 +32,9 @@ const BODY_LEVEL =
 // (`Failed to ...`); the pre-filter lets through every line with one (FAILURE_ANCHORS, in phase.ts's structure
 // anchors).
 // Error-code constants say it too, by the convention C libraries name them (`MPI_ERR_OTHER`, `NIXL_ERR_BACKEND`,
-// `CUDA_ERROR_OUT_OF_MEMORY`).
+// `CUDA_ERROR_OUT_OF_MEMORY`, ROCm's `HSA_STATUS_ERROR_EXCEPTION`), and so does a wait that timed out.
 const FAILURE_WORDS =
-  /\b[A-Z][A-Z0-9]*_ERR(?:OR)?_[A-Z0-9_]+\b|\b(?:[Ff]ail(?:s|ed|ure)|[Ee]rrors?|[Ee]rrored|[Ee]xceptions?|[Ff]atal|[Aa]bort(?:ed|ing)?|[Cc]rash(?:ed)?|[Kk]illed|[Cc]annot|[Cc]an not|[Cc]ould not|[Uu]nable to)\b/;
+  /\b[A-Z][A-Z0-9_]*_ERR(?:OR)?_[A-Z0-9_]+\b|\b(?:[Tt]imed out|[Ff]ail(?:s|ed|ure)|[Ee]rrors?|[Ee]rrored|[Ee]xceptions?|[Ff]atal|[Aa]bort(?:ed|ing)?|[Cc]rash(?:ed)?|[Kk]illed|[Cc]annot|[Cc]an not|[Cc]ould not|[Uu]nable to)\b/;
 /**
  * The literal text of FAILURE_WORDS, lower case: the pre-filter adds each capitalised too. Each is five bytes or
  * more: the byte pre-filter skips ahead by as much as its shortest literal allows (bytegate.ts).
@@ -53,6 +53,7 @@ export const FAILURE_ANCHORS = [
   'can not',
   'could not',
   'unable to',
+  'timed out',
 ];
 /** Literals of FAILURE_WORDS' error-code and NCCL forms, as they are written. */
 export const FAILURE_CODE_ANCHORS = ['_ERR', 'NCCL WARN'];

@@ -51,6 +51,11 @@ export const signatureSchema = z
      * nothing follows, the exception printed just before it in the same failure is the root.
      */
     wraps: z.boolean().default(false),
+    /**
+     * The message says how the process ended, not why (`Segmentation fault`, `Fatal Python error: Aborted`): the
+     * exception or failure record printed just before it in the same failure is the root.
+     */
+    generic: z.boolean().default(false),
     /** Regex (case-sensitive) where the wrapper's own text resumes after the cause (SGLang's `Possible solutions:`). */
     wraps_until: z.string().min(1).optional(),
     patterns: z.array(pattern).min(1),

@@ -90,6 +90,8 @@ export class TracebackTracker {
   private lastText: { prefix: LinePrefix; ev: Evidence } | null = null;
   /** The last line read as text outside a traceback (lastText's, or another rank's after it). */
   private lastTextEnd = 0;
+  /** The last line that was another rank's record printed inside this rank's traceback. */
+  private interleaved = 0;
   /** The last frame line read had lost its indentation (an issue's formatting strips it from every line). */
   private frameUnindented = false;
   /** Failure records since the server last carried on (a milestone or a serving line), oldest first. */
@@ -108,6 +110,11 @@ export class TracebackTracker {
    */
   carriedOn(): void {
     this.records = [];
+  }
+
+  /** True when `line` comes right before `next`, another rank's record printed in between left out. */
+  private follows(line: number, next: number): boolean {
+    return line === next - 1 || (this.interleaved === next - 1 && line === next - 2);
   }
 
   ignoreNext(lineNo: number): void {
@@ -182,18 +189,21 @@ export class TracebackTracker {
         if (cur && !cur.open && this.continues(cur, prefix, ev)) return null;
         // Another rank's log record printed while this one's traceback is written (ranks share the terminal):
         // neither its end nor its exception. A record that names no rank still ends it (the excerpt was cut).
-        if (cur?.open && prefix.record && prefix.rank !== null && prefix.rank !== cur.rank) return null;
+        if (cur?.open && prefix.record && prefix.rank !== null && prefix.rank !== cur.rank) {
+          this.interleaved = ev.line;
+          return null;
+        }
         if (cur?.open) {
           // A frame line hard-wrapped at a fixed width (`..., in _initialize_k` + `v_caches`): the next line is
           // the rest of the function's name, not the exception.
           const last = cur.frames[cur.frames.length - 1];
-          if (last && last.line === ev.line - 1 && cur.lastSource === null && /^[\w.<>]+$/.test(prefix.body)) {
+          if (last && this.follows(last.line, ev.line) && cur.lastSource === null && /^[\w.<>]+$/.test(prefix.body)) {
             last.func += prefix.body;
             return null;
           }
           // Frames that lost their indentation lose it for their source lines too: the line right after such a frame
           // is its source (`raise RuntimeError(f"NCCL error: {error_str}")`) unless it reads as an exception.
-          if (last && last.line === ev.line - 1 && cur.lastSource === null && this.frameUnindented) {
+          if (last && this.follows(last.line, ev.line) && cur.lastSource === null && this.frameUnindented) {
             if (!parseExceptionLine(prefix.body) && SOURCE_LINE.test(prefix.body)) {
               cur.lastSource = ev;
               last.source = prefix.body.slice(0, MAX_SOURCE);

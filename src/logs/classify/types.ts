@@ -69,6 +69,8 @@ export interface Signature {
   title?: string;
   /** The message wraps its cause after the matched text (schema.ts). */
   wraps: boolean;
+  /** The message says how the process ended, not why (schema.ts). */
+  generic: boolean;
   /** Where the wrapper's own text resumes after the cause, when it adds some. */
   wrapsUntil?: RegExp;
   meaning: string;
