@@ -47,4 +47,19 @@ describe('lines built to make a reader slow', () => {
     const crash = ['mpi4py.MPI.Exception: MPI_ERR_OTHER: known error not in list', ''].join('\n');
     expect(diagnoseText(crash).classification.category).toBe('nccl_error');
   });
+
+  it('failure-record and joined-line readers read long lines of names, dots and words in one pass', () => {
+    const cases: Array<[string, string]> = [
+      // names with dots and no message: the embedded-exception reader tries every start
+      [`failed ${'abcdefghij.'.repeat(6000)}`, 'other'],
+      [`failed ${'SomeError '.repeat(6000)}`, 'other'],
+      // words and spaces, an exception name nowhere at the end: the joined-line check scans back from the end
+      [`it failed: x ${'word '.repeat(13_000)}`, 'other'],
+      // a path-like run, no failure stated: the root check's path test
+      [`${'a/'.repeat(30_000)}!`, 'none'],
+    ];
+    for (const [line, category] of cases) {
+      expect(diagnoseText(`${line}\n`).classification.category, line.slice(0, 30)).toBe(category);
+    }
+  });
 });
