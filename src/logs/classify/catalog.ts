@@ -12,6 +12,7 @@ import { AnchorIndex, extractAnchors, minimiseAnchors } from './anchors.ts';
 import { ByteGate } from './bytegate.ts';
 import { compileExceptionRule, type ExceptionRule } from './exceptions.ts';
 import { STRUCTURE_ANCHORS } from './phase.ts';
+import { RECORD_ANCHORS } from './records.ts';
 import { catalogFileSchema, type RawSignature, signatureSchema } from './schema.ts';
 import type { Anchor, Category, Phase, Signature } from './types.ts';
 
@@ -196,7 +197,9 @@ export function buildCatalog(
   overlaps: ReadonlyMap<Category, ReadonlySet<Category>> = new Map(),
   defaultPhases: Partial<Record<Category, Phase>> = {},
 ): Catalog {
-  const anchors = minimiseAnchors([...signatures.flatMap((s) => s.anchors), ...STRUCTURE_ANCHORS]);
+  // the readers' own literals: milestones and tracebacks (phase.ts), failure records (records.ts)
+  const structure = [...STRUCTURE_ANCHORS, ...RECORD_ANCHORS];
+  const anchors = minimiseAnchors([...signatures.flatMap((s) => s.anchors), ...structure]);
   // The fast scan reads bytes as latin1, so non-ASCII anchors are matched as their UTF-8 byte sequences. It is a
   // coarser, case-insensitive filter; every line it finds goes through the exact `gate` again.
   const folded = minimiseAnchors(anchors.map((a) => ({ text: a.text.toLowerCase(), ci: true })));
@@ -207,7 +210,7 @@ export function buildCatalog(
     overlaps,
     defaultPhases,
     byId: new Map(signatures.map((s) => [s.id, s])),
-    gate: new AnchorIndex(signatures, STRUCTURE_ANCHORS),
+    gate: new AnchorIndex(signatures, structure),
     byteGate: new ByteGate(byteLiterals),
   };
 }

@@ -2,7 +2,6 @@
 // traceback's frames can say more precisely which init step failed.
 
 import type { Milestone } from '../milestones.ts';
-import { FAILURE_ANCHORS, FAILURE_CODE_ANCHORS } from './records.ts';
 import type { Anchor, Phase } from './types.ts';
 
 /**
@@ -47,11 +46,6 @@ export const STRUCTURE_ANCHORS: Anchor[] = [
   { text: 'Error', ci: false },
   { text: 'Exception', ci: false },
   { text: 'what():', ci: false },
-  // failure records without a traceback (records.ts): every word FAILURE_WORDS reads there, in lower case or
-  // capitalised, so a record is read whatever wrapper (or none) is in front of it; case matters, so a wrapper's level
-  // (`ERROR`) lets no line through that its payload would not
-  ...FAILURE_ANCHORS.flatMap((w) => [w, w.charAt(0).toUpperCase() + w.slice(1)]).map((text) => ({ text, ci: false })),
-  ...FAILURE_CODE_ANCHORS.map((text) => ({ text, ci: false })),
 ];
 
 export type FrequentKind = 'prefill' | 'decode' | 'access';

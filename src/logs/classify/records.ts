@@ -12,6 +12,7 @@
 
 import { parseExceptionLine, type RaisedException } from './exceptions.ts';
 import type { LinePrefix } from './lineinfo.ts';
+import type { Anchor } from './types.ts';
 
 /** A level that says the record is an error, in the wrapper or prefix taken off a line (`ERROR 07-21 ...] `). */
 const ERROR_LEVEL = /\b(?:ERROR|CRITICAL|FATAL)\b|^\[?E\d{4} /;
@@ -29,8 +30,7 @@ const BODY_LEVEL =
 // words decide, not the level: SGLang's log format has none (`[%(asctime)s TP0] %(message)s`), and a wrapper can put
 // one level on every line of a process (vLLM's logger prints a whole traceback at ERROR, a container runtime marks all
 // of stderr ERROR), so a level would make the answer depend on the wrapper. Read in lower case or capitalised
-// (`Failed to ...`); the pre-filter lets through every line with one (FAILURE_ANCHORS, in phase.ts's structure
-// anchors).
+// (`Failed to ...`); the pre-filter lets through every line with one (RECORD_ANCHORS).
 // Error-code constants say it too, by the convention C libraries name them (`MPI_ERR_OTHER`, `NIXL_ERR_BACKEND`,
 // `CUDA_ERROR_OUT_OF_MEMORY`, ROCm's `HSA_STATUS_ERROR_EXCEPTION`), and so does a wait that timed out.
 const FAILURE_WORDS =
@@ -39,7 +39,7 @@ const FAILURE_WORDS =
  * The literal text of FAILURE_WORDS, lower case: the pre-filter adds each capitalised too. Each is five bytes or
  * more: the byte pre-filter skips ahead by as much as its shortest literal allows (bytegate.ts).
  */
-export const FAILURE_ANCHORS = [
+const FAILURE_ANCHORS = [
   'fails',
   'failed',
   'failure',
@@ -55,8 +55,18 @@ export const FAILURE_ANCHORS = [
   'unable to',
   'timed out',
 ];
-/** Literals of FAILURE_WORDS' error-code and NCCL forms, as they are written. */
-export const FAILURE_CODE_ANCHORS = ['_ERR', 'NCCL WARN'];
+/** Literals of FAILURE_WORDS' error-code form and of NCCL's WARN, as they are written. */
+const FAILURE_CODE_ANCHORS = ['_ERR', 'NCCL WARN'];
+
+/**
+ * What the pre-filter must let through for this reader: every word FAILURE_WORDS reads, in lower case or
+ * capitalised, and the error-code and NCCL forms. Case matters, so a wrapper's level (`ERROR`) lets no line through
+ * that its payload would not.
+ */
+export const RECORD_ANCHORS: Anchor[] = [
+  ...FAILURE_ANCHORS.flatMap((w) => [w, w.charAt(0).toUpperCase() + w.slice(1)]),
+  ...FAILURE_CODE_ANCHORS,
+].map((text) => ({ text, ci: false }));
 // Level words are the record's form, not what it says: `| ERROR | stderr | Loading ...` says nothing failed.
 const LEVEL_WORDS = /\b(?:ERROR|CRITICAL|FATAL|WARNING|WARN|INFO|DEBUG)\b/g;
 // A record that says the program went on after the error states it survived it: it ignored or skipped something, will
