@@ -263,3 +263,12 @@ describe('one reading whatever is in front of a line or between lines', () => {
     expect(c.evidence[0]?.text).toBe("AttributeError: 'LLMEngine' object has no attribute 'model_executor'");
   });
 });
+
+describe('a signature never reads a wrapper’s characters', () => {
+  it("argparse's error with its program's name cut off reads the same under any wrapper", () => {
+    const line = 'error: unrecognized arguments: --served-model-name x';
+    for (const w of ['', 'Dec 01 12:00:00 gpu-box python3[1234]: ', 'sglang-1  | ', '(EngineCore pid=1) ']) {
+      expect(classOf([`${w}${line}`]).category, w).toBe('backend_assertion');
+    }
+  });
+});
