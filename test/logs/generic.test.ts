@@ -72,6 +72,25 @@ describe('exception families by their documented messages and modules', () => {
     });
   });
 
+  it("PyTorch's shape errors are wrong shapes computed, not a setting refused", () => {
+    const tb = (exc: string) => [
+      'Traceback (most recent call last):',
+      '  File "/x/sglang/srt/layers/moe/fused_moe.py", line 10, in forward',
+      '    x = torch.cat([a, b], dim=1)',
+      exc,
+    ];
+    expect(
+      classOf(
+        tb(
+          'RuntimeError: Sizes of tensors must match except in dimension 1. Expected size 6 but got size 8 for tensor number 1 in the list.',
+        ),
+      ).category,
+    ).toBe('other');
+    expect(classOf(tb('ValueError: tp_size must be divisible by the number of heads (expected 8)')).category).toBe(
+      'backend_assertion',
+    );
+  });
+
   it("PyTorch's dispatcher with no kernel for the backend is an unsupported device", () => {
     expect(
       classOf([
