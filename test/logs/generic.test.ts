@@ -171,6 +171,18 @@ describe('init steps by their documented roles, and more wordings of a cause', (
     exc,
   ];
 
+  it('loading the tokenizer is the model load', () => {
+    expect(
+      classOf(
+        tb(
+          '/x/vllm/transformers_utils/tokenizer.py',
+          'get_cached_tokenizer',
+          "AttributeError: 'Qwen2Tokenizer' has no attribute 'x'",
+        ),
+      ).phase,
+    ).toBe('weight_load');
+  });
+
   it("PyTorch's rendezvous and argument parsing are start-up", () => {
     expect(
       classOf(

@@ -233,6 +233,9 @@ const HINTS: Hint[] = [
     // a serving framework's `get_model` hands out a model that is already loaded (or names the model class to use).
     funcs: ['load_model', 'load_weights', 'load_weights_and_postprocess'],
     file: /\/model_loader\/|weight_utils\.py$/,
+    // The tokenizer is read when the model is (corpus/README.md's rule 3): `get_tokenizer`, `get_cached_tokenizer`,
+    // `init_tokenizer_from_configs`, SGLang's and vLLM's steps that load it.
+    words: (w) => has(w, 'tokenizer') && has(w, 'get', 'init', 'load'),
   },
   {
     phase: 'startup',
