@@ -1,5 +1,5 @@
 // The real crash-log corpus: every case readable and honest (root line in its log, split fixed by its source), the
-// classifier's answers the same through every wrapper style and every reading path, and the known-upstream index.
+// classifier's answers the same through every wrapper style and every reading path (dev cases), and the known-upstream index.
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { loadCorpus, splitOf } from '../../src/corpus/cases.ts';
@@ -8,6 +8,10 @@ import { diagnoseStream, diagnoseText, loadCatalog } from '../../src/logs/classi
 
 const { cases, problems } = loadCorpus();
 const catalog = loadCatalog();
+// The invariance tests below print the ids (and answers) of the cases they fail on: run over the test split, they
+// would lead whoever fixes them to open a test case, which corpus/README.md forbids. They read dev cases only (as
+// perturb.test.ts does); the eval reports the test split's figures without its cases' text.
+const dev = cases.filter((c) => c.split === 'dev');
 
 describe('the corpus', () => {
   it('reads every case, and each crash names a root line that is in its log', () => {
@@ -48,7 +52,7 @@ const answer = (log: string) => {
 describe('the same answer through every wrapper', () => {
   it.each(WRAPPERS)('%s', (_name, wrap) => {
     const differ: string[] = [];
-    for (const c of cases) {
+    for (const c of dev) {
       const lines = c.log.replace(/\n$/, '').split('\n');
       const want = answer(c.log);
       const got = answer(`${lines.map((l, i) => wrap(l, i)).join('\n')}\n`);
@@ -60,9 +64,9 @@ describe('the same answer through every wrapper', () => {
 });
 
 describe('the same answer whole, streamed in odd chunks, and line by line', () => {
-  it('every corpus case', async () => {
+  it('every dev case', async () => {
     const differ: string[] = [];
-    for (const c of cases) {
+    for (const c of dev) {
       const whole = diagnoseText(c.log, { catalog }).classification;
       const buf = Buffer.from(c.log);
       const chunks: Buffer[] = [];
@@ -75,11 +79,11 @@ describe('the same answer whole, streamed in odd chunks, and line by line', () =
 });
 
 describe('the same answer when a follower resumes from a byte offset', () => {
-  it('every corpus case, cut at a line boundary in its middle', async () => {
+  it('every dev case, cut at a line boundary in its middle', async () => {
     const { LineSplitter } = await import('../../src/logs/lines.ts');
     const { createClassifier } = await import('../../src/logs/classify/index.ts');
     const differ: string[] = [];
-    for (const c of cases) {
+    for (const c of dev) {
       const buf = Buffer.from(c.log);
       const cut = buf.indexOf(10, Math.floor(buf.length / 2)) + 1;
       if (cut <= 0 || cut >= buf.length) continue;
