@@ -30,7 +30,7 @@ export function catalogDiagnoser(catalog: Catalog | (() => Catalog), clock: Cloc
       crashed: () => c.crashed(),
       result: () => {
         const d = c.diagnosis();
-        return { ...d.classification, reason: d.reason };
+        return { ...d.classification, reason: d.reason, ...(d.survivable && { survivable: d.survivable }) };
       },
       stalled: (now) => (c.checkStall(now) ? { ...c.result(), reason: c.diagnosis().reason } : null),
     };

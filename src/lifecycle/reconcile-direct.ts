@@ -1,7 +1,7 @@
 // The direct backend's reconcile (what src/lifecycle/reconcile.ts asks of a host the bot starts servers on itself):
 // the host's run directory of the attempt, and of each of its nodes, against the ledger.
 import type { Attempt } from '../ledger/attempts.ts';
-import type { Diagnosis } from '../logs/diagnosis.ts';
+import { type Diagnosis, showsCrash, survived } from '../logs/diagnosis.ts';
 import type { Reconciled } from './backend.ts';
 import { type Engine, hostOf, publish } from './engine.ts';
 import { followerState } from './follower.ts';
@@ -70,6 +70,8 @@ async function closeUnwatched(engine: Engine, a: Attempt, exitCode: number | nul
       engine.log.warn({ err: (e as Error).message, attempt: a.id }, 'could not read the log of an ended attempt');
     }
   }
+  // a failure record alone from a server that exited 0 was survived (showsCrash)
+  if (d !== null && d.category !== 'none' && !showsCrash(d, exitCode)) d = survived(d);
   const classified = d !== null && d.category !== 'none';
   const crashed = classified || (exitCode !== null && exitCode !== 0);
   const outcome = classified ? d!.category : crashed ? 'crashed' : exitCode === 0 ? 'exited' : 'lost';

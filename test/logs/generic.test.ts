@@ -32,6 +32,19 @@ describe('a generic signature yields to the cause it wraps (wraps: in the catalo
     );
   });
 
+  it('a cause only a signature names (a C++ assertion at its source line) wins as the overlaps rank it', () => {
+    const head = [
+      '[2025-11-05 12:00:00] Capture cuda graph begin. This can take up to several minutes.',
+      'Traceback (most recent call last):',
+      '  File "/x/sglang/srt/model_executor/cuda_graph_runner.py", line 300, in __init__',
+      '    raise Exception(',
+    ];
+    const line =
+      'Exception: Capture cuda graph failed: Assertion failed: tile_m <= 128 (/src/flashinfer/csrc/x.cuh:77)';
+    const c = classOf([...head, line, 'Possible solutions:', '1. set --mem-fraction-static to a smaller value']);
+    expect([c.category, c.phase, c.evidence[0]?.text]).toEqual(['backend_assertion', 'cuda_graph_capture', line]);
+  });
+
   it('when nothing follows the wrapper, the exception printed just before it is the root', () => {
     const cause = 'RuntimeError: Runtime check failed at .../kvcache.cuh:196: CUDA error: invalid resource handle';
     const c = classOf([cause, 'Exception: Capture cuda graph failed']);
@@ -47,6 +60,20 @@ describe('a signature that says only how the process ended (generic: in the cata
     const c = classOf([rec, 'Fatal Python error: Aborted']);
     expect([c.category, c.evidence[0]?.text]).toEqual(['other', rec]);
     expect(classOf(['Fatal Python error: Aborted']).evidence[0]?.text).toBe('Fatal Python error: Aborted');
+  });
+
+  it('a warning before it yields no root (Python warnings format): the death or the crash line stays the root', () => {
+    const warn = '/x/torchvision/io/image.py:13: UserWarning: Failed to load image Python extension: libc10_cuda.so';
+    const start = '[2025-11-05 12:00:00] Init torch distributed begin.';
+    const sigquit = '[2025-11-05 12:00:01] Received sigquit from a child process. It usually means the child failed.';
+    expect(classOf([start, warn, sigquit, 'Killed']).evidence[0]?.text).toBe(sigquit);
+    // nor does a library's error logged while it was loaded, before its program set logging up (absl's format then)
+    const absl =
+      'E0000 00:00:1733486123.456789  123 cuda_fft.cc:477] Unable to register cuFFT factory: Attempting to register factory for plugin cuFFT when one has already been registered';
+    expect(classOf([start, absl, sigquit, 'Killed']).evidence[0]?.text).toBe(sigquit);
+    expect(classOf([start, warn, 'Fatal Python error: Segmentation fault']).evidence[0]?.text).toBe(
+      'Fatal Python error: Segmentation fault',
+    );
   });
 
   it("a launcher's line naming the signal is no generic ending: it stays the root", () => {

@@ -4,7 +4,7 @@
 // (a scheduler's time limit). Each is recorded in the ledger and told once.
 import type { Attempt } from '../../ledger/attempts.ts';
 import { exitedClassification, type Phase } from '../../logs/classify/index.ts';
-import type { Diagnosis } from '../../logs/diagnosis.ts';
+import { type Diagnosis, showsCrash, survived } from '../../logs/diagnosis.ts';
 import type { Ending } from '../backend.ts';
 import { backendFor } from '../backends.ts';
 import { type Engine, publish } from '../engine.ts';
@@ -110,13 +110,18 @@ export async function recordExit(
   // A crash the log names wins; else the scheduler's own ending (time limit, preempted, ...) says what happened. A
   // node failure outranks the log: the other nodes' servers crash because it took their peer (gloo's "Connection
   // closed by peer"), and that crash is its consequence, not the cause.
-  if (ending && (fromLog.category === 'none' || ending.outranksLog))
+  // A failure record alone names no crash the scheduler's ending does not explain better.
+  if (ending && (fromLog.category === 'none' || fromLog.survivable || ending.outranksLog))
     return recordEnding(engine, attempt, ending, emit, fromLog);
+  // A failure record alone from a server that exited 0 was survived (showsCrash): the log names no crash.
+  const logCrash = showsCrash(fromLog, exitCode);
   // Exited non-zero with nothing in the log: a crash of unknown cause, never `none`.
   const diagnosis =
     fromLog.category === 'none' && exitCode !== null && exitCode !== 0
       ? exitedClassification(fromLog.phase as Phase, { code: exitCode, signal: null }, null)
-      : fromLog;
+      : logCrash
+        ? fromLog
+        : survived(fromLog);
   const crashed = diagnosis.category !== 'none' || (exitCode !== null && exitCode !== 0);
   const outcome = crashed ? diagnosis.category : 'exited';
   const closed = engine.attempts.finish(attempt.id, {

@@ -31,7 +31,7 @@ import {
   type PhaseState,
   phaseFromFrames,
 } from './phase.ts';
-import { embeddedException, failureRecord, goesOn, ncclReturnTrace, ncclWarn } from './records.ts';
+import { concernsOneRequest, embeddedException, failureRecord, goesOn, ncclReturnTrace, ncclWarn } from './records.ts';
 import {
   buildEvidence,
   chooseRoot,
@@ -292,7 +292,8 @@ export class ClassifierEngine {
    */
   private readRecord(prefix: LinePrefix, ev: Evidence, lineNo: number): boolean {
     if (this.tracebacks.owning(lineNo, prefix) || parseExceptionLine(prefix.body)) return false;
-    const raised = failureRecord(prefix, ev.text);
+    // a failure of one request is answered with an error by a server that serves, which serves on
+    const raised = this.serving() && concernsOneRequest(prefix.body) ? null : failureRecord(prefix, ev.text);
     if (!raised) {
       const warn = this.ncclWarn;
       this.ncclWarn = null;
@@ -383,8 +384,29 @@ export class ClassifierEngine {
     this.pending = [];
   }
 
+  /** The server got ready or serves requests (the milestones say so). */
+  private serving(): boolean {
+    return this.phase.ready || this.phase.phase === 'prefill' || this.phase.phase === 'decode';
+  }
+
+  /**
+   * True when the log shows a crash: exactly when result() names one (not `none`, and no hang). The cheap cases first
+   * (a signature, a death, a failed exit always name a crash); a traceback or a failure record is read as result()
+   * reads it.
+   */
   crashed(): boolean {
-    return this.candidates.size > 0 || this.death !== null || this.exitedBadly();
+    if (this.candidates.size > 0 || this.death !== null || this.exitedBadly()) return true;
+    if (this.tracebacks.unsurvived.length === 0 && this.tracebacks.records.length === 0) return false;
+    return this.crash() !== null;
+  }
+
+  /**
+   * The process exited 0 by itself (no signal): a failure record alone is then a failure it survived. A traceback, a
+   * signature or a death still name a crash (a launcher can exit 0 after its server died).
+   */
+  private exitedCleanly(): boolean {
+    const e = this.exit;
+    return e !== null && e.signal === null && e.code === 0;
   }
 
   private exitedBadly(): boolean {
@@ -456,10 +478,11 @@ export class ClassifierEngine {
     };
   }
 
-  private diagnose(): Diagnosis {
+  /** The crash the log shows (the root's signature, rule, traceback, record, death or exit), or null. */
+  private crash(): Diagnosis | null {
     const c = this.best();
     const r = this.ruled();
-    if (r && (!c || this.ruleWins(r, c))) return this.fromRule(r);
+    if (r && (!c || this.ruleWins(r.rule, c))) return this.fromRule(r);
     if (c) return c.sig.wraps || c.sig.generic ? this.fromWrapper(c) : this.fromCandidate(c);
     const cut = this.fromCutTraceback();
     if (cut) return cut;
@@ -467,9 +490,16 @@ export class ClassifierEngine {
     if (tb) return this.fromUnknownCrash(tb);
     const records = this.tracebacks.records;
     const record = records.find((r) => r.raised.type !== '') ?? records[0];
-    if (record) return this.fromRecord(record);
+    // a failure record alone, from a process that exited 0 by itself, was survived
+    if (record && !this.exitedCleanly()) return this.fromRecord(record);
     if (this.death) return this.fromUnknownCrash(null);
     if (this.exitedBadly()) return this.fromExit(this.exit as ProcessExit);
+    return null;
+  }
+
+  private diagnose(): Diagnosis {
+    const crash = this.crash();
+    if (crash) return crash;
     if (this.hang) return this.fromHang(this.hang);
     const phase = this.phase.phase;
     // A server that reached the ready line is known good; one still starting may yet crash.
@@ -547,12 +577,12 @@ export class ClassifierEngine {
   }
 
   /** A signature wins ties: it was written for that message. Overlaps decide between classes either way. */
-  private ruleWins(r: RuledException, c: Candidate): boolean {
+  private ruleWins(rule: ExceptionRule, c: Candidate): boolean {
     const sigCat = catOf(c);
-    if (sigCat === r.rule.category) return false;
-    if (this.beats(r.rule.category, sigCat)) return true;
-    if (this.beats(sigCat, r.rule.category)) return false;
-    return r.rule.priority > c.sig.priority;
+    if (sigCat === rule.category) return false;
+    if (this.beats(rule.category, sigCat)) return true;
+    if (this.beats(sigCat, rule.category)) return false;
+    return rule.priority > c.sig.priority;
   }
 
   /** `wrapperPhase`: the phase of the signature whose message wrapped this exception, where the rule names none. */
@@ -595,13 +625,19 @@ export class ClassifierEngine {
   private fromWrapper(c: Candidate): Diagnosis {
     const cause = c.sig.wraps ? wrappedCause(c.sig, c.ev.text) : '';
     if (cause !== '') {
+      // the cause is read as a line of its own: by the signatures (`Assertion failed: ...` at a C++ source line), and
+      // as an exception by the rules; a class the overlaps rank above the wrapper's names the crash, the signature
+      // winning a tie as it does on any line (ruleWins)
+      const bySig = this.match(cause)
+        .roots.filter((s) => this.beats(s.category ?? 'other', catOf(c)))
+        .map((sig): Candidate => ({ ...c, sig, alsoMatched: [c.sig] }))[0];
       const raised = parseExceptionLine(cause) ?? embeddedException(cause) ?? { type: '', short: '', message: cause };
       const rule = matchException(this.catalog.exceptionRules, raised, c.tb?.frames ?? [], c.phaseAt);
-      if (rule && this.beats(rule.category, catOf(c))) {
+      if (rule && this.beats(rule.category, catOf(c)) && (!bySig || this.ruleWins(rule, bySig))) {
         const tb = c.tb ?? frameless(c.ev, c.ev, raised, c.prefixRank, c.phaseAt);
         return this.fromRule({ rule, tb, exc: c.ev, raised }, c.sig.phase);
       }
-      return this.fromCandidate(c);
+      return this.fromCandidate(bySig ?? c);
     }
     // the exceptions and failure records printed before it in the same failure (records as frameless tracebacks)
     const near = (line: number) => line < c.ev.line && c.ev.line - line <= PENDING_LINES;
@@ -711,7 +747,7 @@ export class ClassifierEngine {
         ? matchException(this.catalog.exceptionRules, rec.raised, [], rec.phaseAt)
         : null;
     const tb = frameless(rec.ev, rec.ev, rec.raised, rec.rank, rec.phaseAt);
-    if (rule) return this.fromRule({ rule, tb, exc: rec.ev, raised: rec.raised });
+    if (rule) return { ...this.fromRule({ rule, tb, exc: rec.ev, raised: rec.raised }), survivable: true };
     const phase = this.orDefault('other', this.framesPhase(null, rec.phaseAt));
     const confidence = this.death ? 0.5 : 0.4;
     const named = rec.raised.type !== '' ? `${rec.raised.type} in a` : 'a';
@@ -729,6 +765,7 @@ export class ClassifierEngine {
       hang: false,
       linesRead: this.linesRead,
       reason: `${named} failure record with no traceback that no signature or exception rule names, line ${rec.ev.line} (confidence ${confidence})`,
+      survivable: true,
     };
   }
 

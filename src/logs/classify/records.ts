@@ -72,8 +72,10 @@ const LEVEL_WORDS = /\b(?:ERROR|CRITICAL|FATAL|WARNING|WARN|INFO|DEBUG)\b/g;
 // A record that says the program went on after the error states it survived it: it ignored or skipped something, will
 // retry, fell back to another way (`Ignore import error when loading sglang.srt.models.x`, SGLang's model registry,
 // logged as a warning; `Exception ignored in: ...`, Python's report of an error in a finaliser).
+// A retry or resume announced after a failure says the same: `Trying to resume download...` after huggingface_hub's
+// `Error while downloading ...: Read timed out.`.
 const SURVIVED =
-  /\b(?:ignor(?:e|es|ed|ing)|skip(?:s|ped|ping)?|retry(?:ing)?|retries|fall(?:s|ing)? ?back|fell back|falling back)\b/i;
+  /\b(?:ignor(?:e|es|ed|ing)|skip(?:s|ped|ping)?|retry(?:ing)?|retries|resum(?:e|es|ed|ing)|fall(?:s|ing)? ?back|fell back|falling back)\b/i;
 /** A record at warning level or below is never a failure (`WARNING ... [core.py] Failed to ...` is survivable). */
 const MILD_LEVEL = /\b(?:WARNING|WARN|INFO|DEBUG)\b|^\[?[IW]\d{4} /;
 /**
@@ -82,7 +84,26 @@ const MILD_LEVEL = /\b(?:WARNING|WARN|INFO|DEBUG)\b|^\[?[IW]\d{4} /;
  * [RANK 0] [I] `).
  */
 const BODY_WARNING =
-  /^(?:\[?(?:WARNING|WARN)\]?[: ]|\[W\d{4} |(?:\[[^\]]{1,40}\] ?){1,4}\[(?:W|WARN|WARNING|I|INFO|D|DEBUG|V|VERBOSE)\] ?)/;
+  /^(?:\[?(?:WARNING|WARN)\]?[: ]|\[?[Ww]arn(?:ing)?\]?:|\[W\d{4} |(?:\[[^\]]{1,40}\] ?){1,4}\[(?:W|WARN|WARNING|I|INFO|D|DEBUG|V|VERBOSE)\] ?)/;
+// Python's warnings module prints `{filename}:{lineno}: {category}: {message}` (warnings.formatwarning), the category
+// a Warning subclass (`UserWarning`, `FutureWarning`): `/x/torchvision/io/image.py:13: UserWarning: Failed to load
+// image Python extension` is a warning whatever its message says.
+const PYTHON_WARNING = /^[^\s:]{1,300}:\d{1,7}: (?:[A-Za-z_]\w{0,60}\.){0,6}[A-Za-z_]\w{0,60}?[Ww]arning: /;
+// absl's log lines printed before the program called absl::InitializeLog() carry no date and the time as seconds since
+// the epoch (`E0000 00:00:1733486123.456789  123 cuda_fft.cc:477] `; absl's own WARNING line says they go to stderr
+// before it): a library logging while it is loaded (TensorFlow's and JAX's plugin registrations at import), before its
+// program set logging up and went on. An error it logs then is no failure of the program (a fatal one aborts, which
+// the signatures read).
+const ABSL_BEFORE_INIT = /^E0000 00:00:\d{6,}\.\d+ +\d+ [^\s\]]{1,80}:\d+\] /;
+// A count of failures that is zero states none: a benchmark's `Failed requests:   0`, `Errors: 0`, SGLang's metrics
+// `#failed-req: 0`. Taken out of the text before its words are read.
+const ZERO_COUNT =
+  /#?\b[\w-]{0,40}?(?:[Ff]ail(?:s|ed|ures?)?|[Ee]rrors?|[Ee]xceptions?|[Aa]bort(?:s|ed)?|[Cc]rash(?:es|ed)?|[Tt]imeouts?)[\w-]{0,40}(?: [\w-]{1,40}){0,3}:\s{0,80}0(?![\d.])/g;
+// A failure that concerns one request: its id (`req`, `rid`), the word itself (`Abort request 9f1c2e`, `Failed to
+// parse request body`, `Request 12 timed out`), a client that went away. A serving process survives it by design (it
+// answers that request with an error and serves on), so once the server serves it is no failure of the server.
+// `requests.` is the HTTP library's module (`requests.exceptions.ConnectionError`), not a request.
+const ONE_REQUEST = /\b(?:[Rr]equests?|REQUEST|req|rid)\b(?!\.\w)|\b[Cc]lient (?:disconnected|closed|went away)\b/;
 
 // An exception named inside a record's text: after the record's own words (`Failed to initialize Python stub:
 // TypeError: ...`, `with exception KVTransferError(bootstrap_room=1): Failed ...`) or as its repr (`TypeError("...")`,
@@ -146,12 +167,23 @@ export function loggedAtErrorLevel(prefix: LinePrefix, text: string): boolean {
 export function failureRecord(prefix: LinePrefix, text: string, tracebackFollows = false): RaisedException | null {
   const body = prefix.body.trim();
   // a traceback right after a record that says it went on says it did not
-  if (body === '' || BODY_WARNING.test(body) || (!tracebackFollows && SURVIVED.test(body))) return null;
+  if (body === '' || warning(body) || ABSL_BEFORE_INIT.test(body)) return null;
+  if (!tracebackFollows && SURVIVED.test(body)) return null;
   if (MILD_LEVEL.test(ownLevel(frontOf(prefix, text)))) return null;
   const named = embeddedException(body);
   if (named) return named;
-  if (!FAILURE_WORDS.test(body.replace(LEVEL_WORDS, ''))) return null;
+  if (!FAILURE_WORDS.test(body.replace(LEVEL_WORDS, '').replace(ZERO_COUNT, ''))) return null;
   return { type: '', short: '', message: body };
+}
+
+/** A warning's text: a warning level at its start, or Python's warnings format. */
+export function warning(body: string): boolean {
+  return BODY_WARNING.test(body) || PYTHON_WARNING.test(body);
+}
+
+/** True when a record's failure concerns one request (ONE_REQUEST): a serving process survives it. */
+export function concernsOneRequest(body: string): boolean {
+  return ONE_REQUEST.test(body);
 }
 
 // NCCL's check macros print the error's way back up the calls, one `NCCL INFO file.cc:line -> code` line per frame

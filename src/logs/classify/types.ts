@@ -96,4 +96,9 @@ export interface Diagnosis {
   linesRead: number;
   /** Why, in one line: the rule or signature that decided, the line it read, how sure it is. */
   reason: string;
+  /**
+   * Only a failure record names this crash (no traceback, signature or death): a process that then exits 0 by itself
+   * survived it (the engine says `none` once it is told that exit; the lifecycle, which learns the exit later, asks).
+   */
+  survivable?: true;
 }

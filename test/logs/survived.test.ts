@@ -1,0 +1,122 @@
+// A serving process logs errors it survives by design: a request that failed or was aborted, a client that went away,
+// a count of zero failures, a warning (Python's warnings format too), a download it resumes, a library's error logged
+// while it was loaded. None of these, as the last lines of a healthy server's log, is a crash; crashed() and result()
+// say the same; and a failure record alone from a process that exited 0 by itself is no crash either.
+import { describe, expect, it } from 'vitest';
+import { createClassifier, diagnoseText } from '../../src/logs/classify/index.ts';
+
+const READY = [
+  '[2025-11-05 12:00:00] Load weight end. type=DeepseekV3ForCausalLM, dtype=torch.bfloat16',
+  '[2025-11-05 12:00:05] INFO:     Uvicorn running on http://0.0.0.0:30000 (Press CTRL+C to quit)',
+  '[2025-11-05 12:00:06] The server is fired up and ready to roll!',
+];
+
+/** The classification and what crashed() says, streamed line by line as a follower reads it. */
+function follow(lines: string[], exit?: { code: number | null; signal: string | null }) {
+  const c = createClassifier(exit ? { exit } : {});
+  lines.forEach((l, i) => {
+    c.push(l, i + 1);
+  });
+  return { category: c.result().category, crashed: c.crashed(), root: c.result().evidence[0]?.text };
+}
+
+describe("a healthy server's error records, as its last lines, are no crash", () => {
+  it.each([
+    ['an aborted request', ['[2025-11-05 12:01:00] Abort request 9f1c2e']],
+    ['a client that went away', ['[2025-11-05 12:01:00] Client disconnected, aborting request 9f1c2e']],
+    [
+      'a request body that did not parse',
+      ['[2025-11-05 12:01:00] ERROR:    Failed to parse request body: Expecting value: line 1 column 1 (char 0)'],
+    ],
+    [
+      'a request refused with the exception it names',
+      [
+        "[2025-11-05 12:01:00] Error in request: ValueError: The input (40000 tokens) is longer than the model's context length (32768 tokens).",
+      ],
+    ],
+    ['a grammar for one request', ['[2025-11-05 12:01:00] Failed to compile grammar for request 12: invalid regex']],
+    ['a request that timed out', ['[2025-11-05 12:01:00] Request 12 timed out after 600s']],
+    [
+      'a download it resumes',
+      [
+        '[2025-11-05 12:01:00] Error while downloading from https://cdn-lfs.hf.co/x: HTTPSConnectionPool: Read timed out.',
+        'Trying to resume download...',
+      ],
+    ],
+    [
+      "a benchmark's table of zero failures",
+      [
+        '============ Serving Benchmark Result ============',
+        'Successful requests:                     1000',
+        'Failed requests:                         0',
+        'Errors:                                  0',
+        '==================================================',
+      ],
+    ],
+    ['metrics counting zero failures', ['[2025-11-05 12:01:00] #running-req: 0, #failed-req: 0, errors: 0']],
+    ['a warning in lower case', ['[2025-11-05 12:01:00] warning: cannot find flashinfer cubin cache, compiling']],
+    [
+      "Python's warnings format",
+      ['/x/torchvision/io/image.py:13: UserWarning: Failed to load image Python extension: libc10_cuda.so'],
+    ],
+    [
+      "a library's error logged while it was loaded (absl before InitializeLog)",
+      [
+        'WARNING: All log messages before absl::InitializeLog() is called are written to STDERR',
+        'E0000 00:00:1733486123.456789  123 cuda_fft.cc:477] Unable to register cuFFT factory: Attempting to register factory for plugin cuFFT when one has already been registered',
+      ],
+    ],
+  ])('%s', (_name, tail) => {
+    const whole = diagnoseText([...READY, ...tail, ''].join('\n'));
+    expect(whole.classification.category, whole.reason).toBe('none');
+    expect(follow([...READY, ...tail])).toMatchObject({ category: 'none', crashed: false });
+  });
+
+  it('a failure of one request before the server serves (its warm-up request) is still a failure record', () => {
+    const line = '[2025-11-05 12:00:03] Failed to process the warmup request: start out of range';
+    const d = diagnoseText(['[2025-11-05 12:00:00] Load weight begin.', line, ''].join('\n'));
+    expect(d.classification.category).toBe('other');
+    expect(d.classification.evidence[0]?.text).toBe(line);
+  });
+
+  it('a count of failures that is not zero still states a failure', () => {
+    const d = diagnoseText(['[2025-11-05 12:00:00] Load weight begin.', 'Errors: 3', ''].join('\n'));
+    expect(d.classification.category).toBe('other');
+  });
+});
+
+describe('crashed() and result() agree: one notion of a log that shows a crash', () => {
+  const record = '[2025-11-05 12:00:41 TP0] Failed to allocate the radix cache: start out of range';
+  it.each([
+    ['a failure record alone', ['[2025-11-05 12:00:00] Load weight begin.', record]],
+    [
+      'a traceback with no death after it',
+      [
+        'Traceback (most recent call last):',
+        '  File "/x/sglang/srt/managers/scheduler.py", line 12, in run',
+        'RuntimeError: start out of range',
+      ],
+    ],
+    ['a healthy server', READY],
+  ])('%s', (_name, lines) => {
+    const f = follow(lines);
+    expect(f.crashed).toBe(f.category !== 'none');
+  });
+
+  it('a failure record alone from a process that exited 0 by itself is no crash; a failed exit or a signal is', () => {
+    const lines = ['[2025-11-05 12:00:00] Load weight begin.', record];
+    expect(follow(lines, { code: 0, signal: null })).toMatchObject({ category: 'none', crashed: false });
+    expect(follow(lines, { code: 1, signal: null })).toMatchObject({ category: 'other', crashed: true, root: record });
+    expect(follow(lines, { code: null, signal: 'SIGKILL' })).toMatchObject({ category: 'other', crashed: true });
+    expect(follow(lines)).toMatchObject({ category: 'other', crashed: true });
+  });
+
+  it('a traceback is a crash though the process exited 0 (a launcher can exit 0 after its server died)', () => {
+    const lines = [
+      'Traceback (most recent call last):',
+      '  File "/x/sglang/srt/managers/scheduler.py", line 12, in run',
+      'RuntimeError: start out of range',
+    ];
+    expect(follow(lines, { code: 0, signal: null })).toMatchObject({ category: 'other', crashed: true });
+  });
+});
