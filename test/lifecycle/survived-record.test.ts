@@ -4,6 +4,7 @@
 import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import type { Diagnosis } from '../../src/logs/diagnosis.ts';
 import { freshDirs, makeBot, testConfig, until } from '../helpers/app.ts';
 import { freePort } from '../helpers/sshd.ts';
 import { sshdWithBots } from '../helpers/sshd-bots.ts';
@@ -31,7 +32,8 @@ describe('an attempt that ended on a failure record alone', () => {
     expect(r.exitCode, r.text).toBe(0);
     const closed = restarted.app.engine.attempts.get(1)!;
     expect(closed).toMatchObject({ active: false, status: 'exited', outcome: 'exited', exitCode: 0 });
-    expect(closed.classification).toMatchObject({ category: 'none' });
-    expect(closed.classification?.evidence.map((e) => e.text)).toContain(record);
+    const d = closed.classification as Diagnosis;
+    expect(d.category).toBe('none');
+    expect(d.evidence.map((e) => e.text)).toContain(record);
   });
 });
