@@ -62,4 +62,19 @@ describe('lines built to make a reader slow', () => {
       expect(diagnoseText(`${line}\n`).classification.category, line.slice(0, 30)).toBe(category);
     }
   });
+
+  it('a long run of brackets or bracketed tags, then an exception, is cut in one pass (its exception a line)', () => {
+    // each cut once re-read all the text since the last line start, and stripping one `[]` at a time copied the rest:
+    // 64 KB took seconds, the splitter's 200 KB many times vitest's timeout (a log line is cut at 64 KiB)
+    const run = (unit: string, n: number) => `${unit.repeat(Math.floor(n / unit.length))}ValueError: x`;
+    for (const unit of ['[]', '[x] ', '[E] ', '[ERROR] ']) {
+      expect(splitJoined(run(unit, 200_000))?.at(-1), unit).toBe('ValueError: x');
+      const d = diagnoseText(`${run(unit, 64_000)}\n`).classification;
+      expect([d.category, d.evidence[0]?.text], unit).toEqual(['other', 'ValueError: x']);
+    }
+    // a logger's tags are wrappers of the one record that follows them: one line, read as a record
+    const trt = run('[TensorRT-LLM][ERROR] ', 64_000);
+    expect(splitJoined(run('[TensorRT-LLM][ERROR] ', 200_000))).toBeNull();
+    expect(diagnoseText(`${trt}\n`).classification.category).toBe('other');
+  });
 });

@@ -202,9 +202,11 @@ export function splitJoined(joined: string): string[] | null {
     if (to >= line.length) break;
     // A cut with only wrappers, a log prefix or blanks before it is where this piece's payload starts, not a new
     // line; two cuts at one place (an exception right after a frame's header): what starts there names the piece.
+    // (each check reads at most MAX_WRAPPER_RUN characters: a longer stretch is no run of wrappers, and reading it
+    // whole at every cut made a line of `[]` or `[x] ` repeated, then an exception, take seconds)
     if (
       to <= emptyTo ||
-      payloadEmpty(line.slice(emptyTo, to)) ||
+      (to - emptyTo <= MAX_WRAPPER_RUN && payloadEmpty(line.slice(emptyTo, to))) ||
       (emptyTo > from && to - from <= MAX_WRAPPER_RUN && payloadEmpty(line.slice(from, to)))
     ) {
       emptyTo = Math.max(emptyTo, to);
