@@ -1,5 +1,6 @@
 // Attempts: every launch, with what ran, where, by whom, and how it ended. The table the team kept by hand.
 import { UserError } from '../errors.ts';
+import { redactText, redactValue } from '../redact.ts';
 import { type Db, ledgerId } from './db.ts';
 
 export type AttemptStatus =
@@ -440,7 +441,9 @@ export function createAttemptStore(db: Db) {
         ready_at: patch.readyAt,
         sglang_version: patch.sglangVersion,
         gpus: patch.gpus,
-        classification_json: patch.classification === undefined ? undefined : JSON.stringify(patch.classification),
+        // a classification's evidence and summary are log lines: scrubbed as everything the ledger keeps
+        classification_json:
+          patch.classification === undefined ? undefined : JSON.stringify(redactValue(patch.classification)),
         job_id: patch.jobId,
         server_addr: patch.serverAddr,
         node_hosts: patch.nodeHosts?.join(','),
@@ -461,13 +464,14 @@ export function createAttemptStore(db: Db) {
       // The lease ends with the attempt, in the same transaction: however the attempt ends (crash seen, stop, or a
       // restarted bot reconciling with the host), its GPUs are free the moment it is closed.
       return db.transaction(() => {
-        const info = close.run(end.status, end.outcome, end.detail ?? null, end.exitCode ?? null, end.at, id);
+        const detail = end.detail === undefined ? null : redactText(end.detail);
+        const info = close.run(end.status, end.outcome, detail, end.exitCode ?? null, end.at, id);
         if (info.changes === 1) dropLeases.run(id);
         return info.changes === 1;
       })();
     },
     event(id: number, at: number, kind: string, data: unknown = {}): void {
-      addEvent.run(id, at, kind, JSON.stringify(data));
+      addEvent.run(id, at, kind, JSON.stringify(redactValue(data)));
     },
     events(id: number): Array<{ at: number; kind: string; data: unknown }> {
       return (
