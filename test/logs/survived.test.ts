@@ -59,6 +59,14 @@ describe("a healthy server's error records, as its last lines, are no crash", ()
       "Python's warnings format",
       ['/x/torchvision/io/image.py:13: UserWarning: Failed to load image Python extension: libc10_cuda.so'],
     ],
+    ["Python's warning with its place cut off", ['UserWarning: cannot import flash_attn, falling to torch sdpa']],
+    [
+      "Slurm's report of a step's end (the backend reads the job's ending)",
+      [
+        'slurmstepd: error: *** JOB 1234 ON n1 CANCELLED AT 2025-11-05T13:00:00 DUE TO TIME LIMIT ***',
+        'srun: Job step aborted: Waiting up to 32 seconds for job step to finish.',
+      ],
+    ],
     [
       "a library's error logged while it was loaded (absl before InitializeLog)",
       [

@@ -88,7 +88,8 @@ const BODY_WARNING =
 // Python's warnings module prints `{filename}:{lineno}: {category}: {message}` (warnings.formatwarning), the category
 // a Warning subclass (`UserWarning`, `FutureWarning`): `/x/torchvision/io/image.py:13: UserWarning: Failed to load
 // image Python extension` is a warning whatever its message says.
-const PYTHON_WARNING = /^[^\s:]{1,300}:\d{1,7}: (?:[A-Za-z_]\w{0,60}\.){0,6}[A-Za-z_]\w{0,60}?[Ww]arning: /;
+// The category and message alone (`UserWarning: cannot import flash_attn, ...`) are the same warning, its place cut off.
+const PYTHON_WARNING = /^(?:[^\s:]{1,300}:\d{1,7}: )?(?:[A-Za-z_]\w{0,60}\.){0,6}[A-Za-z_]\w{0,60}?[Ww]arning: /;
 // absl's log lines printed before the program called absl::InitializeLog() carry no date and the time as seconds since
 // the epoch (`E0000 00:00:1733486123.456789  123 cuda_fft.cc:477] `; absl's own WARNING line says they go to stderr
 // before it): a library logging while it is loaded (TensorFlow's and JAX's plugin registrations at import), before its
