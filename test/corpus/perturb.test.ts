@@ -66,10 +66,19 @@ const answer = (log: string) => {
   return { category: c.category, root: first === undefined ? null : shown(first) };
 };
 
+/** Known limits, by perturbation and case: what no reader could tell once the perturbation took it away. */
+const KNOWN_LIMITS: Record<string, Record<string, string>> = {
+  'cut at its start, mid-line': {
+    'h-illegal-ascend-aivec-mpu-address-invalid-leval-12464':
+      "the first line's c10 prefix (`[W1031 21:35:04.8 compiler_depend.ts:57]`) is what makes `Warning: EZ9999: Inner Error!` a warning; cut inside that prefix, the rest reads as an error record before the device's own",
+  },
+};
+
 describe('dev cases keep class and root line under real-world perturbations', () => {
-  it.each(PERTURBATIONS)('%s', (_name, perturb) => {
+  it.each(PERTURBATIONS)('%s', (name, perturb) => {
     const differ: string[] = [];
     for (const c of dev) {
+      if (KNOWN_LIMITS[name]?.[c.id]) continue;
       const lines = c.log.replace(/\n$/, '').split('\n');
       const want = answer(c.log);
       const got = answer(`${perturb(lines, want.root).join('\n')}\n`);

@@ -121,6 +121,8 @@ const UNRECOVERABLE: Record<string, string> = {
     "torch elastic's report table: the root cause is a field (`traceback : Signal 9 ...`) with no line-start mark; joined, it is more of the ChildFailedError's message",
   'g-other-torch-segfault-handler-swap-blocks-kv-offload-vllm-44780':
     'the root is a banner with no line-start mark right after a native frame: joined, it reads as that frame’s source line',
+  'h-illegal-ascend-aivec-mpu-address-invalid-leval-12464':
+    "CANN's error records (`EZ9999: [PID: N] date ...`) and its indented device `TraceBack` lines carry no mark the splitter knows: joined, they run on after the first line's `Warning:` and read as that warning",
 };
 
 const JOINS: Array<[string, (lines: string[]) => string[]]> = [

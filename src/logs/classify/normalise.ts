@@ -93,6 +93,9 @@ const BOUNDARY = new RegExp(
       String.raw`\[\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d[^\][]{0,40}\]|\[\d\d:\d\d:\d\d(?: [A-Z]{2,4}\d+)+\]|\[rank\d+\]:`,
       String.raw`(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) (?:\d{4}-)?\d\d-\d\d \d\d:\d\d:\d\d`,
       String.raw`\b(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)(?: \([\w.]{1,40}\))?: {2,}`,
+      // Python logging's default format, BASIC_FORMAT `%(levelname)s:%(name)s:%(message)s` (logging.basicConfig;
+      // https://docs.python.org/3/library/logging.html#logging.basicConfig): `ERROR:torch.distributed...:failed`
+      String.raw`(?<![\w.:])(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):[\w.]{1,80}:(?=\S)`,
       String.raw`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z|\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} `,
       // a logging format's `date - LEVEL - ` (Python logging's common `%(asctime)s - %(levelname)s - `), with the
       // bracketed name some put in front (SGLang's router: `[Router (Rust)] 2025-03-18 14:17:58 - WARN - `)
