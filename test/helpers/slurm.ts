@@ -34,7 +34,8 @@ import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { LoadedConfig } from '../../src/config/load.ts';
 import { PACKAGE_ROOT, validate } from '../../src/config/load.ts';
-import { standinHost } from './app.ts';
+import type { NewAttempt } from '../../src/ledger/attempts.ts';
+import { attemptRow, standinHost } from './app.ts';
 import { descendants, freePort, type Sshd } from './sshd.ts';
 
 const BINARIES = ['/usr/sbin/munged', '/usr/sbin/slurmctld', '/usr/sbin/slurmd', '/usr/bin/sbatch'];
@@ -411,6 +412,17 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<TestClust
 }
 
 /** A host entry for a Slurm cluster whose login node is the test's sshd; the job's python is the stand-in's. */
+/** A ledger attempt of profile `small` on the cluster entry, for tests of the ledger's side alone (no job behind it). */
+export const clusterAttemptRow = (): NewAttempt => ({
+  ...attemptRow('', 30000, 'U1'),
+  gpus: undefined,
+  host: 'cluster',
+  profile: 'small',
+  origin: 'cli',
+  startedAt: 0,
+  leases: [],
+});
+
 export function slurmHost(
   sshd: Sshd,
   conf: string,

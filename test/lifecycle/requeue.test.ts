@@ -10,20 +10,12 @@ import { openDb } from '../../src/ledger/db.ts';
 import type { LaunchEvent } from '../../src/lifecycle/launch/types.ts';
 import { requeuedAgain } from '../../src/lifecycle/requeue.ts';
 import { createLogger } from '../../src/logger.ts';
-import { attemptRow } from '../helpers/app.ts';
+import { clusterAttemptRow } from '../helpers/slurm.ts';
 
 function ledger() {
   const file = join(mkdtempSync(join(tmpdir(), 'glm-requeue-')), 'ledger.sqlite');
   const attempts = createAttemptStore(openDb(file));
-  const a = attempts.open({
-    ...attemptRow('', 30000, 'U1'),
-    gpus: undefined,
-    host: 'cluster',
-    profile: 'small',
-    origin: 'cli',
-    startedAt: 0,
-    leases: [],
-  });
+  const a = attempts.open(clusterAttemptRow());
   return { file, attempts, a };
 }
 

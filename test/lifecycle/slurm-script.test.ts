@@ -19,7 +19,7 @@ import {
 } from '../../src/lifecycle/slurm/cli.ts';
 import { renderJob } from '../../src/lifecycle/slurm/script.ts';
 import type { ResolvedProfile } from '../../src/profiles/index.ts';
-import { attemptRow } from '../helpers/app.ts';
+import { clusterAttemptRow } from '../helpers/slurm.ts';
 
 const readmeCluster = () => {
   const md = readFileSync(join(PACKAGE_ROOT, 'README.md'), 'utf8');
@@ -219,15 +219,7 @@ describe('Slurm cluster config and the batch script', () => {
     )!;
     expect(job).toMatchObject({ state: 'OUT_OF_MEMORY', reason: 'OutOfMemory', exitCode: 0, signal: 125 });
     const attempts = createAttemptStore(openDb(`${mkdtempSync(join(tmpdir(), 'glm-oom-'))}/ledger.sqlite`));
-    const a = attempts.open({
-      ...attemptRow('', 30000, 'U1'),
-      gpus: undefined,
-      host: 'cluster',
-      profile: 'small',
-      origin: 'cli',
-      startedAt: 0,
-      leases: [],
-    });
+    const a = attempts.open(clusterAttemptRow());
     expect(endingOf({ attempts }, a, job)).toMatchObject({
       status: 'failed',
       outcome: 'out_of_memory',
