@@ -93,6 +93,26 @@ function crashingPython(delay: number): { python: string; marker: string } {
   return { python, marker };
 }
 
+/**
+ * A launch whose run crashes (after `delay` s) on a cluster that requeues such an exit held (RequeueExitHold), up to
+ * the bot telling the requeue: the bot, the launch's pending answer, the job, and the marker that makes runs crash.
+ */
+async function launchRequeuedHeld(delay: number) {
+  const c = await cluster({ gpus: 1, settings: { RequeueExitHold: '1-255' } });
+  const { python, marker } = crashingPython(delay);
+  const { loaded } = config(c, { requeue: true }, python);
+  const bot = makeChatBot(loaded);
+  try {
+    const port = await freePort();
+    const launching = bot.run(`launch small --host cluster --port ${port}`);
+    await until(() => bot.app.engine.attempts.events(1).some((e) => e.kind === 'requeued'), 60_000);
+    return { c, marker, bot, port, launching, jobId: bot.app.engine.attempts.get(1)!.jobId! };
+  } catch (e) {
+    await bot.app.close();
+    throw e;
+  }
+}
+
 const standinsOn = (port: number) =>
   execFileSync('ps', ['-eo', 'args='], { encoding: 'utf8' })
     .split('\n')
@@ -295,15 +315,8 @@ describe.skipIf(!slurmAvailable)('Slurm’s own endings on a real slurmctld/slur
   );
 
   test('a run that crashed, requeued held (slurm.conf RequeueExitHold): the attempt says Slurm holds it and how to release it, keeps the crash as an event; released, the next run (appended to the same log) is read from its own start and gets ready; then drained and requeued by an administrator: said as the node taken out of service, not a node failure', async () => {
-    const c = await cluster({ gpus: 1, settings: { RequeueExitHold: '1-255' } });
-    const { python, marker } = crashingPython(4);
-    const { loaded } = config(c, { requeue: true }, python);
-    const bot = makeChatBot(loaded);
+    const { c, marker, bot, port, launching, jobId } = await launchRequeuedHeld(4);
     try {
-      const port = await freePort();
-      const launching = bot.run(`launch small --host cluster --port ${port}`);
-      await until(() => bot.app.engine.attempts.events(1).some((e) => e.kind === 'requeued'), 60_000);
-      const jobId = bot.app.engine.attempts.get(1)!.jobId!;
       expect(c.run(['scontrol', 'show', 'job', '-o', jobId])).toMatch(
         / JobState=SPECIAL_EXIT Reason=JobHeldUser .* Restarts=1 /,
       );
@@ -367,15 +380,8 @@ describe.skipIf(!slurmAvailable)('Slurm’s own endings on a real slurmctld/slur
   }, 240_000);
 
   test('a run that crashed and was requeued held before the bot saw it run: the requeue is still told (held, how to release it), and the next run is read from its own start and gets ready', async () => {
-    const c = await cluster({ gpus: 1, settings: { RequeueExitHold: '1-255' } });
-    const { python, marker } = crashingPython(0);
-    const { loaded } = config(c, { requeue: true }, python);
-    const bot = makeChatBot(loaded);
+    const { c, marker, bot, launching, jobId } = await launchRequeuedHeld(0);
     try {
-      const port = await freePort();
-      const launching = bot.run(`launch small --host cluster --port ${port}`);
-      await until(() => bot.app.engine.attempts.events(1).some((e) => e.kind === 'requeued'), 60_000);
-      const jobId = bot.app.engine.attempts.get(1)!.jobId!;
       const told = bot.app.engine.attempts.events(1).find((e) => e.kind === 'requeued')!.data as { text: string };
       expect(told.text).toMatch(
         new RegExp(`^Slurm requeued job ${jobId} \\(restart 1\\): .*; Slurm holds it .*scontrol release ${jobId}`),
