@@ -74,6 +74,50 @@ describe("a healthy server's error records, as its last lines, are no crash", ()
         'E0000 00:00:1733486123.456789  123 cuda_fft.cc:477] Unable to register cuFFT factory: Attempting to register factory for plugin cuFFT when one has already been registered',
       ],
     ],
+    // what SGLang's and vLLM's serving processes log and serve on after (records.ts names the sources)
+    ['a request refused for its sampling parameters', ['[2025-11-05 12:01:00] Error: invalid sampling params']],
+    [
+      "a request's asyncio task cancelled",
+      ['[2025-11-05 12:01:00] Exception in TokenizerManager: asyncio.exceptions.CancelledError'],
+    ],
+    ["asyncio's report of a task nobody awaited", ['[2025-11-05 12:01:00] Task exception was never retrieved']],
+    [
+      'a client error answered with a 4xx',
+      ['ERROR 11-05 12:01:00 [serving_chat.py:200] Error in chat completion: BadRequestError: the prompt is too long'],
+    ],
+    ["a shutdown's report of the children it killed", ['[2025-11-05 12:01:00] Killed 3 child processes']],
+    [
+      "vLLM's report of a prompt it could not preprocess",
+      ['ERROR 11-05 12:01:00 [serving_chat.py:222] Error in preprocessing prompt inputs'],
+    ],
+    [
+      'a request logged with its traceback (logger.exception), answered 500',
+      [
+        '[2025-11-05 12:01:00] Error in request: list index out of range',
+        'Traceback (most recent call last):',
+        '  File "/x/sglang/srt/entrypoints/openai/serving_base.py", line 12, in handle_request',
+        '    return await self._handle_non_streaming_request(',
+        'IndexError: list index out of range',
+      ],
+    ],
+    [
+      "asyncio's report of a task nobody awaited, with the task and its traceback",
+      [
+        '[2025-11-05 12:01:00] Task exception was never retrieved',
+        "future: <Task finished name='Task-12' coro=<TokenizerManager.handle_loop() done> exception=ValueError('x')>",
+        'Traceback (most recent call last):',
+        '  File "/x/sglang/srt/managers/tokenizer_manager.py", line 1, in handle_loop',
+        '    g()',
+        'ValueError: x',
+        '',
+        'During handling of the above exception, another exception occurred:',
+        '',
+        'Traceback (most recent call last):',
+        '  File "/x/sglang/srt/managers/tokenizer_manager.py", line 3, in handle_loop',
+        '    h()',
+        'KeyError: 3',
+      ],
+    ],
   ])('%s', (_name, tail) => {
     const whole = diagnoseText([...READY, ...tail, ''].join('\n'));
     expect(whole.classification.category, whole.reason).toBe('none');
@@ -85,6 +129,27 @@ describe("a healthy server's error records, as its last lines, are no crash", ()
     const d = diagnoseText(['[2025-11-05 12:00:00] Load weight begin.', line, ''].join('\n'));
     expect(d.classification.category).toBe('other');
     expect(d.classification.evidence[0]?.text).toBe(line);
+  });
+
+  it("a request's traceback before the server serves, or one that names a crash, is still a crash", () => {
+    const tb = (exc: string) => [
+      `[2025-11-05 12:01:00] Error in request: ${exc}`,
+      'Traceback (most recent call last):',
+      '  File "/x/sglang/srt/entrypoints/openai/serving_base.py", line 12, in handle_request',
+      '    return await f(',
+      `RuntimeError: ${exc}`,
+    ];
+    const before = diagnoseText([READY[0], ...tb('start out of range'), ''].join('\n'));
+    expect(before.classification.category).toBe('other');
+    const named = diagnoseText(
+      [...READY, ...tb('CUDA error: an illegal memory access was encountered'), ''].join('\n'),
+    );
+    expect(named.classification.category).toBe('illegal_memory_access');
+  });
+
+  it('the kernel killing a process is no count of children killed', () => {
+    const d = diagnoseText([...READY, 'Out of memory: Killed process 4242 (python3)', ''].join('\n'));
+    expect(d.classification.category).toBe('other');
   });
 
   it('a count of failures that is not zero still states a failure', () => {

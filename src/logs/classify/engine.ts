@@ -31,7 +31,7 @@ import {
   type PhaseState,
   phaseFromFrames,
 } from './phase.ts';
-import { concernsOneRequest, embeddedException, failureRecord, goesOn, ncclReturnTrace, ncclWarn } from './records.ts';
+import { embeddedException, failureRecord, goesOn, ncclReturnTrace, ncclWarn, servingSurvives } from './records.ts';
 import {
   buildEvidence,
   chooseRoot,
@@ -235,6 +235,13 @@ export class ClassifierEngine {
       (shape.kind === 'indented' && openBefore && !isExc) ||
       (shape.kind === 'text' && this.tracebacks.current?.lastSource?.line === lineNo);
     if (started) this.attachPending(started, lineNo);
+    // A serving process logs the traceback of a failure it survives with the record that says whose it was
+    // (`logger.exception(f"Error in request: {e}")` in SGLang's OpenAI server, then a 500 for that request; asyncio's
+    // `Task exception was never retrieved`): that traceback is no crash. A signature its lines match, or a death,
+    // still names one.
+    if (started && this.serving() && started.logged && servingSurvives(started.logged.message)) {
+      this.tracebacks.excuse(started);
+    }
     let interesting = shape.kind !== 'text' && shape.kind !== 'blank' && this.tracebacks.current?.open === true;
     if (isExc) interesting = true;
     this.readNative(prefix, ev, lineNo);
@@ -292,8 +299,9 @@ export class ClassifierEngine {
    */
   private readRecord(prefix: LinePrefix, ev: Evidence, lineNo: number): boolean {
     if (this.tracebacks.owning(lineNo, prefix) || parseExceptionLine(prefix.body)) return false;
-    // a failure of one request is answered with an error by a server that serves, which serves on
-    const raised = this.serving() && concernsOneRequest(prefix.body) ? null : failureRecord(prefix, ev.text);
+    // a failure of one request (or a client's, or an asyncio task's) is answered with an error by a server that
+    // serves, which serves on
+    const raised = this.serving() && servingSurvives(prefix.body) ? null : failureRecord(prefix, ev.text);
     if (!raised) {
       const warn = this.ncclWarn;
       this.ncclWarn = null;

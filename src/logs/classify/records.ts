@@ -104,7 +104,30 @@ const ZERO_COUNT =
 // parse request body`, `Request 12 timed out`), a client that went away. A serving process survives it by design (it
 // answers that request with an error and serves on), so once the server serves it is no failure of the server.
 // `requests.` is the HTTP library's module (`requests.exceptions.ConnectionError`), not a request.
-const ONE_REQUEST = /\b(?:[Rr]equests?|REQUEST|req|rid)\b(?!\.\w)|\b[Cc]lient (?:disconnected|closed|went away)\b/;
+// A request's own parameters and prompt are that request's: SGLang's SamplingParams.verify() raises a ValueError for
+// a request's bad sampling parameters, which its HTTP server logs (`[http_server] Error: {e}`,
+// python/sglang/srt/entrypoints/http_server.py) and answers with an error; vLLM's OpenAI server logs `Error in
+// preprocessing prompt inputs` and answers 400 (vllm/entrypoints/openai/serving_chat.py). A chat completion or
+// completion is one call of the OpenAI API an engine serves.
+const ONE_REQUEST =
+  /\b(?:[Rr]equests?|REQUEST|req|rid)\b(?!\.\w)|\b[Cc]lient (?:disconnected|closed|went away)\b|\b[Ss]ampling[ _]?[Pp]arams?\b|\b[Ss]ampling parameters?\b|\b[Pp]rompts?\b|\b[Cc]hat[ _]?[Cc]ompletions?\b|\b[Cc]ompletions? (?:request|stream|generator)\b/;
+// An error a server answers with a 4xx status is the client's: openai-python's classes for them (BadRequestError 400,
+// AuthenticationError 401, PermissionDeniedError 403, NotFoundError 404, ConflictError 409, UnprocessableEntityError
+// 422, RateLimitError 429: openai/_exceptions.py), which SGLang's and vLLM's OpenAI servers also name their error
+// responses after (`err_type="BadRequest"`), and FastAPI's RequestValidationError (a body that fails its schema, 422).
+const CLIENT_ERROR =
+  /\b(?:BadRequest|Authentication|PermissionDenied|NotFound|Conflict|UnprocessableEntity|RateLimit|RequestValidation)Error\b|\bBadRequest\b/;
+// asyncio's own reports (CPython Lib/asyncio/futures.py, base_events.py default_exception_handler): `Task exception
+// was never retrieved` (a task failed and nobody awaited it) and `Exception in callback ...`, each followed by the
+// task's or handle's repr (`future: <Task finished ...>`, `handle: <Handle ...>`); the event loop runs on after them.
+// A CancelledError is a task that was cancelled (a request's task when its client went away, the loop's tasks at
+// shutdown), not one that failed.
+const ASYNC_TASK =
+  /\b(?:Task|Future) exception was never retrieved\b|\bException in callback\b|^(?:future|handle): <(?:Task|Future|Handle|TimerHandle)\b|\bCancelledError\b/;
+// A process that reports how many processes it killed is cleaning up its own tree (a launcher's or a server's
+// shutdown killing its children with psutil, as SGLang's kill_process_tree does); the kernel's `Killed` and its OOM
+// killer's `Killed process N` name the process that was killed, not a count. Taken out before the words are read.
+const OWN_KILL = /\b[Kk]illed \d{1,6} (?:child |worker |sub)?process(?:es|\(es\))?\b/g;
 
 // An exception named inside a record's text: after the record's own words (`Failed to initialize Python stub:
 // TypeError: ...`, `with exception KVTransferError(bootstrap_room=1): Failed ...`) or as its repr (`TypeError("...")`,
@@ -173,7 +196,7 @@ export function failureRecord(prefix: LinePrefix, text: string, tracebackFollows
   if (MILD_LEVEL.test(ownLevel(frontOf(prefix, text)))) return null;
   const named = embeddedException(body);
   if (named) return named;
-  if (!FAILURE_WORDS.test(body.replace(LEVEL_WORDS, '').replace(ZERO_COUNT, ''))) return null;
+  if (!FAILURE_WORDS.test(body.replace(LEVEL_WORDS, '').replace(ZERO_COUNT, '').replace(OWN_KILL, ''))) return null;
   return { type: '', short: '', message: body };
 }
 
@@ -182,9 +205,12 @@ export function warning(body: string): boolean {
   return BODY_WARNING.test(body) || PYTHON_WARNING.test(body);
 }
 
-/** True when a record's failure concerns one request (ONE_REQUEST): a serving process survives it. */
-export function concernsOneRequest(body: string): boolean {
-  return ONE_REQUEST.test(body);
+/**
+ * True when a record states a failure a serving process survives by design: one request's (ONE_REQUEST), a client's
+ * answered with a 4xx (CLIENT_ERROR), or an asyncio task's (ASYNC_TASK), which the event loop runs on after.
+ */
+export function servingSurvives(body: string): boolean {
+  return ONE_REQUEST.test(body) || CLIENT_ERROR.test(body) || ASYNC_TASK.test(body);
 }
 
 // NCCL's check macros print the error's way back up the calls, one `NCCL INFO file.cc:line -> code` line per frame

@@ -96,6 +96,14 @@ export class TracebackTracker {
   private frameUnindented = false;
   /** Failure records since the server last carried on (a milestone or a serving line), oldest first. */
   records: FailureRecord[] = [];
+  /** Tracebacks a serving process logged for a failure it survives (excuse), and those chained to them. */
+  private readonly excused = new WeakSet<Traceback>();
+
+  /** The traceback is one a serving process survives: not fatal, nor is any traceback chained to it. */
+  excuse(tb: Traceback): void {
+    this.excused.add(tb);
+    this.unsurvived = this.unsurvived.filter((t) => t !== tb);
+  }
 
   /** A failure record (records.ts) was read. */
   record(r: FailureRecord): void {
@@ -272,9 +280,11 @@ export class TracebackTracker {
             : loggedAsError(this.lastText.prefix, this.lastText.ev)
           : null,
     };
+    const excused = this.chainedFrom !== null && this.excused.has(this.chainedFrom);
     this.chainedFrom = null;
     this.current = tb;
-    if (ev.line > this.ignoreUntil && this.unsurvived.length < MAX_KEPT) this.unsurvived.push(tb);
+    if (excused) this.excused.add(tb);
+    else if (ev.line > this.ignoreUntil && this.unsurvived.length < MAX_KEPT) this.unsurvived.push(tb);
     return tb;
   }
 
