@@ -137,6 +137,8 @@ export class ClassifierEngine {
   private death: Evidence | null = null;
   private deathPhase: Phase = 'unknown';
   private deathRank: number | null = null;
+  /** The traceback whose line reported the death (vLLM's EngineDeadError is an exception line), or null. */
+  private deathTb: Traceback | null = null;
   private attentionUntil = 0;
   private linesRead = 0;
   private lastProgressMs: number;
@@ -267,6 +269,7 @@ export class ClassifierEngine {
           this.death = ev;
           this.deathPhase = this.phase.phase;
           this.deathRank = prefix.rank;
+          this.deathTb = this.tracebacks.owning(lineNo, prefix);
         }
         interesting = true;
       } else if (shape.kind === 'text' || (shape.kind === 'indented' && !openBefore)) {
@@ -722,7 +725,8 @@ export class ClassifierEngine {
           tb.header,
         ]) as Evidence)
       : (this.death as Evidence);
-    const phase = tb ? this.framesPhase(tb, tb.phaseAt) : this.framesPhase(null, this.deathPhase);
+    // a death reported by an exception line (EngineDeadError): the frames of its own traceback say where it surfaced
+    const phase = tb ? this.framesPhase(tb, tb.phaseAt) : this.framesPhase(this.deathTb, this.deathPhase);
     const rank = tb ? tb.rank : this.deathRank;
     const evidence = tb ? buildEvidence([root], tb.header, tb.frames) : [root];
     const confidence = tb && this.death ? 0.5 : 0.35;
