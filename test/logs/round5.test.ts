@@ -64,3 +64,51 @@ describe('whose report of a death is the root', () => {
     expect(d.root).toBe(gloo);
   });
 });
+
+describe('what a configuration refused says: a setting and the values it allows', () => {
+  const raised = (file: string, exc: string) => [
+    'Traceback (most recent call last):',
+    `  File "${file}", line 42, in check`,
+    '    raise_it()',
+    exc,
+  ];
+  it.each([
+    [
+      'a setting that must divide another',
+      'ValueError: Total number of attention heads (28) must be divisible by tensor parallel size (8)',
+    ],
+    [
+      "a kernel's check with its condition spelled out",
+      'RuntimeError: Expect (32 <= headDim <= 2048) && (numTokensPerPage <= 128), got headDim=576',
+    ],
+    [
+      'two settings that must be given together',
+      'ValueError: Expected both speculative_model and num_speculative_tokens to be provided',
+    ],
+    ["a setting's allowed values", "ValueError: kv_cache_dtype should be one of ['auto', 'fp8']"],
+  ])('%s is a configuration rejected', (_name, exc) => {
+    expect(diagnose(raised('/x/vllm/config/model.py', exc)).category).toBe('backend_assertion');
+  });
+
+  it.each([
+    [
+      "a peer's engine ID that differs in a KV-connector handshake",
+      'RuntimeError: Remote NIXL agent engine ID mismatch. Expected 46126a31, received 8d2f',
+    ],
+    [
+      "a library's internal mapping",
+      'ValueError: Backend should be defined in the BACKENDS_MAPPING. Offending backend: x',
+    ],
+    ["PyTorch's dtype check of a tensor op", 'RuntimeError: expected scalar type Float but found Half'],
+  ])('%s is no configuration rejected', (_name, exc) => {
+    expect(diagnose(raised('/x/site-packages/somelib/core.py', exc)).category).toBe('other');
+  });
+
+  it("a request's JSON schema the grammar backend cannot compile is the request's, not a setting", () => {
+    const exc =
+      'RuntimeError: [06:33:23] /project/cpp/json_schema_converter.cc:2181: items must be a boolean or an object';
+    const d = diagnose(raised('/x/vllm/v1/structured_output/backend_xgrammar.py', exc));
+    expect(d.category, d.reason).toBe('other');
+    expect(d.root).toBe(exc);
+  });
+});
