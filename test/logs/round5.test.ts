@@ -50,6 +50,50 @@ describe('a server whose engine is dead is broken, whatever it still answers', (
 });
 
 describe('whose report of a death is the root', () => {
+  it("a parent's report over two lines: the one with the exit code says how the child ended", () => {
+    const d = diagnose([
+      '[12-16 14:27:08] Rank 0 scheduler is dead. Please check if there are relevant logs.',
+      '[12-16 14:27:10] Exit code: -9',
+      'Traceback (most recent call last):',
+      '  File "/x/sglang/cli/main.py", line 26, in main',
+      '    args.func(args, extra_argv)',
+    ]);
+    expect(d.root).toBe('[12-16 14:27:10] Exit code: -9');
+  });
+
+  it("the child's own error, when the log has it, is the root over its parent's report of the exit", () => {
+    const own =
+      '[torch_memory_saver.cpp] CUresult error  result=1 file=csrc/torch_memory_saver.cpp func=resume line=214';
+    const d = diagnose([own, own, 'Child process unexpectedly failed with an exit code 256. pid=97721']);
+    expect(d.category).toBe('other');
+    expect(d.root).toBe(own);
+  });
+
+  it("a launcher's header for its child's standard error states no error; its report of the signal stays the root", () => {
+    const signal =
+      '2024-03-06T17:53:31.052444Z ERROR shard-manager: text_generation_launcher: Shard process was signaled to shutdown with signal 4 rank=0';
+    const d = diagnose([
+      '2024-03-06T17:53:22.336246Z  INFO shard-manager: text_generation_launcher: Starting shard rank=0',
+      '2024-03-06T17:53:31.052367Z ERROR shard-manager: text_generation_launcher: Shard complete standard error output:',
+      ' rank=0',
+      signal,
+    ]);
+    expect(d.root).toBe(signal);
+  });
+
+  it("uvicorn's record of an application's exception is the root of a traceback cut before its exception line", () => {
+    const asgi = '[2025-06-19 02:07:56] ERROR:    Exception in ASGI application';
+    const d = diagnose([
+      asgi,
+      'Traceback (most recent call last):',
+      '  File "/x/uvicorn/protocols/http/h11_impl.py", line 403, in run_asgi',
+      '    result = await app(  # type: ignore[func-returns-value]',
+      '  File "/x/starlette/middleware/errors.py", line 165, in __call__',
+      '    await self.app(scope, receive, _send)',
+    ]);
+    expect(d.root).toBe(asgi);
+  });
+
   it("PyTorch's monitored barrier naming the faulty rank, after a launcher's sigquit, is the process group's failure", () => {
     const gloo =
       '[rank3]:[E421 04:13:43.426633564 ProcessGroupGloo.cpp:143] Rank 3 successfully reached monitoredBarrier, but received errors while waiting for send/recv from rank 0. Please check rank 0 logs for faulty rank.';

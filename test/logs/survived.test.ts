@@ -118,6 +118,16 @@ describe("a healthy server's error records, as its last lines, are no crash", ()
         'KeyError: 3',
       ],
     ],
+    [
+      "uvicorn's report of an application's exception in one request, answered 500",
+      [
+        '[2025-11-05 12:01:00] ERROR:    Exception in ASGI application',
+        'Traceback (most recent call last):',
+        '  File "/x/uvicorn/protocols/http/h11_impl.py", line 403, in run_asgi',
+        '    result = await app(  # type: ignore[func-returns-value]',
+        'KeyError: 3',
+      ],
+    ],
   ])('%s', (_name, tail) => {
     const whole = diagnoseText([...READY, ...tail, ''].join('\n'));
     expect(whole.classification.category, whole.reason).toBe('none');

@@ -118,6 +118,11 @@ interface Split {
   line: number;
 }
 const IGNORED = /^Exception ignored in\b/;
+/** The lines a parent's report of one death spans. */
+const DEATH_REPORT_LINES = 3;
+/** A line that reports how a process exited (its code or signal), not what failed in it. */
+const EXIT_REPORT =
+  /\bexit(?:ed)? (?:with )?(?:exit )?(?:code|status)\b|\bnon-zero exit\b|\bexited on signal\b|\bsignal \d/i;
 
 export interface EngineOptions {
   catalog: Catalog;
@@ -265,6 +270,12 @@ export class ClassifierEngine {
         this.addCandidate(roots, ev, prefix, lineNo);
         interesting = true;
       } else if (consequences.length > 0) {
+        // a death reported over a few lines (`Rank 0 scheduler is dead.` then `Exit code: -9`): the line that says how
+        // it ended (its exit code or signal) says more than the one that says it ended
+        const d = this.death;
+        if (d && lineNo - d.line <= DEATH_REPORT_LINES && EXIT_REPORT.test(ev.text) && !EXIT_REPORT.test(d.text)) {
+          this.death = ev;
+        }
         if (!this.death) {
           this.death = ev;
           this.deathPhase = this.phase.phase;
@@ -655,7 +666,8 @@ export class ClassifierEngine {
     const before = [
       ...this.tracebacks.unsurvived.filter((t) => t !== c.tb && t.exc !== null && near(t.exc.line)),
       ...this.tracebacks.records
-        .filter((r) => near(r.ev.line))
+        // a record that itself reports an exit (a launcher's `a non-zero exit code ...`) is the same report, no cause
+        .filter((r) => near(r.ev.line) && !EXIT_REPORT.test(r.raised.message))
         .map((r) => frameless(r.ev, r.ev, r.raised, r.rank, r.phaseAt)),
     ]
       .sort((a, b) => (a.exc?.line ?? 0) - (b.exc?.line ?? 0))

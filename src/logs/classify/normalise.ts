@@ -30,9 +30,11 @@ const WRAPPERS: RegExp[] = [
   /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)? - (?:[\w.]+ - )?(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) - /,
   /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)? \| (?:DEBUG|INFO|WARNING|ERROR|CRITICAL) +\| [\w.:<>-]+ - /,
   // Shell and process wrappers that put a time stamp and a source before each line: `[ts] [/bin/sh@<0,0>]: `,
-  // `[ts] ERROR: `
+  // `[ts] ERROR: `; uvicorn pads its level to align the messages (`ERROR:    Exception in ASGI application`,
+  // uvicorn/logging.py: the level, a colon and spaces up to 8 characters, then the format's space): the padding goes
+  // with it, or the message would read as indented
   /^\[\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d[^\]]*\] \[[^\]]*\]: ?/,
-  /^\[\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d[^\]]*\] (?:ERROR|WARNING|INFO): /,
+  /^\[\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d[^\]]*\] (?:ERROR|WARNING|INFO): {1,8}/,
   // journald / syslog: `Dec 01 12:00:00 gpu-box python3[1234]: `
   /^[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d [\w.-]+ [\w./@-]+(?:\[\d+\])?: /,
   // Markdown bold around a pasted line: `**ImportError: ...**`
@@ -90,7 +92,8 @@ const BOUNDARY = new RegExp(
     // process labels and log-record prefixes (every quantifier bounded, so a long line without them is read once)
     `(?<rec>${[
       String.raw`\((?:[A-Za-z_][\w-]{0,60} )?(?:[a-z_]{1,20}=\w{1,20} ){0,4}pid=\d+(?:, ip=[^)]{0,60})?\)`,
-      String.raw`\[\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d[^\][]{0,40}\]|\[\d\d:\d\d:\d\d(?: [A-Z]{2,4}\d+)+\]|\[rank\d+\]:`,
+      // SGLang's `[2025-11-05 12:00:00 TP0]` and `[23:17:01 TP7]`; its diffusion runtime's `[12-16 14:27:08]` (month-day)
+      String.raw`\[\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d[^\][]{0,40}\]|\[\d\d:\d\d:\d\d(?: [A-Z]{2,4}\d+)+\]|\[\d\d-\d\d \d\d:\d\d:\d\d\]|\[rank\d+\]:`,
       String.raw`(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) (?:\d{4}-)?\d\d-\d\d \d\d:\d\d:\d\d`,
       String.raw`\b(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)(?: \([\w.]{1,40}\))?: {2,}`,
       // Python logging's default format, BASIC_FORMAT `%(levelname)s:%(name)s:%(message)s` (logging.basicConfig;

@@ -67,15 +67,17 @@ export const RECORD_ANCHORS: Anchor[] = [
   ...FAILURE_ANCHORS.flatMap((w) => [w, w.charAt(0).toUpperCase() + w.slice(1)]),
   ...FAILURE_CODE_ANCHORS,
 ].map((text) => ({ text, ci: false }));
-// Level words are the record's form, not what it says: `| ERROR | stderr | Loading ...` says nothing failed.
-const LEVEL_WORDS = /\b(?:ERROR|CRITICAL|FATAL|WARNING|WARN|INFO|DEBUG)\b/g;
+// Level words are the record's form, not what it says: `| ERROR | stderr | Loading ...` says nothing failed. Nor does
+// the name of a stream: a launcher's `Shard complete standard error output:` introduces what its child printed there.
+const LEVEL_WORDS = /\b(?:ERROR|CRITICAL|FATAL|WARNING|WARN|INFO|DEBUG)\b|\b[Ss]tandard error\b/g;
 // A record that says the program went on after the error states it survived it: it ignored or skipped something, will
 // retry, fell back to another way (`Ignore import error when loading sglang.srt.models.x`, SGLang's model registry,
 // logged as a warning; `Exception ignored in: ...`, Python's report of an error in a finaliser).
 // A retry or resume announced after a failure says the same: `Trying to resume download...` after huggingface_hub's
 // `Error while downloading ...: Read timed out.`.
+// Words, not identifiers: `func=resume` or `skip_layers` names code (a function, a key), not what the program did.
 const SURVIVED =
-  /\b(?:ignor(?:e|es|ed|ing)|skip(?:s|ped|ping)?|retry(?:ing)?|retries|resum(?:e|es|ed|ing)|fall(?:s|ing)? ?back|fell back|falling back)\b/i;
+  /(?<![=_./:-])\b(?:ignor(?:e|es|ed|ing)|skip(?:s|ped|ping)?|retry(?:ing)?|retries|resum(?:e|es|ed|ing)|fall(?:s|ing)? ?back|fell back|falling back)\b(?![_(=.]\w)/i;
 /** A record at warning level or below is never a failure (`WARNING ... [core.py] Failed to ...` is survivable). */
 const MILD_LEVEL = /\b(?:WARNING|WARN|INFO|DEBUG)\b|^\[?[IW]\d{4} /;
 /**
@@ -117,6 +119,10 @@ const ONE_REQUEST =
 // responses after (`err_type="BadRequest"`), and FastAPI's RequestValidationError (a body that fails its schema, 422).
 const CLIENT_ERROR =
   /\b(?:BadRequest|Authentication|PermissionDenied|NotFound|Conflict|UnprocessableEntity|RateLimit|RequestValidation)Error\b|\bBadRequest\b/;
+// uvicorn's report that an application raised while it handled one request (uvicorn/protocols/http/h11_impl.py and
+// httptools_impl.py, run_asgi: `Exception in ASGI application`, logged with the traceback, then a 500 for that
+// request): the server serves on.
+const REQUEST_HANDLER = /\bException in ASGI application\b/;
 // asyncio's own reports (CPython Lib/asyncio/futures.py, base_events.py default_exception_handler): `Task exception
 // was never retrieved` (a task failed and nobody awaited it) and `Exception in callback ...`, each followed by the
 // task's or handle's repr (`future: <Task finished ...>`, `handle: <Handle ...>`); the event loop runs on after them.
@@ -208,10 +214,11 @@ export function warning(body: string): boolean {
 
 /**
  * True when a record states a failure a serving process survives by design: one request's (ONE_REQUEST), a client's
- * answered with a 4xx (CLIENT_ERROR), or an asyncio task's (ASYNC_TASK), which the event loop runs on after.
+ * answered with a 4xx (CLIENT_ERROR), a request handler's answered with a 500 (REQUEST_HANDLER), or an asyncio task's
+ * (ASYNC_TASK), which the event loop runs on after.
  */
 export function servingSurvives(body: string): boolean {
-  return ONE_REQUEST.test(body) || CLIENT_ERROR.test(body) || ASYNC_TASK.test(body);
+  return ONE_REQUEST.test(body) || CLIENT_ERROR.test(body) || REQUEST_HANDLER.test(body) || ASYNC_TASK.test(body);
 }
 
 // NCCL's check macros print the error's way back up the calls, one `NCCL INFO file.cc:line -> code` line per frame
