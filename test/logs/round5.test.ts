@@ -156,3 +156,33 @@ describe('what a configuration refused says: a setting and the values it allows'
     expect(d.root).toBe(exc);
   });
 });
+
+describe('more wordings of a known class', () => {
+  const core = '(EngineCore_DP0 pid=1511501) ERROR 12-15 18:57:10 [core.py:918] ';
+  it("a failure raised while a LoRA adapter is loaded is a model that cannot be loaded; a check on the adapter's settings is a configuration rejected", () => {
+    const lora = (exc: string[]) => [
+      `${core}Invocation of add_lora method failed`,
+      `${core}Traceback (most recent call last):`,
+      `${core}  File "/x/vllm/lora/worker_manager.py", line 102, in _load_adapter`,
+      `${core}    lora = self._lora_model_cls.from_local_checkpoint(`,
+      ...exc,
+    ];
+    const cut = diagnose(lora([]));
+    expect(cut.category, cut.reason).toBe('model_load_error');
+    expect(cut.root).toContain('Invocation of add_lora method failed');
+    expect(diagnose(lora([`${core}ValueError: LoRA rank 256 is greater than max_lora_rank 16.`])).category).toBe(
+      'backend_assertion',
+    );
+  });
+
+  it("an Ascend NPU's memory protection unit refusing an address is an illegal memory access", () => {
+    const line =
+      '       The extend info: errcode:(0, 0x200000000000000, 0) errorStr: The MPU address access is invalid. fixp_error0 info: 0xa0bfbd5';
+    const d = diagnose([
+      'EZ9999: [PID: 696742] 2025-10-31-21:35:03.992.057 The error from device(chipId:7, dieId:0)',
+      line,
+    ]);
+    expect(d.category).toBe('illegal_memory_access');
+    expect(d.root).toBe(line);
+  });
+});
