@@ -186,3 +186,30 @@ describe('more wordings of a known class', () => {
     expect(d.root).toBe(line);
   });
 });
+
+describe("a kernel library's host check: a refused input, or a call it ran that failed", () => {
+  it.each([
+    [
+      'a kernel run that failed',
+      '[TensorRT-LLM][ERROR] Assertion failed: Error occurred when running GEMM! (/src/x/KernelRunner.cpp:180)',
+      'other',
+    ],
+    [
+      'a JIT compiler that exited with an error',
+      'RuntimeError: Assertion error (csrc/jit/kernel_runtime.hpp:45): exit_code == 0',
+      'other',
+    ],
+    [
+      'a setting the kernel refuses',
+      '[TensorRT-LLM][ERROR] Assertion failed: Invalid low_rank (1024). low_rank must be smaller than mMaxLowRank (64)',
+      'backend_assertion',
+    ],
+    [
+      'a layout the kernel refuses',
+      "RuntimeError: Failed: Assertion error csrc/utils/layout.hpp:57 'Unknown recipe'",
+      'backend_assertion',
+    ],
+  ])('%s', (_name, line, want) => {
+    expect(diagnose([line]).category).toBe(want);
+  });
+});
