@@ -131,9 +131,10 @@ const REQUEST_HANDLER = /\bException in ASGI application\b/;
 const ASYNC_TASK =
   /\b(?:Task|Future) exception was never retrieved\b|\bException in callback\b|^(?:future|handle): <(?:Task|Future|Handle|TimerHandle)\b|\bCancelledError\b/;
 // A process that reports how many processes it killed is cleaning up its own tree (a launcher's or a server's
-// shutdown killing the children psutil's Process.children() lists, the way SGLang's kill_process_tree in
-// python/sglang/srt/utils/common.py does it, with a count logged); the kernel's `Killed` and its OOM killer's `Killed
-// process N` name the process that was killed, not a count. Taken out before the words are read.
+// shutdown killing the children psutil's Process.children() lists, as SGLang's kill_process_tree in
+// python/sglang/srt/utils/common.py kills them; the releases read log no count, the wrappers that log one say
+// `Killed 3 child processes`); the kernel's `Killed` and its OOM killer's `Killed process N` name the process that
+// was killed, not a count. Taken out before the words are read.
 const OWN_KILL = /\b[Kk]illed \d{1,6} (?:child |worker |sub)?process(?:es|\(es\))?\b/g;
 
 // An exception named inside a record's text: after the record's own words (`Failed to initialize Python stub:
