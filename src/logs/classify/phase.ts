@@ -15,6 +15,7 @@ export const STRUCTURE_ANCHORS: Anchor[] = [
   // byte of a log is scanned for them
   { text: 'non-default args', ci: false },
   { text: 'to load model', ci: false },
+  { text: 'Loading drafter model', ci: false },
   { text: 'loading took', ci: false },
   // every weight-load progress bar (`Loading <what> weights <how>: N%`) and `Loading weights took`
   { text: 'weights', ci: false },
@@ -34,6 +35,7 @@ export const STRUCTURE_ANCHORS: Anchor[] = [
   { text: 'graph end', ci: true },
   { text: 'max_total_num_tokens=', ci: false },
   { text: 'Uvicorn running on', ci: false },
+  { text: 'Application startup complete', ci: false },
   { text: 'fired up and ready to roll', ci: false },
   { text: 'SIGTERM received', ci: false },
   { text: 'Gracefully exiting', ci: false },
@@ -48,7 +50,7 @@ export const STRUCTURE_ANCHORS: Anchor[] = [
   { text: 'what():', ci: false },
 ];
 
-export type FrequentKind = 'prefill' | 'decode' | 'access';
+export type FrequentKind = 'prefill' | 'decode' | 'access' | 'refused';
 
 /**
  * Lines that come by the thousand in a running server. They only move the phase between prefill, decode and
@@ -57,8 +59,10 @@ export type FrequentKind = 'prefill' | 'decode' | 'access';
 export const FREQUENT: { anchor: string; kind: FrequentKind; follows: RegExp }[] = [
   { anchor: 'Prefill batch', kind: 'prefill', follows: /[,.]/ },
   { anchor: 'Decode batch', kind: 'decode', follows: /[,.]/ },
-  // uvicorn access log: `"POST /generate HTTP/1.1" 200 OK`
-  { anchor: 'HTTP/1.1" ', kind: 'access', follows: /[0-9]/ },
+  // uvicorn access log: `"POST /generate HTTP/1.1" 200 OK` is a request served; a request refused or failed (`500
+  // Internal Server Error`, the warm-up request that failed) says the server answered, not that it was serving.
+  { anchor: 'HTTP/1.1" ', kind: 'access', follows: /2/ },
+  { anchor: 'HTTP/1.1" ', kind: 'refused', follows: /[013-9]/ },
 ];
 
 /** The last frequent milestone in `text[from, to)`, by position; `null` if none. */
@@ -97,10 +101,12 @@ const ORDER: Record<Phase, number> = {
 export interface PhaseState {
   phase: Phase;
   ready: boolean;
+  /** SGLang's scheduler reported ready (`max_total_num_tokens=`): its ready line is `fired up`, after its warm-up. */
+  warmsUpAfterStart: boolean;
 }
 
 export function initialPhase(): PhaseState {
-  return { phase: 'unknown', ready: false };
+  return { phase: 'unknown', ready: false, warmsUpAfterStart: false };
 }
 
 // Startup phases only move forward: ranks print the same milestone at slightly different times, and a late
@@ -109,12 +115,17 @@ function advance(s: PhaseState, target: Phase): void {
   if (!s.ready && ORDER[target] > ORDER[s.phase]) s.phase = target;
 }
 
+/**
+ * Rule 1 of the phase rule (corpus/README.md): the phase each milestone starts. `Load weight begin` and checkpoint
+ * shards -> weight_load; from `Load weight end` up to the memory pool, the KV cache and `# GPU blocks` -> kv_alloc;
+ * capture -> cuda_graph_capture; after capture, before the ready line -> warmup.
+ */
 const ADVANCE: Partial<Record<Milestone['kind'], Phase>> = {
   server_args: 'startup',
   dist_init_begin: 'startup',
   weights_begin: 'weight_load',
   shards: 'weight_load',
-  weights_end: 'weight_load',
+  weights_end: 'kv_alloc',
   kv_allocated: 'kv_alloc',
   // vLLM sizes the KV cache after its memory profile (corpus/README.md, phase rule 1: `# GPU blocks` -> kv_alloc).
   kv_sized: 'kv_alloc',
@@ -141,7 +152,11 @@ export function applyMilestone(s: PhaseState, m: Milestone): void {
     return;
   }
   if (s.phase === 'shutdown') return;
-  if (m.kind === 'ready') {
+  if (m.kind === 'scheduler_ready') s.warmsUpAfterStart = true;
+  // uvicorn's `Application startup complete` is the ready line of a server whose app is ready when it starts
+  // (vLLM's API server); SGLang's HTTP server sends its warm-up request once the app has started
+  // (http_server.py `_wait_and_warmup`), so after its scheduler reported ready it is still warming up.
+  if (m.kind === 'ready' || (m.kind === 'app_started' && !s.warmsUpAfterStart)) {
     s.ready = true;
     s.phase = 'runtime';
   } else if (m.kind === 'shutdown') {
@@ -155,7 +170,7 @@ export function applyMilestone(s: PhaseState, m: Milestone): void {
 }
 
 export function applyFrequent(s: PhaseState, kind: FrequentKind): void {
-  if (s.phase === 'shutdown') return;
+  if (s.phase === 'shutdown' || kind === 'refused') return;
   const runtimePhase: Phase = kind === 'access' ? 'runtime' : kind;
   // Before the ready line these are the warm-up request; in a log that starts mid-run they are the real thing.
   if (!s.ready && ORDER[s.phase] >= ORDER.startup && ORDER[s.phase] <= ORDER.warmup) s.phase = 'warmup';
@@ -265,9 +280,11 @@ const HINTS: Hint[] = [
 ];
 
 // Forward passes at serving time: only used when the milestones do not already place the crash in startup.
+// Rule 2 names the pass by its forward (`forward_decode`, `forward_extend`); the scheduler's handling of a batch's
+// result (`process_batch_result_decode`) runs in its event loop after the forward: serving, the pass not named.
 const RUNTIME_HINTS: Hint[] = [
-  { phase: 'decode', funcs: ['forward_decode', 'forward_decode_batch', 'process_batch_result_decode'] },
-  { phase: 'prefill', funcs: ['forward_extend', 'forward_prefill_batch', 'process_batch_result_prefill'] },
+  { phase: 'decode', funcs: ['forward_decode', 'forward_decode_batch'] },
+  { phase: 'prefill', funcs: ['forward_extend', 'forward_prefill_batch'] },
   {
     phase: 'runtime',
     funcs: [
@@ -277,6 +294,9 @@ const RUNTIME_HINTS: Hint[] = [
       'event_loop_pp',
       'forward_batch_generation',
       'get_model_worker_batch',
+      'process_batch_result',
+      'process_batch_result_decode',
+      'process_batch_result_prefill',
       'process_input_requests',
       'handle_generate_request',
       'generate_request',
@@ -352,11 +372,6 @@ function hinted(frames: readonly Frame[], hints: readonly Hint[]): Phase | null 
   return null;
 }
 
-/** The init step a traceback's frames name (capture, KV cache, weights, start-up), or null. */
-export function initPhaseFromFrames(frames: readonly Frame[]): Phase | null {
-  return hinted(withCallee(frames), HINTS);
-}
-
 // The call a source line makes: `return executor(*args)`, `x = self.f(`, `await g(`, `_init_distributed_environment(`.
 const CALL = /^\s*(?:return\s+|await\s+|[\w.[\], ]+?=\s*(?:await\s+)?)?(?:[\w]+\.)*(\w+)\(/;
 
@@ -370,22 +385,58 @@ function withCallee(frames: readonly Frame[]): readonly Frame[] {
   return callee ? [...frames, { line: last?.line ?? 0, text: '', file: '', func: callee }] : frames;
 }
 
-/**
- * The phase a traceback's frames show: an init step (capture beats load: capture frames sit under initialize),
- * else, when the log was not in startup, the kind of forward pass. Null when the frames say nothing.
- */
-export function phaseFromFrames(given: readonly Frame[], milestonePhase: Phase): Phase | null {
-  const frames = withCallee(given);
-  const init = hinted(frames, HINTS);
-  if (init) return init;
-  // While serving, the frames say which pass failed: a `Decode batch` line printed before a new request's extend
-  // pass does not make its crash a decode. A frame that says only "serving" keeps the milestone's more precise phase.
-  // Before the warm-up, serving frames mean the server got past the last step the log showed (an engine without
-  // SGLang's milestones serves right after its weights are loaded); the warm-up itself is a request, so it stays.
-  if (milestonePhase === 'warmup' || milestonePhase === 'cuda_graph_capture' || milestonePhase === 'shutdown') {
-    return null;
+/** The init step one stack names, the innermost first (each frame against every init step), or null. */
+function initStep(frames: readonly Frame[]): Phase | null {
+  for (let i = frames.length - 1; i >= 0; i--) {
+    const p = hinted([frames[i] as Frame], HINTS);
+    if (p) return p;
   }
+  return null;
+}
+
+/** The pass that failed while serving (`forward_decode`, `forward_extend`, serving in any engine's words), or null. */
+function servingPass(frames: readonly Frame[]): Phase | null {
   const serving = frames.filter((f) => !NOT_SERVING.test(f.file));
-  const h = hinted(serving, RUNTIME_HINTS) ?? (serving.some(servingFrame) ? 'runtime' : null);
-  return h === 'runtime' && (milestonePhase === 'prefill' || milestonePhase === 'decode') ? null : h;
+  return hinted(serving, RUNTIME_HINTS) ?? (serving.some(servingFrame) ? 'runtime' : null);
+}
+
+/**
+ * Rule 2 of the phase rule (corpus/README.md): the phase one stack's frames name. The innermost init step wins; else
+ * the pass that failed while serving. Null when the frames say nothing.
+ */
+export function phaseFromFrames(given: readonly Frame[]): Phase | null {
+  const frames = withCallee(given);
+  return initStep(frames) ?? servingPass(frames);
+}
+
+/** What the phase rule reads, one input per step. */
+export interface PhaseInputs {
+  /** Rule 1: where the milestones before the failure had brought the log (`unknown`: the excerpt shows none). */
+  milestones: Phase;
+  /** Rule 2: the failure's stacks, its own traceback first, then the others of the same failure and a hang's dump. */
+  stacks: readonly (readonly Frame[])[];
+  /** Rule 3: the phase of the failure's class (or message) when it happens at one point only. */
+  onePoint?: Phase | undefined;
+}
+
+const PASSES: ReadonlySet<Phase> = new Set(['prefill', 'decode', 'runtime']);
+
+/**
+ * The phase rule of corpus/README.md in its written order, first that decides wins: 1 the milestones before the
+ * failure, 2 the frames, 3 a class (or message) that happens at one point only, 4 `unknown`. While serving, the
+ * serving lines say only which pass ran last (`Decode batch`); the failed traceback's own frames, when they name
+ * its pass (`forward_extend` for a new request's prefill), say which one failed.
+ */
+export function phaseByRule(i: PhaseInputs): Phase {
+  const [own = [], ...others] = i.stacks;
+  if (i.milestones !== 'unknown') {
+    if (!PASSES.has(i.milestones)) return i.milestones;
+    const pass = servingPass(withCallee(own));
+    return pass === 'prefill' || pass === 'decode' ? pass : i.milestones;
+  }
+  for (const s of [own, ...others]) {
+    const p = phaseFromFrames(s);
+    if (p) return p;
+  }
+  return i.onePoint ?? 'unknown';
 }
