@@ -105,6 +105,45 @@ describe('phase rule 2: the frames', () => {
     ).toBe('cuda_graph_capture');
   });
 
+  it('names init steps the rule does not list by what they are in SGLang, vLLM and PyTorch', () => {
+    const step = (file: string, func: string, source?: string) => phaseFromFrames([frame(file, func, source)]);
+    // SGLang's scheduler builds its memory pools and the radix cache over them
+    expect(step('/x/sglang/srt/managers/scheduler.py', 'init_memory_pool_and_cache')).toBe('kv_alloc');
+    // a communication library's communicator or agent between the ranks, the executor and its workers started
+    expect(step('/x/vllm/distributed/device_communicators/pynccl_wrapper.py', 'ncclCommInitRank')).toBe('startup');
+    expect(step('/x/vllm/worker/worker.py', 'init_mscclpp_comm')).toBe('startup');
+    expect(step('/x/vllm/engine/llm_engine.py', '_initialize_nixl')).toBe('startup');
+    expect(step('/x/vllm/v1/executor/multiproc_executor.py', '_init_executor')).toBe('startup');
+    // the device checked while it is initialised; DistributedDataParallel's construction (its first collectives)
+    expect(step('/x/vllm/worker/worker.py', '_check_if_gpu_supports_dtype')).toBe('startup');
+    expect(step('/x/torch/nn/parallel/distributed.py', '__init__')).toBe('startup');
+    // the engine's arguments built, as the call an excerpt stopped at; building the whole engine says no step
+    expect(step('/x/vllm/entrypoints/llm.py', '__init__', '    engine_args = EngineArgs(')).toBe('startup');
+    expect(step('/x/vllm/engine/multiprocessing/engine.py', 'from_engine_args')).toBeNull();
+  });
+
+  it("reads an engine part's construction as start-up only where the excerpt stops in it", () => {
+    const core = frame('/x/vllm/v1/engine/core.py', '__init__');
+    expect(phaseFromFrames([core])).toBe('startup');
+    expect(phaseFromFrames([frame('/x/sglang/srt/managers/tp_worker.py', 'init')])).toBe('startup');
+    // a frame inside it that names no step may belong to any step
+    expect(phaseFromFrames([core, frame('/x/sglang/srt/model_executor/model_runner.py', 'initialize')])).toBeNull();
+    // a constructor elsewhere says nothing
+    expect(phaseFromFrames([frame('/x/app/model.py', '__init__')])).toBeNull();
+  });
+
+  it("serving in request handlers; not in a command line's functions nor in a native stack's C++ names", () => {
+    expect(
+      phaseFromFrames([frame('/x/vllm/entrypoints/openai/tool_parsers/hermes_tool_parser.py', 'extract_tool_calls')]),
+    ).toBe('runtime');
+    expect(
+      phaseFromFrames([frame('/x/vllm/entrypoints/openai/chat_completion/serving.py', 'create_chat_completion')]),
+    ).toBe('runtime');
+    expect(phaseFromFrames([frame('/x/sglang/cli/generate.py', 'generate')])).toBeNull();
+    expect(phaseFromFrames([frame('<unknown>', 'swap_blocks_batch(at::Tensor const&, bool)')])).toBeNull();
+    expect(phaseFromFrames([frame('/x/vllm/v1/engine/core.py', 'step')])).toBe('runtime');
+  });
+
   it("names the pass by the forward, not by the scheduler's handling of its result", () => {
     expect(phaseFromFrames([frame('/x/m.py', 'forward_decode')])).toBe('decode');
     expect(phaseFromFrames([frame('/x/m.py', 'forward_extend')])).toBe('prefill');
@@ -119,6 +158,22 @@ describe('phase rule 2: the frames', () => {
 
 describe('phase rules 3 and 4, and the order of all four', () => {
   const load = [frame('/x/vllm/model_executor/model_loader/loader.py', 'load_model')];
+
+  it('reads every traceback of the failure (a chained one) before a class that happens at one point', () => {
+    const chained = [
+      'Traceback (most recent call last):',
+      '  File "/x/transformers/models/auto/configuration_auto.py", line 1, in __getitem__',
+      "KeyError: 'glm_moe_dsa'",
+      'During handling of the above exception, another exception occurred:',
+      ...traceback(['/x/sglang/srt/server_args.py', 'prepare_server_args']),
+    ];
+    expect(diagnoseText(chained.join('\n')).classification).toMatchObject({
+      category: 'model_load_error',
+      phase: 'startup',
+    });
+    // with no frame naming a step, the class's point: a model config that cannot be read is the model load
+    expect(phaseOf(...chained.slice(0, 3))).toBe('weight_load');
+  });
 
   it('applies the steps in their written order, the first that decides', () => {
     expect(phaseByRule({ milestones: 'kv_alloc', stacks: [load], onePoint: 'startup' })).toBe('kv_alloc');

@@ -236,9 +236,12 @@ const HINTS: Hint[] = [
       '_init_cache',
       'get_kv_cache_spec',
     ],
-    // A step that sets up the KV cache in any engine's words: `initialize_kv_cache_tensors`, `_allocate_kv_cache_tensors`.
+    // A step that sets up the KV cache in any engine's words: `initialize_kv_cache_tensors`, `_allocate_kv_cache_tensors`,
+    // SGLang's scheduler building its memory pools and the radix cache over them (`init_memory_pool_and_cache`).
     words: (w) =>
-      ((has(w, 'kv') && has(w, 'cache')) || (has(w, 'cache') && has(w, 'blocks'))) &&
+      ((has(w, 'kv') && has(w, 'cache')) ||
+        (has(w, 'cache') && has(w, 'blocks')) ||
+        (has(w, 'memory') && has(w, 'pool'))) &&
       has(w, 'init', 'initialize', 'allocate', 'alloc', 'profile', 'determine', 'reserve'),
   },
   {
@@ -269,13 +272,29 @@ const HINTS: Hint[] = [
     // anything is loaded.
     file: /(server_args|launch_server|arg_utils)\.py$|distributed[/\\](?:elastic[/\\])?rendezvous/,
     // The server or its engine being started: `wait_for_engine_startup`, `launch_core_engines`, `launch_server`;
-    // its arguments parsed (`parse_args`, transformers' `parse_args_into_dataclasses`).
+    // its arguments parsed (`parse_args`, transformers' `parse_args_into_dataclasses`) or built (`EngineArgs(...)`,
+    // `ServerArgs(...)`, the call an excerpt stopped at).
     words: (w) =>
       has(w, 'startup', 'rendezvous') ||
       (has(w, 'parse') && has(w, 'args', 'arguments')) ||
+      // (the classes, not `from_engine_args`: that builds the whole engine)
+      (w[w.length - 1] === 'args' && w[0] !== 'from' && has(w, 'engine', 'server')) ||
       (w[0] === 'launch' && has(w, 'server', 'engine', 'engines', 'subprocesses')) ||
       // `_init_distributed_environment`, `init_process_groups`: the ranks joining each other
-      (has(w, 'init', 'initialize') && has(w, 'distributed', 'dist')),
+      (has(w, 'init', 'initialize') && has(w, 'distributed', 'dist')) ||
+      // a communication library's communicator or agent set up between the ranks: NCCL's `ncclCommInitRank`,
+      // `init_mscclpp_comm`, `_initialize_nixl` (vLLM creates them when its workers start)
+      (has(w, 'init', 'initialize') && has(w, 'comm', 'communicator', 'nccl', 'mscclpp', 'nixl')) ||
+      // the engine's executor and its workers being started (`_init_executor`, `_init_workers_ray`, `init_worker`)
+      (has(w, 'init', 'initialize') && has(w, 'executor', 'worker', 'workers')),
+  },
+  {
+    phase: 'startup',
+    // vLLM's worker checks its device while it initialises it (worker.py `init_device` calls it).
+    funcs: ['_check_if_gpu_supports_dtype'],
+    // Constructing DistributedDataParallel broadcasts and verifies the parameters across the ranks: the process
+    // group's first collectives, before training or serving starts (torch/nn/parallel/distributed.py).
+    file: /torch[/\\]nn[/\\]parallel[/\\]distributed\.py$/,
   },
 ];
 
@@ -331,9 +350,11 @@ const SERVING_WORDS = new Set([
   'requests',
   'batch',
 ]);
-// A web framework's request handling (starlette, fastapi, aiohttp's server) runs only while the server serves.
+// A web framework's request handling (starlette, fastapi, aiohttp's server) runs only while the server serves, as do
+// vLLM's OpenAI-compatible request handlers (`serving_chat.py`, `chat_completion/serving.py`) and the tool-call parsers
+// they run on a response (`tool_parsers/`).
 const SERVING_FILE =
-  /(^|[/\\])(sampler|sampling|generation_utils)\.py$|(^|[/\\])(starlette|fastapi)[/\\]|aiohttp[/\\]web/;
+  /(^|[/\\])(sampler|sampling|generation_utils)\.py$|(^|[/\\])(starlette|fastapi)[/\\]|aiohttp[/\\]web|entrypoints[/\\]openai[/\\](?:serving\w*\.py$|\w+[/\\]serving\.py$|tool_parsers[/\\])/;
 
 /** `_executor_loop_overlap` -> executor, loop, overlap; `GenerationMixin._sample` -> generation, mixin, sample. */
 function words(func: string): string[] {
@@ -346,11 +367,13 @@ function words(func: string): string[] {
 
 // A test program's functions (`test_loop`, `test_batch_decode`) drive kernels directly, no server behind them.
 const TEST_FILE = /(^|[/\\])(tests?[/\\]|test_[^/\\]*\.py$)/;
-// Libraries whose function names use serving words for something else: HTTP clients and the Hugging Face hub client
-// make requests (`_request_wrapper` downloads a file), and PyTorch's compilers step through bytecode or graphs
-// (`InstructionTranslator.step` in torch/_dynamo).
+// Code whose function names use serving words for something else: HTTP clients and the Hugging Face hub client make
+// requests (`_request_wrapper` downloads a file), PyTorch's compilers step through bytecode or graphs
+// (`InstructionTranslator.step` in torch/_dynamo), a command line's functions are named after its commands (SGLang's
+// and vLLM's `cli/`: `generate`, `serve`), and a native stack PyTorch symbolised (`File "<unknown>", line 0`) names
+// C and C++ functions (`swap_blocks_batch`), not an engine's steps.
 const NOT_SERVING =
-  /(^|[/\\])(requests|urllib3|httpx|httpcore|aiohttp|huggingface_hub|_dynamo|_inductor|fx|triton[/\\]compiler)[/\\]/;
+  /(^|[/\\])(requests|urllib3|httpx|httpcore|aiohttp|huggingface_hub|_dynamo|_inductor|fx|triton[/\\]compiler|cli)[/\\]|^<unknown>$/;
 
 function servingFrame(f: Frame): boolean {
   if (TEST_FILE.test(f.file)) return false;
@@ -400,13 +423,26 @@ function servingPass(frames: readonly Frame[]): Phase | null {
   return hinted(serving, RUNTIME_HINTS) ?? (serving.some(servingFrame) ? 'runtime' : null);
 }
 
+// The modules of an engine's core, executor, scheduler and workers, whose constructors start them.
+const ENGINE_PART = /(^|[/\\])(engine[/\\]core|llm_engine|\w*executor|\w*worker\w*|scheduler)\.py$/;
+
 /**
- * Rule 2 of the phase rule (corpus/README.md): the phase one stack's frames name. The innermost init step wins; else
- * the pass that failed while serving. Null when the frames say nothing.
+ * The excerpt stops in the construction of an engine's core, executor, scheduler or worker (`__init__`, or `init` with
+ * its dunders lost in a paste): the engine was being started. Read at the innermost frame shown only: a frame inside
+ * it that names no step (the excerpt cut further in) may be part of any step.
+ */
+function constructing(f: Frame | undefined): boolean {
+  return f !== undefined && (f.func === '__init__' || f.func === 'init') && ENGINE_PART.test(f.file);
+}
+
+/**
+ * Rule 2 of the phase rule (corpus/README.md): the phase one stack's frames name. The innermost init step wins (an
+ * engine part being constructed, when nothing inside it is shown); else the pass that failed while serving. Null when
+ * the frames say nothing.
  */
 export function phaseFromFrames(given: readonly Frame[]): Phase | null {
   const frames = withCallee(given);
-  return initStep(frames) ?? servingPass(frames);
+  return initStep(frames) ?? (constructing(given[given.length - 1]) ? 'startup' : null) ?? servingPass(frames);
 }
 
 /** What the phase rule reads, one input per step. */
