@@ -1,5 +1,6 @@
-// Where the server was when it crashed. Phases advance with SGLang's own milestone lines (parseMilestone); a
-// traceback's frames can say more precisely which init step failed.
+// Where the server was when it crashed, by the phase rule of corpus/README.md in its written order (phaseByRule):
+// 1 the milestones before the failure (parseMilestone's lines, folded by applyMilestone), 2 the frames of its
+// tracebacks, 3 a class or message that happens at one point only, 4 unknown. Each step's data is a table here.
 
 import type { Milestone } from '../milestones.ts';
 import type { Anchor, Phase } from './types.ts';
@@ -186,8 +187,9 @@ export interface Frame {
   source?: string;
 }
 
-// Init steps by the functions SGLang (and vLLM, whose engine code shows up in the same reports) run them in. Order
-// matters: capture and the memory profile run under `initialize`/`load_model`-style parents, so they come first.
+// Rule 2's data: init steps by the functions SGLang (and vLLM, whose engine code shows up in the same reports) run
+// them in. The innermost frame that names one decides (initStep); the order below only settles a frame that names
+// two.
 interface Hint {
   phase: Phase;
   funcs: string[];
@@ -298,8 +300,7 @@ const HINTS: Hint[] = [
   },
 ];
 
-// Forward passes at serving time: only used when the milestones do not already place the crash in startup.
-// Rule 2 names the pass by its forward (`forward_decode`, `forward_extend`); the scheduler's handling of a batch's
+// Forward passes at serving time, read after every init step. Rule 2 names the pass by its forward (`forward_decode`, `forward_extend`); the scheduler's handling of a batch's
 // result (`process_batch_result_decode`) runs in its event loop after the forward: serving, the pass not named.
 const RUNTIME_HINTS: Hint[] = [
   { phase: 'decode', funcs: ['forward_decode', 'forward_decode_batch'] },
