@@ -424,8 +424,18 @@ function servingPass(frames: readonly Frame[]): Phase | null {
   return hinted(serving, RUNTIME_HINTS) ?? (serving.some(servingFrame) ? 'runtime' : null);
 }
 
-// The modules of an engine's core, executor, scheduler and workers, whose constructors start them.
-const ENGINE_PART = /(^|[/\\])(engine[/\\]core|llm_engine|\w*executor|\w*worker\w*|scheduler)\.py$/;
+/**
+ * A module of an engine's core, executor, scheduler or workers (`engine/core.py`, `llm_engine.py`,
+ * `multiproc_executor.py`, `tp_worker.py`, `scheduler.py`), whose constructors start them. Read from the file's base
+ * name without a regex: a frame's path can be as long as its line.
+ */
+function enginePart(file: string): boolean {
+  const base = file.slice(Math.max(file.lastIndexOf('/'), file.lastIndexOf('\\')) + 1);
+  if (!base.endsWith('.py')) return false;
+  const name = base.slice(0, -'.py'.length);
+  if (name === 'core') return /engine[/\\]core\.py$/.test(file);
+  return name === 'llm_engine' || name === 'scheduler' || name.endsWith('executor') || name.includes('worker');
+}
 
 /**
  * The excerpt stops in the construction of an engine's core, executor, scheduler or worker (`__init__`, or `init` with
@@ -433,7 +443,7 @@ const ENGINE_PART = /(^|[/\\])(engine[/\\]core|llm_engine|\w*executor|\w*worker\
  * it that names no step (the excerpt cut further in) may be part of any step.
  */
 function constructing(f: Frame | undefined): boolean {
-  return f !== undefined && (f.func === '__init__' || f.func === 'init') && ENGINE_PART.test(f.file);
+  return f !== undefined && (f.func === '__init__' || f.func === 'init') && enginePart(f.file);
 }
 
 /**
