@@ -144,15 +144,16 @@ describe('phase rule 2: the frames', () => {
     expect(phaseFromFrames([frame('/x/vllm/v1/engine/core.py', 'step')])).toBe('runtime');
   });
 
-  it("names the pass by the forward, not by the scheduler's handling of its result", () => {
+  it("names the pass by its forward, or by the scheduler's processing of that pass's output", () => {
     expect(phaseFromFrames([frame('/x/m.py', 'forward_decode')])).toBe('decode');
     expect(phaseFromFrames([frame('/x/m.py', 'forward_extend')])).toBe('prefill');
     expect(
       phaseFromFrames([
         frame('/x/sglang/srt/managers/scheduler.py', 'event_loop_overlap'),
-        frame('/x/sglang/srt/managers/scheduler.py', 'process_batch_result_decode'),
+        frame('/x/sglang/srt/managers/scheduler_output_processor_mixin.py', 'process_batch_result_decode'),
       ]),
-    ).toBe('runtime');
+    ).toBe('decode');
+    expect(phaseFromFrames([frame('/x/sglang/srt/managers/scheduler.py', 'event_loop_overlap')])).toBe('runtime');
   });
 });
 

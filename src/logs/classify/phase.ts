@@ -300,11 +300,13 @@ const HINTS: Hint[] = [
   },
 ];
 
-// Forward passes at serving time, read after every init step. Rule 2 names the pass by its forward (`forward_decode`, `forward_extend`); the scheduler's handling of a batch's
-// result (`process_batch_result_decode`) runs in its event loop after the forward: serving, the pass not named.
+// Forward passes at serving time, read after every init step. Rule 2 names the pass by its forward (`forward_decode`,
+// `forward_extend`); SGLang's scheduler processes the pass's output right after it (`process_batch_result_decode`,
+// where the overlap scheduler synchronises with the decode it launched and its asynchronous errors surface): the same
+// pass.
 const RUNTIME_HINTS: Hint[] = [
-  { phase: 'decode', funcs: ['forward_decode', 'forward_decode_batch'] },
-  { phase: 'prefill', funcs: ['forward_extend', 'forward_prefill_batch'] },
+  { phase: 'decode', funcs: ['forward_decode', 'forward_decode_batch', 'process_batch_result_decode'] },
+  { phase: 'prefill', funcs: ['forward_extend', 'forward_prefill_batch', 'process_batch_result_prefill'] },
   {
     phase: 'runtime',
     funcs: [
@@ -314,9 +316,6 @@ const RUNTIME_HINTS: Hint[] = [
       'event_loop_pp',
       'forward_batch_generation',
       'get_model_worker_batch',
-      'process_batch_result',
-      'process_batch_result_decode',
-      'process_batch_result_prefill',
       'process_input_requests',
       'handle_generate_request',
       'generate_request',
