@@ -16,6 +16,8 @@ export type Milestone =
   | { kind: 'graph_end'; seconds?: number }
   | { kind: 'scheduler_ready'; maxTotalTokens: number }
   | { kind: 'uvicorn_running'; port: number }
+  /** uvicorn's `Application startup complete.`: vLLM's ready line; SGLang warms up after it. */
+  | { kind: 'app_started' }
   | { kind: 'ready' }
   | { kind: 'prefill' }
   | { kind: 'decode' }
@@ -63,12 +65,13 @@ const RULES: Array<[Rule, (m: RegExpMatchArray) => Milestone]> = [
   [/non-default args: \{/, () => ({ kind: 'server_args' })],
   [/Init torch distributed begin\./, () => ({ kind: 'dist_init_begin' })],
   [/Load weight begin\./, () => ({ kind: 'weights_begin' })],
-  // vLLM: `Starting to load model <name>...` (gpu_model_runner.py load_model).
-  [/Starting to load model /, () => ({ kind: 'weights_begin' })],
+  // vLLM: `Starting to load model <name>...` and, for a speculative decoding drafter, `Loading drafter model...`
+  // (gpu_model_runner.py load_model).
+  [/Starting to load model |Loading drafter model\.\.\./, () => ({ kind: 'weights_begin' })],
   // Progress bars of a weight load: SGLang's and vLLM's `Loading safetensors checkpoint shards:  50% Completed | 1/2`,
   // transformers' tqdm `Loading checkpoint shards:  75%|███▌ | 3/4`, TensorRT-LLM's `Loading weights concurrently:`.
   [
-    /(?:Loading (?:\w+ )?checkpoint shards|Multi-thread loading shards|Loading safetensors using Fastsafetensor loader|Loading (?:\w+ )?weights(?: \w+){0,2}):\s+(\d+)%(?: Completed \| |\|[^|\d]*\|? ?)(\d+)\/(\d+)/,
+    /(?:Loading (?:\w+ )?checkpoint shards|Multi-thread loading shards|Loading safetensors using Fastsafetensor loader|Loading (?:\w+ )?weights(?: \w+){0,2}):\s+(\d+)%(?: Completed \| |\|[^|\d]*\|? ?| )(\d+)\/(\d+)/,
     (m) => ({ kind: 'shards', percent: num(m[1]), done: num(m[2]), total: num(m[3]) }),
   ],
   [
@@ -92,12 +95,14 @@ const RULES: Array<[Rule, (m: RegExpMatchArray) => Milestone]> = [
     /Capturing (?:the model for )?(?:CUDA graphs|cudagraphs)\b|Graph capturing for \d+/,
     () => ({ kind: 'graph_begin' }),
   ],
+  // The scheduler's ready line, in SGLang's newer (`, chunked_prefill_size=`) and older (`, max_prefill_tokens=`) words.
   [
-    /max_total_num_tokens=(\d+), chunked_prefill_size=/,
+    /max_total_num_tokens=(\d+), (?:chunked_prefill_size|max_prefill_tokens)=/,
     (m) => ({ kind: 'scheduler_ready', maxTotalTokens: num(m[1]) }),
   ],
   [/Uvicorn running on https?:\/\/[^\s:]+:(\d+)/, (m) => ({ kind: 'uvicorn_running', port: num(m[1]) })],
   [/The server is fired up and ready to roll!/, () => ({ kind: 'ready' })],
+  [/Application startup complete\./, () => ({ kind: 'app_started' })],
   [/Prefill batch[,.]/, () => ({ kind: 'prefill' })],
   [/Decode batch[,.]/, () => ({ kind: 'decode' })],
   [/SIGTERM received\. signum=|Gracefully exiting\.\.\./, () => ({ kind: 'shutdown' })],
@@ -106,7 +111,7 @@ const RULES: Array<[Rule, (m: RegExpMatchArray) => Milestone]> = [
 export function parseMilestone(line: string): Milestone | null {
   // Cheap pre-filter: every rule's line contains one of these words, and most log lines contain none.
   if (
-    !/ServerArgs|non-default args|torch distributed|weight|load model|loading took|shards|Fastsafetensor|KV Cache|GPU blocks|Memory pool|graph|max_total_num_tokens|Uvicorn|fired up|batch|SIGTERM|Gracefully/i.test(
+    !/ServerArgs|non-default args|torch distributed|weight|load model|drafter model|loading took|shards|Fastsafetensor|KV Cache|GPU blocks|Memory pool|graph|max_total_num_tokens|Uvicorn|startup complete|fired up|batch|SIGTERM|Gracefully/i.test(
       line,
     )
   ) {

@@ -88,7 +88,8 @@ describe('the engine reads a joined log as its lines', () => {
     ].join('\n');
     const d = diagnoseText(log);
     const c = d.classification;
-    expect([c.category, c.phase, c.rank]).toEqual(['model_load_error', 'weight_load', 0]);
+    // phase rule 1 (corpus/README.md): only a server-args line before the failure -> startup, before the frames
+    expect([c.category, c.phase, c.rank]).toEqual(['model_load_error', 'startup', 0]);
     expect(c.evidence[0]).toEqual({ line: 2, text: "KeyError: 'lm_head.weight'" });
     expect(c.evidence.every((e) => e.line === 2)).toBe(true);
     expect(d.reason).toContain('line 2');

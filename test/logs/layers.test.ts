@@ -761,14 +761,14 @@ describe('milestones in the words of other engines', () => {
     );
   });
 
-  it('serving frames after a finished weight load are serving (an engine with no milestones between)', () => {
+  it('a weight-load bar before the failure places it in the weight load, whatever serving frames follow (rule 1 first)', () => {
     const log = [
       'Loading safetensors checkpoint shards: 100% Completed | 17/17 [00:23<00:00,  1.38s/it]',
       'Traceback (most recent call last):',
       '  File "/x/xinference/model/llm/transformers/utils.py", line 483, in batch_inference_one_step',
       'RuntimeError: boom',
     ].join('\n');
-    expect(diagnoseText(log).classification.phase).toBe('runtime');
+    expect(diagnoseText(log).classification.phase).toBe('weight_load');
   });
 
   it("SGLang's health check is a generation request: the server was serving", () => {

@@ -89,8 +89,9 @@ describe('phase of a crash', () => {
     const upToCapture = startup.slice(0, startup.findIndex((l) => l.includes('Capture cuda graph begin')) + 1);
     const crash = fixtureLines('illegal_memory_access_kimi_marlin.log');
     expect(classifyText([...upToCapture, ...crash].join('\n'), { catalog }).phase).toBe('cuda_graph_capture');
+    // corpus/README.md's phase rule 1: from `Load weight end` up to the memory pool, the KV cache is set up
     const upToLoad = startup.slice(0, startup.findIndex((l) => l.includes('Load weight end')) + 1);
-    expect(classifyText([...upToLoad, ...crash].join('\n'), { catalog }).phase).toBe('weight_load');
+    expect(classifyText([...upToLoad, ...crash].join('\n'), { catalog }).phase).toBe('kv_alloc');
   });
 });
 

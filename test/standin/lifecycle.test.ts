@@ -88,6 +88,8 @@ describe.concurrent('startup and readiness', () => {
       'graph_begin',
       'graph_end',
       'scheduler_ready',
+      // uvicorn's line before its `Uvicorn running on`: SGLang's app has started, its warm-up request follows
+      'app_started',
       'uvicorn_running',
       'prefill',
       'ready',

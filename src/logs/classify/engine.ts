@@ -26,10 +26,9 @@ import {
   CAPTURE_PROGRESS,
   type FrequentKind,
   initialPhase,
-  initPhaseFromFrames,
   lastFrequent,
   type PhaseState,
-  phaseFromFrames,
+  phaseByRule,
 } from './phase.ts';
 import { embeddedException, failureRecord, goesOn, ncclReturnTrace, ncclWarn, servingSurvives } from './records.ts';
 import {
@@ -573,29 +572,18 @@ export class ClassifierEngine {
   }
 
   /**
-   * Where the failure happened by its frames: the root's own traceback first; when its frames say nothing and no
-   * milestone placed it, the other tracebacks of the same failure (a chained exception, the scheduler's traceback
-   * printed after a worker's, another rank's) show the call it failed in. Else the milestone phase.
+   * Where the failure happened, by the phase rule (phase.ts): the milestones before it (`at`), else the frames of its
+   * own traceback, then of the other tracebacks of the same failure (a chained exception, the scheduler's traceback
+   * printed after a worker's) and a hang's stack dump, else the phase its class has when it happens at one point
+   * only (the signature's or rule's `phase`, else the catalog's `default_phases`).
    */
-  private framesPhase(tb: Traceback | null, at: Phase): Phase {
-    const own = tb ? phaseFromFrames(tb.frames, at) : null;
-    if (own) return own;
-    if (at !== 'unknown') return at;
-    for (const other of this.tracebacks.unsurvived) {
-      if (other === tb) continue;
-      const p = phaseFromFrames(other.frames, other.phaseAt);
-      if (p) return p;
-    }
-    // A hang's stack dump (py-spy, on a watchdog timeout) says what the running threads were doing.
-    for (const stack of this.tracebacks.dumps) {
-      const p = phaseFromFrames(stack, at);
-      if (p) return p;
-    }
-    return at;
-  }
-
-  private orDefault(category: Category, phase: Phase): Phase {
-    return phase === 'unknown' ? (this.catalog.defaultPhases[category] ?? phase) : phase;
+  private phaseOf(tb: Traceback | null, at: Phase, category: Category, named?: Phase): Phase {
+    const others = this.tracebacks.unsurvived.filter((o) => o !== tb).map((o) => o.frames);
+    return phaseByRule({
+      milestones: at,
+      stacks: [tb?.frames ?? [], ...others, ...this.tracebacks.dumps],
+      onePoint: named ?? this.catalog.defaultPhases[category],
+    });
   }
 
   /** A signature wins ties: it was written for that message. Overlaps decide between classes either way. */
@@ -610,10 +598,7 @@ export class ClassifierEngine {
   /** `wrapperPhase`: the phase of the signature whose message wrapped this exception, where the rule names none. */
   private fromRule(r: RuledException, wrapperPhase?: Phase): Diagnosis {
     const { rule, tb, exc } = r;
-    // A rule's phase is where its exception is usually raised; frames that name the init step it was raised in say
-    // more (a "not enough memory" check run by the warm-up, not by the KV cache allocation).
-    const own = rule.phase !== undefined ? initPhaseFromFrames(tb.frames) : null;
-    const phase = this.orDefault(rule.category, own ?? rule.phase ?? wrapperPhase ?? this.framesPhase(tb, tb.phaseAt));
+    const phase = this.phaseOf(tb, tb.phaseAt, rule.category, rule.phase ?? wrapperPhase);
     const header = tb.header.line !== exc.line ? tb.header : null;
     const evidence = buildEvidence([exc], header, tb.frames);
     const confidence = this.death ? 0.8 : 0.7;
@@ -689,10 +674,8 @@ export class ClassifierEngine {
   private fromCandidate(c: Candidate): Diagnosis {
     const category = c.sig.category ?? 'other';
     const frames = c.tb?.frames ?? [];
-    const phase = this.orDefault(
-      category,
-      c.sig.phase ?? c.alsoMatched.find((s) => s.phase !== undefined)?.phase ?? this.framesPhase(c.tb, c.phaseAt),
-    );
+    const named = c.sig.phase ?? c.alsoMatched.find((s) => s.phase !== undefined)?.phase;
+    const phase = this.phaseOf(c.tb, c.phaseAt, category, named);
     const rank = c.prefixRank ?? c.tb?.rank ?? null;
     const header = c.tb && c.tb.header.line !== c.ev.line ? c.tb.header : null;
     const evidence = buildEvidence([c.ev, ...c.more].slice(0, MAX_EVIDENCE), header, frames);
@@ -738,7 +721,7 @@ export class ClassifierEngine {
         ]) as Evidence)
       : (this.death as Evidence);
     // a death reported by an exception line (EngineDeadError): the frames of its own traceback say where it surfaced
-    const phase = tb ? this.framesPhase(tb, tb.phaseAt) : this.framesPhase(this.deathTb, this.deathPhase);
+    const phase = this.phaseOf(tb ?? this.deathTb, tb ? tb.phaseAt : this.deathPhase, 'other');
     const rank = tb ? tb.rank : this.deathRank;
     const evidence = tb ? buildEvidence([root], tb.header, tb.frames) : [root];
     const confidence = tb && this.death ? 0.5 : 0.35;
@@ -772,7 +755,7 @@ export class ClassifierEngine {
         : null;
     const tb = frameless(rec.ev, rec.ev, rec.raised, rec.rank, rec.phaseAt);
     if (rule) return { ...this.fromRule({ rule, tb, exc: rec.ev, raised: rec.raised }), survivable: true };
-    const phase = this.orDefault('other', this.framesPhase(null, rec.phaseAt));
+    const phase = this.phaseOf(null, rec.phaseAt, 'other');
     const confidence = this.death ? 0.5 : 0.4;
     const named = rec.raised.type !== '' ? `${rec.raised.type} in a` : 'a';
     return {

@@ -1,5 +1,6 @@
-// Where the server was when it crashed. Phases advance with SGLang's own milestone lines (parseMilestone); a
-// traceback's frames can say more precisely which init step failed.
+// Where the server was when it crashed, by the phase rule of corpus/README.md in its written order (phaseByRule):
+// 1 the milestones before the failure (parseMilestone's lines, folded by applyMilestone), 2 the frames of its
+// tracebacks, 3 a class or message that happens at one point only, 4 unknown. Each step's data is a table here.
 
 import type { Milestone } from '../milestones.ts';
 import type { Anchor, Phase } from './types.ts';
@@ -15,6 +16,7 @@ export const STRUCTURE_ANCHORS: Anchor[] = [
   // byte of a log is scanned for them
   { text: 'non-default args', ci: false },
   { text: 'to load model', ci: false },
+  { text: 'Loading drafter model', ci: false },
   { text: 'loading took', ci: false },
   // every weight-load progress bar (`Loading <what> weights <how>: N%`) and `Loading weights took`
   { text: 'weights', ci: false },
@@ -34,6 +36,7 @@ export const STRUCTURE_ANCHORS: Anchor[] = [
   { text: 'graph end', ci: true },
   { text: 'max_total_num_tokens=', ci: false },
   { text: 'Uvicorn running on', ci: false },
+  { text: 'Application startup complete', ci: false },
   { text: 'fired up and ready to roll', ci: false },
   { text: 'SIGTERM received', ci: false },
   { text: 'Gracefully exiting', ci: false },
@@ -48,7 +51,7 @@ export const STRUCTURE_ANCHORS: Anchor[] = [
   { text: 'what():', ci: false },
 ];
 
-export type FrequentKind = 'prefill' | 'decode' | 'access';
+export type FrequentKind = 'prefill' | 'decode' | 'access' | 'refused';
 
 /**
  * Lines that come by the thousand in a running server. They only move the phase between prefill, decode and
@@ -57,8 +60,10 @@ export type FrequentKind = 'prefill' | 'decode' | 'access';
 export const FREQUENT: { anchor: string; kind: FrequentKind; follows: RegExp }[] = [
   { anchor: 'Prefill batch', kind: 'prefill', follows: /[,.]/ },
   { anchor: 'Decode batch', kind: 'decode', follows: /[,.]/ },
-  // uvicorn access log: `"POST /generate HTTP/1.1" 200 OK`
-  { anchor: 'HTTP/1.1" ', kind: 'access', follows: /[0-9]/ },
+  // uvicorn access log: `"POST /generate HTTP/1.1" 200 OK` is a request served; a request refused or failed (`500
+  // Internal Server Error`, the warm-up request that failed) says the server answered, not that it was serving.
+  { anchor: 'HTTP/1.1" ', kind: 'access', follows: /2/ },
+  { anchor: 'HTTP/1.1" ', kind: 'refused', follows: /[013-9]/ },
 ];
 
 /** The last frequent milestone in `text[from, to)`, by position; `null` if none. */
@@ -97,10 +102,12 @@ const ORDER: Record<Phase, number> = {
 export interface PhaseState {
   phase: Phase;
   ready: boolean;
+  /** SGLang's scheduler reported ready (`max_total_num_tokens=`): its ready line is `fired up`, after its warm-up. */
+  warmsUpAfterStart: boolean;
 }
 
 export function initialPhase(): PhaseState {
-  return { phase: 'unknown', ready: false };
+  return { phase: 'unknown', ready: false, warmsUpAfterStart: false };
 }
 
 // Startup phases only move forward: ranks print the same milestone at slightly different times, and a late
@@ -109,12 +116,17 @@ function advance(s: PhaseState, target: Phase): void {
   if (!s.ready && ORDER[target] > ORDER[s.phase]) s.phase = target;
 }
 
+/**
+ * Rule 1 of the phase rule (corpus/README.md): the phase each milestone starts. `Load weight begin` and checkpoint
+ * shards -> weight_load; from `Load weight end` up to the memory pool, the KV cache and `# GPU blocks` -> kv_alloc;
+ * capture -> cuda_graph_capture; after capture, before the ready line -> warmup.
+ */
 const ADVANCE: Partial<Record<Milestone['kind'], Phase>> = {
   server_args: 'startup',
   dist_init_begin: 'startup',
   weights_begin: 'weight_load',
   shards: 'weight_load',
-  weights_end: 'weight_load',
+  weights_end: 'kv_alloc',
   kv_allocated: 'kv_alloc',
   // vLLM sizes the KV cache after its memory profile (corpus/README.md, phase rule 1: `# GPU blocks` -> kv_alloc).
   kv_sized: 'kv_alloc',
@@ -141,7 +153,11 @@ export function applyMilestone(s: PhaseState, m: Milestone): void {
     return;
   }
   if (s.phase === 'shutdown') return;
-  if (m.kind === 'ready') {
+  if (m.kind === 'scheduler_ready') s.warmsUpAfterStart = true;
+  // uvicorn's `Application startup complete` is the ready line of a server whose app is ready when it starts
+  // (vLLM's API server); SGLang's HTTP server sends its warm-up request once the app has started
+  // (http_server.py `_wait_and_warmup`), so after its scheduler reported ready it is still warming up.
+  if (m.kind === 'ready' || (m.kind === 'app_started' && !s.warmsUpAfterStart)) {
     s.ready = true;
     s.phase = 'runtime';
   } else if (m.kind === 'shutdown') {
@@ -155,7 +171,7 @@ export function applyMilestone(s: PhaseState, m: Milestone): void {
 }
 
 export function applyFrequent(s: PhaseState, kind: FrequentKind): void {
-  if (s.phase === 'shutdown') return;
+  if (s.phase === 'shutdown' || kind === 'refused') return;
   const runtimePhase: Phase = kind === 'access' ? 'runtime' : kind;
   // Before the ready line these are the warm-up request; in a log that starts mid-run they are the real thing.
   if (!s.ready && ORDER[s.phase] >= ORDER.startup && ORDER[s.phase] <= ORDER.warmup) s.phase = 'warmup';
@@ -171,8 +187,9 @@ export interface Frame {
   source?: string;
 }
 
-// Init steps by the functions SGLang (and vLLM, whose engine code shows up in the same reports) run them in. Order
-// matters: capture and the memory profile run under `initialize`/`load_model`-style parents, so they come first.
+// Rule 2's data: init steps by the functions SGLang (and vLLM, whose engine code shows up in the same reports) run
+// them in. The innermost frame that names one decides (initStep); the order below only settles a frame that names
+// two.
 interface Hint {
   phase: Phase;
   funcs: string[];
@@ -221,9 +238,12 @@ const HINTS: Hint[] = [
       '_init_cache',
       'get_kv_cache_spec',
     ],
-    // A step that sets up the KV cache in any engine's words: `initialize_kv_cache_tensors`, `_allocate_kv_cache_tensors`.
+    // A step that sets up the KV cache in any engine's words: `initialize_kv_cache_tensors`, `_allocate_kv_cache_tensors`,
+    // SGLang's scheduler building its memory pools and the radix cache over them (`init_memory_pool_and_cache`).
     words: (w) =>
-      ((has(w, 'kv') && has(w, 'cache')) || (has(w, 'cache') && has(w, 'blocks'))) &&
+      ((has(w, 'kv') && has(w, 'cache')) ||
+        (has(w, 'cache') && has(w, 'blocks')) ||
+        (has(w, 'memory') && has(w, 'pool'))) &&
       has(w, 'init', 'initialize', 'allocate', 'alloc', 'profile', 'determine', 'reserve'),
   },
   {
@@ -254,17 +274,36 @@ const HINTS: Hint[] = [
     // anything is loaded.
     file: /(server_args|launch_server|arg_utils)\.py$|distributed[/\\](?:elastic[/\\])?rendezvous/,
     // The server or its engine being started: `wait_for_engine_startup`, `launch_core_engines`, `launch_server`;
-    // its arguments parsed (`parse_args`, transformers' `parse_args_into_dataclasses`).
+    // its arguments parsed (`parse_args`, transformers' `parse_args_into_dataclasses`) or built (`EngineArgs(...)`,
+    // `ServerArgs(...)`, the call an excerpt stopped at).
     words: (w) =>
       has(w, 'startup', 'rendezvous') ||
       (has(w, 'parse') && has(w, 'args', 'arguments')) ||
+      // (the classes, not `from_engine_args`: that builds the whole engine)
+      (w[w.length - 1] === 'args' && w[0] !== 'from' && has(w, 'engine', 'server')) ||
       (w[0] === 'launch' && has(w, 'server', 'engine', 'engines', 'subprocesses')) ||
       // `_init_distributed_environment`, `init_process_groups`: the ranks joining each other
-      (has(w, 'init', 'initialize') && has(w, 'distributed', 'dist')),
+      (has(w, 'init', 'initialize') && has(w, 'distributed', 'dist')) ||
+      // a communication library's communicator or agent set up between the ranks: NCCL's `ncclCommInitRank`,
+      // `init_mscclpp_comm`, `_initialize_nixl` (vLLM creates them when its workers start)
+      (has(w, 'init', 'initialize') && has(w, 'comm', 'communicator', 'nccl', 'mscclpp', 'nixl')) ||
+      // the engine's executor and its workers being started (`_init_executor`, `_init_workers_ray`, `init_worker`)
+      (has(w, 'init', 'initialize') && has(w, 'executor', 'worker', 'workers')),
+  },
+  {
+    phase: 'startup',
+    // vLLM's worker checks its device while it initialises it (worker.py `init_device` calls it).
+    funcs: ['_check_if_gpu_supports_dtype'],
+    // Constructing DistributedDataParallel broadcasts and verifies the parameters across the ranks: the process
+    // group's first collectives, before training or serving starts (torch/nn/parallel/distributed.py).
+    file: /torch[/\\]nn[/\\]parallel[/\\]distributed\.py$/,
   },
 ];
 
-// Forward passes at serving time: only used when the milestones do not already place the crash in startup.
+// Forward passes at serving time, read after every init step. Rule 2 names the pass by its forward (`forward_decode`,
+// `forward_extend`); SGLang's scheduler processes the pass's output right after it (`process_batch_result_decode`,
+// where the overlap scheduler synchronises with the decode it launched and its asynchronous errors surface): the same
+// pass.
 const RUNTIME_HINTS: Hint[] = [
   { phase: 'decode', funcs: ['forward_decode', 'forward_decode_batch', 'process_batch_result_decode'] },
   { phase: 'prefill', funcs: ['forward_extend', 'forward_prefill_batch', 'process_batch_result_prefill'] },
@@ -311,9 +350,11 @@ const SERVING_WORDS = new Set([
   'requests',
   'batch',
 ]);
-// A web framework's request handling (starlette, fastapi, aiohttp's server) runs only while the server serves.
+// A web framework's request handling (starlette, fastapi, aiohttp's server) runs only while the server serves, as do
+// vLLM's OpenAI-compatible request handlers (`serving_chat.py`, `chat_completion/serving.py`) and the tool-call parsers
+// they run on a response (`tool_parsers/`).
 const SERVING_FILE =
-  /(^|[/\\])(sampler|sampling|generation_utils)\.py$|(^|[/\\])(starlette|fastapi)[/\\]|aiohttp[/\\]web/;
+  /(^|[/\\])(sampler|sampling|generation_utils)\.py$|(^|[/\\])(starlette|fastapi)[/\\]|aiohttp[/\\]web|entrypoints[/\\]openai[/\\](?:serving\w*\.py$|\w+[/\\]serving\.py$|tool_parsers[/\\])/;
 
 /** `_executor_loop_overlap` -> executor, loop, overlap; `GenerationMixin._sample` -> generation, mixin, sample. */
 function words(func: string): string[] {
@@ -326,11 +367,13 @@ function words(func: string): string[] {
 
 // A test program's functions (`test_loop`, `test_batch_decode`) drive kernels directly, no server behind them.
 const TEST_FILE = /(^|[/\\])(tests?[/\\]|test_[^/\\]*\.py$)/;
-// Libraries whose function names use serving words for something else: HTTP clients and the Hugging Face hub client
-// make requests (`_request_wrapper` downloads a file), and PyTorch's compilers step through bytecode or graphs
-// (`InstructionTranslator.step` in torch/_dynamo).
+// Code whose function names use serving words for something else: HTTP clients and the Hugging Face hub client make
+// requests (`_request_wrapper` downloads a file), PyTorch's compilers step through bytecode or graphs
+// (`InstructionTranslator.step` in torch/_dynamo), a command line's functions are named after its commands (SGLang's
+// and vLLM's `cli/`: `generate`, `serve`), and a native stack PyTorch symbolised (`File "<unknown>", line 0`) names
+// C and C++ functions (`swap_blocks_batch`), not an engine's steps.
 const NOT_SERVING =
-  /(^|[/\\])(requests|urllib3|httpx|httpcore|aiohttp|huggingface_hub|_dynamo|_inductor|fx|triton[/\\]compiler)[/\\]/;
+  /(^|[/\\])(requests|urllib3|httpx|httpcore|aiohttp|huggingface_hub|_dynamo|_inductor|fx|triton[/\\]compiler|cli)[/\\]|^<unknown>$/;
 
 function servingFrame(f: Frame): boolean {
   if (TEST_FILE.test(f.file)) return false;
@@ -352,11 +395,6 @@ function hinted(frames: readonly Frame[], hints: readonly Hint[]): Phase | null 
   return null;
 }
 
-/** The init step a traceback's frames name (capture, KV cache, weights, start-up), or null. */
-export function initPhaseFromFrames(frames: readonly Frame[]): Phase | null {
-  return hinted(withCallee(frames), HINTS);
-}
-
 // The call a source line makes: `return executor(*args)`, `x = self.f(`, `await g(`, `_init_distributed_environment(`.
 const CALL = /^\s*(?:return\s+|await\s+|[\w.[\], ]+?=\s*(?:await\s+)?)?(?:[\w]+\.)*(\w+)\(/;
 
@@ -370,22 +408,81 @@ function withCallee(frames: readonly Frame[]): readonly Frame[] {
   return callee ? [...frames, { line: last?.line ?? 0, text: '', file: '', func: callee }] : frames;
 }
 
-/**
- * The phase a traceback's frames show: an init step (capture beats load: capture frames sit under initialize),
- * else, when the log was not in startup, the kind of forward pass. Null when the frames say nothing.
- */
-export function phaseFromFrames(given: readonly Frame[], milestonePhase: Phase): Phase | null {
-  const frames = withCallee(given);
-  const init = hinted(frames, HINTS);
-  if (init) return init;
-  // While serving, the frames say which pass failed: a `Decode batch` line printed before a new request's extend
-  // pass does not make its crash a decode. A frame that says only "serving" keeps the milestone's more precise phase.
-  // Before the warm-up, serving frames mean the server got past the last step the log showed (an engine without
-  // SGLang's milestones serves right after its weights are loaded); the warm-up itself is a request, so it stays.
-  if (milestonePhase === 'warmup' || milestonePhase === 'cuda_graph_capture' || milestonePhase === 'shutdown') {
-    return null;
+/** The init step one stack names, the innermost first (each frame against every init step), or null. */
+function initStep(frames: readonly Frame[]): Phase | null {
+  for (let i = frames.length - 1; i >= 0; i--) {
+    const p = hinted([frames[i] as Frame], HINTS);
+    if (p) return p;
   }
+  return null;
+}
+
+/** The pass that failed while serving (`forward_decode`, `forward_extend`, serving in any engine's words), or null. */
+function servingPass(frames: readonly Frame[]): Phase | null {
   const serving = frames.filter((f) => !NOT_SERVING.test(f.file));
-  const h = hinted(serving, RUNTIME_HINTS) ?? (serving.some(servingFrame) ? 'runtime' : null);
-  return h === 'runtime' && (milestonePhase === 'prefill' || milestonePhase === 'decode') ? null : h;
+  return hinted(serving, RUNTIME_HINTS) ?? (serving.some(servingFrame) ? 'runtime' : null);
+}
+
+/**
+ * A module of an engine's core, executor, scheduler or workers (`engine/core.py`, `llm_engine.py`,
+ * `multiproc_executor.py`, `tp_worker.py`, `scheduler.py`), whose constructors start them. Read from the file's base
+ * name without a regex: a frame's path can be as long as its line.
+ */
+function enginePart(file: string): boolean {
+  const base = file.slice(Math.max(file.lastIndexOf('/'), file.lastIndexOf('\\')) + 1);
+  if (!base.endsWith('.py')) return false;
+  const name = base.slice(0, -'.py'.length);
+  if (name === 'core') return /engine[/\\]core\.py$/.test(file);
+  return name === 'llm_engine' || name === 'scheduler' || name.endsWith('executor') || name.includes('worker');
+}
+
+/**
+ * The excerpt stops in the construction of an engine's core, executor, scheduler or worker (`__init__`, or `init` with
+ * its dunders lost in a paste): the engine was being started. Read at the innermost frame shown only: a frame inside
+ * it that names no step (the excerpt cut further in) may be part of any step.
+ */
+function constructing(f: Frame | undefined): boolean {
+  return f !== undefined && (f.func === '__init__' || f.func === 'init') && enginePart(f.file);
+}
+
+/**
+ * Rule 2 of the phase rule (corpus/README.md): the phase one stack's frames name. The innermost init step wins (an
+ * engine part being constructed, when nothing inside it is shown); else the pass that failed while serving. Null when
+ * the frames say nothing.
+ */
+export function phaseFromFrames(given: readonly Frame[]): Phase | null {
+  const frames = withCallee(given);
+  return initStep(frames) ?? (constructing(given[given.length - 1]) ? 'startup' : null) ?? servingPass(frames);
+}
+
+/** What the phase rule reads, one input per step. */
+export interface PhaseInputs {
+  /** Rule 1: where the milestones before the failure had brought the log (`unknown`: the excerpt shows none). */
+  milestones: Phase;
+  /** Rule 2: the failure's stacks, its own traceback first, then the others of the same failure and a hang's dump. */
+  stacks: readonly (readonly Frame[])[];
+  /** Rule 3: the phase of the failure's class (or message) when it happens at one point only. */
+  onePoint?: Phase | undefined;
+}
+
+const PASSES: ReadonlySet<Phase> = new Set(['prefill', 'decode', 'runtime']);
+
+/**
+ * The phase rule of corpus/README.md in its written order, first that decides wins: 1 the milestones before the
+ * failure, 2 the frames, 3 a class (or message) that happens at one point only, 4 `unknown`. While serving, the
+ * serving lines say only which pass ran last (`Decode batch`); the failed traceback's own frames, when they name
+ * its pass (`forward_extend` for a new request's prefill), say which one failed.
+ */
+export function phaseByRule(i: PhaseInputs): Phase {
+  const [own = [], ...others] = i.stacks;
+  if (i.milestones !== 'unknown') {
+    if (!PASSES.has(i.milestones)) return i.milestones;
+    const pass = servingPass(withCallee(own));
+    return pass === 'prefill' || pass === 'decode' ? pass : i.milestones;
+  }
+  for (const s of [own, ...others]) {
+    const p = phaseFromFrames(s);
+    if (p) return p;
+  }
+  return i.onePoint ?? 'unknown';
 }

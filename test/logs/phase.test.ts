@@ -1,0 +1,194 @@
+// The phase rule of corpus/README.md, step by step (phase.ts): 1 the milestones before the failure, 2 the frames,
+// 3 a class that happens at one point only, 4 unknown; each step's data on its own, then the steps' order.
+import { describe, expect, it } from 'vitest';
+import { diagnoseText } from '../../src/logs/classify/index.ts';
+import { type Frame, phaseByRule, phaseFromFrames } from '../../src/logs/classify/phase.ts';
+import { parseMilestone } from '../../src/logs/milestones.ts';
+
+const frame = (file: string, func: string, source?: string): Frame => ({
+  line: 1,
+  text: `  File "${file}", line 1, in ${func}`,
+  file,
+  func,
+  ...(source !== undefined && { source }),
+});
+const traceback = (...frames: [string, string][]) => [
+  'Traceback (most recent call last):',
+  ...frames.map(([file, func]) => `  File "${file}", line 1, in ${func}`),
+  'RuntimeError: boom',
+];
+const phaseOf = (...lines: string[]) => diagnoseText(lines.join('\n')).classification.phase;
+
+describe('phase rule 1: the milestones before the failure', () => {
+  const boom = traceback(['/x/app/main.py', 'main']);
+
+  it('places a crash after Load weight end in the KV cache set-up, after Load weight begin in the weight load', () => {
+    expect(phaseOf('[TP0] Load weight begin. avail mem=70.00 GB', ...boom)).toBe('weight_load');
+    expect(
+      phaseOf('[TP0] Load weight begin. avail mem=70.00 GB', '[TP0] Load weight end. mem usage=9 GB', ...boom),
+    ).toBe('kv_alloc');
+    // vLLM's words for the end of the load
+    expect(phaseOf('INFO [gpu_model_runner.py:1347] Model loading took 18.1 GiB and 40.7 seconds', ...boom)).toBe(
+      'kv_alloc',
+    );
+  });
+
+  it("reads uvicorn's Application startup complete as the ready line, except after SGLang's scheduler was ready", () => {
+    expect(parseMilestone('INFO:     Application startup complete.')).toEqual({ kind: 'app_started' });
+    const started = ['INFO:     Waiting for application startup.', 'INFO:     Application startup complete.'];
+    expect(phaseOf(...started, ...boom)).toBe('runtime');
+    // SGLang's HTTP server sends its warm-up request once the app has started; its ready line is `fired up`
+    for (const ready of [
+      '[TP0] max_total_num_tokens=56524, chunked_prefill_size=8192, max_prefill_tokens=16384',
+      '[TP0] max_total_num_tokens=56524, max_prefill_tokens=16384, max_running_requests=2049',
+    ]) {
+      expect(parseMilestone(ready)?.kind).toBe('scheduler_ready');
+      expect(phaseOf(ready, ...started, ...boom)).toBe('warmup');
+    }
+  });
+
+  it('reads a request served as serving, not a request refused (the warm-up request that failed)', () => {
+    expect(phaseOf('INFO:     127.0.0.1:1 - "POST /v1/completions HTTP/1.1" 200 OK', ...boom)).toBe('runtime');
+    const refused = 'INFO:     127.0.0.1:1 - "POST /v1/chat/completions HTTP/1.1" 500 Internal Server Error';
+    expect(phaseOf(refused, ...boom)).toBe('unknown');
+    expect(phaseOf(refused, ...traceback(['/x/sglang/srt/entrypoints/http_server.py', '_execute_server_warmup']))).toBe(
+      'warmup',
+    );
+  });
+
+  it("reads vLLM's drafter load and a progress bar printed without its bar as the weight load", () => {
+    expect(parseMilestone('(Worker_TP1 pid=530) INFO [gpu_model_runner.py:2641] Loading drafter model...')).toEqual({
+      kind: 'weights_begin',
+    });
+    expect(parseMilestone('Loading checkpoint shards:  57% 4/7 [00:40<00:29,  9.96s/it]')).toEqual({
+      kind: 'shards',
+      percent: 57,
+      done: 4,
+      total: 7,
+    });
+  });
+
+  it('decides before the frames: a server-args line alone is start-up, whatever step the traceback shows', () => {
+    const load = traceback(['/x/sglang/srt/model_executor/model_runner.py', 'load_model']);
+    expect(phaseOf(...load)).toBe('weight_load');
+    expect(phaseOf('[2025-01-01] server_args=ServerArgs(model_path="x")', ...load)).toBe('startup');
+    expect(phaseOf('[TP0] Load weight begin. avail mem=70.00 GB', ...traceback(['/x/m.py', 'init_memory_pool']))).toBe(
+      'weight_load',
+    );
+  });
+
+  it('while serving, the failed traceback names its pass over the last serving line', () => {
+    const decoding = '[TP0] Decode batch. #running-req: 1, #token: 1293, token usage: 0.01, cuda graph: True';
+    expect(phaseOf(decoding, ...boom)).toBe('decode');
+    expect(phaseOf(decoding, ...traceback(['/x/sglang/srt/model_executor/model_runner.py', 'forward_extend']))).toBe(
+      'prefill',
+    );
+  });
+});
+
+describe('phase rule 2: the frames', () => {
+  it('the innermost init step wins', () => {
+    const loadThenGroups = [
+      frame('/x/sglang/srt/model_executor/model_runner.py', 'load_model'),
+      frame('/x/app/parallel.py', 'init_distributed_environment'),
+    ];
+    expect(phaseFromFrames(loadThenGroups)).toBe('startup');
+    expect(phaseFromFrames([...loadThenGroups].reverse())).toBe('weight_load');
+  });
+
+  it('an init step beats the serving pass inside it (capture runs the decode forward)', () => {
+    expect(
+      phaseFromFrames([
+        frame('/x/sglang/srt/model_executor/cuda_graph_runner.py', 'capture_one_batch_size'),
+        frame('/x/sglang/srt/layers/attention/flashinfer_backend.py', 'forward_decode'),
+      ]),
+    ).toBe('cuda_graph_capture');
+  });
+
+  it('names init steps the rule does not list by what they are in SGLang, vLLM and PyTorch', () => {
+    const step = (file: string, func: string, source?: string) => phaseFromFrames([frame(file, func, source)]);
+    // SGLang's scheduler builds its memory pools and the radix cache over them
+    expect(step('/x/sglang/srt/managers/scheduler.py', 'init_memory_pool_and_cache')).toBe('kv_alloc');
+    // a communication library's communicator or agent between the ranks, the executor and its workers started
+    expect(step('/x/vllm/distributed/device_communicators/pynccl_wrapper.py', 'ncclCommInitRank')).toBe('startup');
+    expect(step('/x/vllm/worker/worker.py', 'init_mscclpp_comm')).toBe('startup');
+    expect(step('/x/vllm/engine/llm_engine.py', '_initialize_nixl')).toBe('startup');
+    expect(step('/x/vllm/v1/executor/multiproc_executor.py', '_init_executor')).toBe('startup');
+    // the device checked while it is initialised; DistributedDataParallel's construction (its first collectives)
+    expect(step('/x/vllm/worker/worker.py', '_check_if_gpu_supports_dtype')).toBe('startup');
+    expect(step('/x/torch/nn/parallel/distributed.py', '__init__')).toBe('startup');
+    // the engine's arguments built, as the call an excerpt stopped at; building the whole engine says no step
+    expect(step('/x/vllm/entrypoints/llm.py', '__init__', '    engine_args = EngineArgs(')).toBe('startup');
+    expect(step('/x/vllm/engine/multiprocessing/engine.py', 'from_engine_args')).toBeNull();
+  });
+
+  it("reads an engine part's construction as start-up only where the excerpt stops in it", () => {
+    const core = frame('/x/vllm/v1/engine/core.py', '__init__');
+    expect(phaseFromFrames([core])).toBe('startup');
+    expect(phaseFromFrames([frame('/x/sglang/srt/managers/tp_worker.py', 'init')])).toBe('startup');
+    // a frame inside it that names no step may belong to any step
+    expect(phaseFromFrames([core, frame('/x/sglang/srt/model_executor/model_runner.py', 'initialize')])).toBeNull();
+    // a constructor elsewhere says nothing
+    expect(phaseFromFrames([frame('/x/app/model.py', '__init__')])).toBeNull();
+  });
+
+  it("serving in request handlers; not in a command line's functions nor in a native stack's C++ names", () => {
+    expect(
+      phaseFromFrames([frame('/x/vllm/entrypoints/openai/tool_parsers/hermes_tool_parser.py', 'extract_tool_calls')]),
+    ).toBe('runtime');
+    expect(
+      phaseFromFrames([frame('/x/vllm/entrypoints/openai/chat_completion/serving.py', 'create_chat_completion')]),
+    ).toBe('runtime');
+    expect(phaseFromFrames([frame('/x/sglang/cli/generate.py', 'generate')])).toBeNull();
+    expect(phaseFromFrames([frame('<unknown>', 'swap_blocks_batch(at::Tensor const&, bool)')])).toBeNull();
+    expect(phaseFromFrames([frame('/x/vllm/v1/engine/core.py', 'step')])).toBe('runtime');
+  });
+
+  it("names the pass by its forward, or by the scheduler's processing of that pass's output", () => {
+    expect(phaseFromFrames([frame('/x/m.py', 'forward_decode')])).toBe('decode');
+    expect(phaseFromFrames([frame('/x/m.py', 'forward_extend')])).toBe('prefill');
+    expect(
+      phaseFromFrames([
+        frame('/x/sglang/srt/managers/scheduler.py', 'event_loop_overlap'),
+        frame('/x/sglang/srt/managers/scheduler_output_processor_mixin.py', 'process_batch_result_decode'),
+      ]),
+    ).toBe('decode');
+    expect(phaseFromFrames([frame('/x/sglang/srt/managers/scheduler.py', 'event_loop_overlap')])).toBe('runtime');
+  });
+});
+
+describe('phase rules 3 and 4, and the order of all four', () => {
+  const load = [frame('/x/vllm/model_executor/model_loader/loader.py', 'load_model')];
+
+  it('reads every traceback of the failure (a chained one) before a class that happens at one point', () => {
+    const chained = [
+      'Traceback (most recent call last):',
+      '  File "/x/transformers/models/auto/configuration_auto.py", line 1, in __getitem__',
+      "KeyError: 'glm_moe_dsa'",
+      'During handling of the above exception, another exception occurred:',
+      ...traceback(['/x/sglang/srt/server_args.py', 'prepare_server_args']),
+    ];
+    expect(diagnoseText(chained.join('\n')).classification).toMatchObject({
+      category: 'model_load_error',
+      phase: 'startup',
+    });
+    // with no frame naming a step, the class's point: a model config that cannot be read is the model load
+    expect(phaseOf(...chained.slice(0, 3))).toBe('weight_load');
+  });
+
+  it('applies the steps in their written order, the first that decides', () => {
+    expect(phaseByRule({ milestones: 'kv_alloc', stacks: [load], onePoint: 'startup' })).toBe('kv_alloc');
+    expect(phaseByRule({ milestones: 'unknown', stacks: [load], onePoint: 'startup' })).toBe('weight_load');
+    expect(phaseByRule({ milestones: 'unknown', stacks: [[], load], onePoint: 'startup' })).toBe('weight_load');
+    expect(phaseByRule({ milestones: 'unknown', stacks: [[]], onePoint: 'startup' })).toBe('startup');
+    expect(phaseByRule({ milestones: 'unknown', stacks: [[]] })).toBe('unknown');
+  });
+
+  it('gives a class that happens at one point only its phase when nothing else says (an import error: start-up)', () => {
+    expect(phaseOf("ModuleNotFoundError: No module named 'sgl_kernel'")).toBe('startup');
+    // the milestones still come first
+    expect(phaseOf('INFO:     Application startup complete.', "ModuleNotFoundError: No module named 'x'")).toBe(
+      'runtime',
+    );
+  });
+});
