@@ -20,6 +20,7 @@ const SIMPLE = [
   'import_error',
   'watchdog_timeout',
   'nccl_error',
+  'exit_quietly',
 ];
 const CRASH_PHASES = [
   'startup',

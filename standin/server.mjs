@@ -476,6 +476,7 @@ export class Server {
     // HTTP
     if (this.isWorker) {
       await this.startWorkerHealth();
+      this.quitOnControl();
       return;
     }
     await this.startUvicorn();
@@ -486,6 +487,22 @@ export class Server {
     this.phase = 'request';
     this.status = 'up';
     this.log.main('The server is fired up and ready to roll!');
+    this.quitOnControl();
+  }
+
+  /**
+   * `exit_quietly`: once up (node 0 ready, a worker's health server started), the main process ends with status 1
+   * and prints nothing, its children with it, as a `sys.exit(1)` after an error it logged itself does. Polled, since
+   * an idle server (and a worker, which gets no requests) reaches no phase boundary or request to read the file at.
+   */
+  quitOnControl() {
+    const t = setInterval(() => {
+      if (this.dead || (readControl() ?? this.envScenario) !== 'exit_quietly') return;
+      this.dead = true;
+      this.cleanup();
+      process.exit(1);
+    }, 20);
+    this.timers.add(t);
   }
 
   async rendezvous() {

@@ -1,8 +1,9 @@
 // A crash is told as soon as its root line has been read, not when the server finally exits (eight TP ranks can take
 // a while to die). A short settle time lets the rest of the traceback arrive first. The alert is keyed by attempt,
-// so the report at exit does not post it again.
+// so the report at exit does not post it again. A failure record alone is no crash of a server that serves on: it is
+// told at the exit, if the exit says so (crashedBeforeExit, showsCrash).
 import type { Attempt } from '../ledger/attempts.ts';
-import type { Diagnoser } from '../logs/diagnosis.ts';
+import { crashedBeforeExit, type Diagnoser } from '../logs/diagnosis.ts';
 import { type Engine, publish } from './engine.ts';
 
 export const SETTLE_MS = 150;
@@ -18,7 +19,7 @@ export function createEarlyAlert(
   return {
     /** Call after every line. */
     check(): void {
-      if (fired || timer || !diag.crashed()) return;
+      if (fired || timer || !crashedBeforeExit(diag)) return;
       // The root line was just read: the alert's latency counts from here (the settle time included).
       const lineSeenAt = engine.clock.now();
       timer = setTimeout(() => {

@@ -1,7 +1,14 @@
 // Multi-node attempts: every worker's log is followed beside the head's. A crash or exit on any node is the attempt's
 // crash, named by its node; the other nodes are then stopped (a head whose worker died waits on NCCL forever).
 import type { Attempt } from '../ledger/attempts.ts';
-import type { Diagnoser, DiagnoserFactory, Diagnosis } from '../logs/diagnosis.ts';
+import {
+  crashedBeforeExit,
+  type Diagnoser,
+  type DiagnoserFactory,
+  type Diagnosis,
+  showsCrash,
+  survived,
+} from '../logs/diagnosis.ts';
 import { backendFor } from './backends.ts';
 import { createEarlyAlert, SETTLE_MS } from './early-alert.ts';
 import { type Engine, hostOf, publish } from './engine.ts';
@@ -83,7 +90,9 @@ function namedDiagnoser(d: Diagnoser, node: Pick<NodeRef, 'rank' | 'host'>): Dia
 
 /**
  * Follows every worker node (rank >= 1) of the attempt. `onFailure` is called once, for the first node whose log shows
- * a crash (after the settle time, so its traceback is complete) or whose server exits. No-op for a single node.
+ * a crash (after the settle time, so its traceback is complete) or whose server exits. No-op for a single node. A
+ * failure record alone in a worker's log is no crash while it serves on (crashedBeforeExit): failNodes weighs it
+ * against that node's exit code if the node exits.
  */
 function watchWorkers(
   engine: Engine,
@@ -112,7 +121,7 @@ function watchWorkers(
       {
         onLine: (l) => {
           diag.push(l.text, l.lineNo);
-          if (diag.crashed() && !settle) settle = setTimeout(() => tell({ node, diagnosis: diag.result() }), SETTLE_MS);
+          if (!settle && crashedBeforeExit(diag)) settle = setTimeout(() => tell({ node, diagnosis: diag.result() }), SETTLE_MS);
           return undefined;
         },
       },
@@ -124,7 +133,7 @@ function watchWorkers(
         // A scheduler's job ends on all its nodes at once, and a worker's follow ends with the job, not with its own
         // server: only a worker whose log shows a crash is a cause. Node 0's watch ends with the job too, and the
         // job's own ending decides (whichever watch noticed first).
-        if (scheduled && !diag.crashed()) return;
+        if (scheduled && !crashedBeforeExit(diag)) return;
         tell({ node, diagnosis: exitDiagnosis(diag.result(), node) });
       })
       .catch((e: Error) =>
@@ -154,7 +163,7 @@ function watchWorkers(
         // A scheduler's job ends on all its nodes at once: there only a worker whose own log shows a crash is the
         // cause (its peers were ended with it).
         if (backend.kind !== 'direct') {
-          if (diag?.crashed()) return { node, diagnosis: diag.result() };
+          if (diag && crashedBeforeExit(diag)) return { node, diagnosis: diag.result() };
           continue;
         }
         try {
@@ -212,7 +221,11 @@ export async function failNodes(
   } catch {
     // unreachable: the log's verdict stands
   }
-  const d = failure.diagnosis;
+  // A node that exited after a failure record alone: the record is its crash only if the exit says so (showsCrash);
+  // else the node is simply gone, and the record stays as evidence.
+  const d = showsCrash(failure.diagnosis, exitCode)
+    ? failure.diagnosis
+    : exitDiagnosis(survived(failure.diagnosis), failure.node);
   const now = engine.clock.now();
   const closed = engine.attempts.finish(attempt.id, {
     status: 'crashed',

@@ -24,6 +24,16 @@ export function showsCrash(d: Diagnosis, exitCode: number | null): boolean {
   return d.category !== 'none' && !(d.survivable && exitCode === 0);
 }
 
+/**
+ * Whether a log read while its server may still run already shows a crash, to be told now rather than at the exit:
+ * one that showsCrash names whatever the exit (even 0). A failure record alone (`survivable`) is not one yet: a
+ * serving process logs errors it answers and serves on, so it waits for the exit and showsCrash decides then with the
+ * exit code; a traceback, signature or death read after it is told as soon as it is read.
+ */
+export function crashedBeforeExit(diag: Pick<Diagnoser, 'crashed' | 'result'>): boolean {
+  return diag.crashed() && showsCrash(diag.result(), 0);
+}
+
 /** A survivable diagnosis (showsCrash) of a server that exited 0: no crash, the record kept as its evidence. */
 export function survived(d: Diagnosis): Diagnosis {
   const { survivable: _, ...rest } = d;
@@ -38,7 +48,10 @@ export function survived(d: Diagnosis): Diagnosis {
 
 export interface Diagnoser {
   push(line: string, lineNo: number): void;
-  /** True as soon as the log shows the server failing. */
+  /**
+   * True as soon as the log names a crash, a failure record alone included: whether to tell it before the server's
+   * exit is known is crashedBeforeExit's question.
+   */
   crashed(): boolean;
   result(): Diagnosis;
   /** A hang: no progress for too long in a startup phase; null while all is well. */

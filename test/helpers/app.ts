@@ -1,5 +1,5 @@
 // A bot wired to a real sshd on loopback, whose host runs the SGLang stand-in, with a ledger in a temp dir.
-import { chmodSync, cpSync, mkdtempSync, readdirSync, statSync } from 'node:fs';
+import { appendFileSync, chmodSync, cpSync, mkdtempSync, readdirSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -8,6 +8,7 @@ import { type App, createApp } from '../../src/app.ts';
 import { createConsoleAdapter } from '../../src/chat/console.ts';
 import { type LoadedConfig, PACKAGE_ROOT, validate } from '../../src/config/load.ts';
 import type { NewAttempt } from '../../src/ledger/attempts.ts';
+import { SETTLE_MS } from '../../src/lifecycle/early-alert.ts';
 import type { CommandContext } from '../../src/runtime/define.ts';
 import { ledgerDb } from './ledger.ts';
 import { type Sshd, userDir } from './sshd.ts';
@@ -193,6 +194,25 @@ export async function until(what: () => boolean, ms: number): Promise<void> {
     if (Date.now() > end) throw new Error('timed out waiting');
     await new Promise((r) => setTimeout(r, 25));
   }
+}
+
+/**
+ * Appends `line` to the log of node `rank` of a followed attempt, as its server would write it, and returns once the
+ * bot's follower has read it and the settle time of an alert it set off has passed. Read: the follower's saved offset
+ * (kept every 64 KiB read, so the line is followed by that much filler that names nothing) is past the line. Settled:
+ * a timer set on reading it expires before one set now for longer, and timers fire in that order.
+ */
+export async function appendAndSettle(app: App, attemptId: number, rank: number, line: string): Promise<void> {
+  const node = () =>
+    rank === 0
+      ? app.engine.attempts.get(attemptId)!
+      : app.engine.attempts.nodes(attemptId).find((n) => n.rank === rank)!;
+  const path = node().logPath!;
+  const end = statSync(path).size + Buffer.byteLength(`${line}\n`);
+  const filler = Array.from({ length: 1200 }, (_, i) => `[2025-11-05 12:01:01] tokenizer worker idle, keep-alive ${i}`);
+  appendFileSync(path, `${line}\n${filler.join('\n')}\n`);
+  await until(() => node().logOffset >= end, 20_000);
+  await new Promise((r) => setTimeout(r, SETTLE_MS + 1));
 }
 
 /** One real request to a server through the bot's connection to its host (a crash armed by the control file fires). */

@@ -3,7 +3,7 @@
 // ready timeout. On the ready line, step 6 (./ready.ts) confirms the server answers; the outcome is recorded by
 // ./ready.ts or ./outcome.ts. Also used to re-attach to a loading attempt after a restart (src/lifecycle/resume.ts).
 import type { Attempt } from '../../ledger/attempts.ts';
-import type { DiagnoserFactory, Diagnosis } from '../../logs/diagnosis.ts';
+import { crashedBeforeExit, type DiagnoserFactory, type Diagnosis } from '../../logs/diagnosis.ts';
 import { parseMilestone } from '../../logs/milestones.ts';
 import { backendFor } from '../backends.ts';
 import { type Engine, hostOf } from '../engine.ts';
@@ -63,7 +63,9 @@ export async function follow(
       onLine: (line) => {
         diag.push(line.text, line.lineNo);
         early.check();
-        if (diag.crashed()) return undefined; // keep reading until the server is gone: later lines may matter
+        // keep reading until the server is gone: later lines may matter (a failure record alone is no crash yet: the
+        // server may get ready and serve on)
+        if (crashedBeforeExit(diag)) return undefined;
         const m = parseMilestone(line.text);
         if (!m) return undefined;
         const step = advance(progress, m);
@@ -80,14 +82,14 @@ export async function follow(
           readyStamp = stampOf(line.text);
           checking = confirmReady(engine, host, attempt, firstRequest).then(
             async (r) => {
-              if (r === true && !diag.crashed()) {
+              if (r === true && !crashedBeforeExit(diag)) {
                 outcome = 'ready';
                 abort.abort();
               } else if (typeof r === 'string') {
                 // An answer with an error status: a crash it caused shows in the log within moments (and wins);
                 // otherwise it is the verdict now, not after timeouts.ready_s.
                 await engine.clock.sleep(1000);
-                if (!diag.crashed() && !outcome) {
+                if (!crashedBeforeExit(diag) && !outcome) {
                   refused = r;
                   outcome = 'request_failed';
                   abort.abort();
@@ -122,7 +124,7 @@ export async function follow(
     return { outcome: 'crashed', commandLine: attempt.commandLine, attempt: f.attempt, diagnosis: f.diagnosis };
   }
 
-  if (outcome === 'ready' && !diag.crashed()) return recordReady(engine, attempt, readyStamp, emit);
+  if (outcome === 'ready' && !crashedBeforeExit(diag)) return recordReady(engine, attempt, readyStamp, emit);
   if (outcome === 'hang' && hang) return recordHang(engine, attempt, hang, emit);
   if (outcome === 'request_failed' && refused) return recordRequestFailed(engine, attempt, refused, emit);
   if (outcome === 'timeout') return recordTimeout(engine, attempt, diag.result(), timeoutMs, progress.stage);
