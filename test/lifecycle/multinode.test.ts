@@ -8,10 +8,10 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LoadedConfig, PACKAGE_ROOT } from '../../src/config/load.ts';
 import { resumeWatches } from '../../src/lifecycle/resume.ts';
-import { makeChatBot, until } from '../helpers/app.ts';
+import { appendAndSettle, makeChatBot, until } from '../helpers/app.ts';
 import { groupConfig } from '../helpers/group-config.ts';
 import { type HostGroup, startHostGroup } from '../helpers/netns.ts';
-import { groupMembers } from '../helpers/sshd.ts';
+import { groupMembers, userDir } from '../helpers/sshd.ts';
 
 let group: HostGroup;
 const closers: Array<() => Promise<void>> = [];
@@ -162,6 +162,34 @@ describe('multi-node launch', () => {
     await b.app.engine.notifier?.idle();
     await until(() => b.printed.some((p) => p.includes('CRASH ')), 10_000);
     expect(b.printed.filter((p) => p.includes('CRASH ')).join('\n')).toMatch(/node 1 \(node1\)/);
+  });
+
+  it("a failure record in a worker's log: no crash while it serves on; its exit 1 then ends the attempt, told once", async () => {
+    const control = join(userDir('glm-ctl-'), 'control');
+    writeFileSync(control, '', { mode: 0o666 });
+    const b = pairBot([{}, { STANDIN_CONTROL: control }]);
+    expect((await b.run('launch small --set tp=2 --host pair --port 30500')).exitCode ?? 0).toBe(0);
+    const record = '[2025-11-05 12:01:00] Failed to push metrics to the collector: connection refused';
+    await appendAndSettle(b.app, 1, 1, record);
+    // A record alone is no crash of a worker that serves on: nothing stopped, nothing told.
+    expect(b.app.engine.attempts.events(1).map((e) => e.kind)).not.toContain('node_failed');
+    expect(b.app.engine.attempts.get(1)).toMatchObject({ active: true, status: 'ready' });
+    // Then the worker exits 1: that is its crash, the record its evidence, and the head is stopped.
+    writeFileSync(control, 'exit_quietly\n');
+    await until(() => b.app.engine.attempts.get(1)?.active === false, 20_000);
+    const a = b.app.engine.attempts.get(1)!;
+    expect(a).toMatchObject({ status: 'crashed', outcome: 'other', exitCode: 1 });
+    const d = a.classification as { summary: string; evidence: Array<{ text: string }> };
+    expect(d.summary).toMatch(/^node 1 \(node1\): /);
+    expect(d.evidence.map((e) => e.text)).toContain(record);
+    expect(b.app.engine.attempts.events(1).map((e) => e.kind)).not.toContain('crash_seen');
+    await until(() => groupMembers(a.pgid!).length === 0, 10_000);
+    await b.app.engine.notifier?.idle();
+    await until(() => b.printed.some((p) => p.includes('CRASH ')), 10_000);
+    const alerts = b.printed.filter((p) => p.includes('CRASH '));
+    expect(alerts).toHaveLength(1);
+    expect(alerts[0]).toMatch(/CRASH other during .*: attempt #1 small\.tp-2 on node0\+node1/);
+    expect(alerts[0]).toMatch(/node 1 \(node1\): .*Failed to push metrics/);
   });
 
   it('an unreachable worker host fails the launch before any node starts, naming the host', async () => {
