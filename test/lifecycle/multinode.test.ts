@@ -171,7 +171,9 @@ describe('multi-node launch', () => {
     expect((await b.run('launch small --set tp=2 --host pair --port 30500')).exitCode ?? 0).toBe(0);
     const record = '[2025-11-05 12:01:00] Failed to push metrics to the collector: connection refused';
     await appendAndSettle(b.app, 1, 1, record);
-    // A record alone is no crash of a worker that serves on: nothing stopped, nothing told.
+    // A record alone is no crash of a worker that serves on: node 0's watch reads on (a worker's failure aborts it at
+    // once), nothing stopped, nothing told.
+    await appendAndSettle(b.app, 1, 0, '[2025-11-05 12:01:02] Prefill batch. #new-seq: 1, #new-token: 4');
     expect(b.app.engine.attempts.events(1).map((e) => e.kind)).not.toContain('node_failed');
     expect(b.app.engine.attempts.get(1)).toMatchObject({ active: true, status: 'ready' });
     // Then the worker exits 1: that is its crash, the record its evidence, and the head is stopped.

@@ -81,4 +81,20 @@ describe('an attempt that ended on a failure record alone', () => {
     expect(alerts[0]).toMatch(/CRASH other .*attempt #1 small on gpu/);
     expect(alerts[0]).toContain('Failed to push metrics to the collector');
   });
+
+  it('followed by a real crash: told early, as that crash, once', async () => {
+    const { b, control, port, id } = await readyServer();
+    await appendAndSettle(b.app, id, 0, RECORD);
+    writeFileSync(control, 'nan_decode\n');
+    await postGenerate(b.app, 'gpu', port);
+    await until(() => b.app.engine.attempts.events(id).some((e) => e.kind === 'crash_seen'), 20_000);
+    const seen = b.app.engine.attempts.events(id).filter((e) => e.kind === 'crash_seen');
+    expect(seen.map((e) => (e.data as { category: string }).category)).toEqual(['nan_in_sampling']);
+    await until(() => b.app.engine.attempts.get(id)?.active === false, 20_000);
+    await b.app.engine.notifier!.idle();
+    await b.app.delivery!.flush(5000);
+    const alerts = crashAlerts(b.printed);
+    expect(alerts).toHaveLength(1);
+    expect(alerts[0]).toMatch(/CRASH nan_in_sampling during decode/);
+  });
 });
