@@ -239,7 +239,8 @@ async function findWorking(ctl: Ctl, run0: AutopilotRun): Promise<ResolvedProfil
           { say: () => {}, diagnoser: ctl.hooks.diagnoser },
         );
         const passed = smoke.row.verdict === 'pass' || smoke.row.verdict === 'regression';
-        const diag = smoke.log?.diagnosis ?? null;
+        // Only a crash the smoke's log shows names the failure (a failure record the server served on does not).
+        const diag = smoke.log?.crashed ? smoke.log.diagnosis : null;
         addTrial(ctl, run, {
           phase: 'find',
           attemptId: r.attempt.id,

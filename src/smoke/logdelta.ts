@@ -2,7 +2,7 @@
 // gigabytes; only the new bytes travel), and classified: a NaN or a kernel fault during a smoke request shows up
 // here even when the HTTP side only saw a reset connection.
 import type { RemoteHost } from '../hosts/types.ts';
-import type { Diagnoser, DiagnoserFactory, Diagnosis } from '../logs/diagnosis.ts';
+import { crashedBeforeExit, type Diagnoser, type DiagnoserFactory, type Diagnosis } from '../logs/diagnosis.ts';
 import { cleanLine } from '../logs/lines.ts';
 
 export interface LogMark {
@@ -29,6 +29,10 @@ export async function readSince(host: RemoteHost, logPath: string, mark: LogMark
 
 export interface LogVerdict {
   bytes: number;
+  /**
+   * The log shows the server crashing (crashedBeforeExit): a failure record alone is not that, the server smoked is
+   * still running and may serve on; it is kept as `diagnosis` (a record it served on) and weighed at the exit.
+   */
   crashed: boolean;
   diagnosis: Diagnosis | null;
 }
@@ -40,7 +44,7 @@ export function classifyDelta(diagnoser: DiagnoserFactory, text: string, mark: L
   lines.forEach((l, i) => {
     d.push(cleanLine(l), mark.lines + i + 1);
   });
-  const crashed = d.crashed();
+  const crashed = crashedBeforeExit(d);
   const res = d.result();
   return {
     bytes: Buffer.byteLength(text),

@@ -65,6 +65,11 @@ export function smokeText(r: SmokeResult): string {
     for (const e of d.evidence.slice(0, 4)) lines.push(`    ${String(e.line).padStart(6)}: ${e.text.slice(0, 200)}`);
   } else if (r.log) {
     lines.push(`  log: no crash in the ${r.log.bytes} bytes written during the smoke`);
+    // A failure record it served on (crashedBeforeExit): shown, not counted against the server.
+    if (d && d.category !== 'none') {
+      const e = d.evidence[0];
+      lines.push(`  log: a failure record the server served on: ${e ? `${e.line}: ${e.text.slice(0, 200)}` : d.summary}`);
+    }
   }
   for (const n of r.notes) lines.push(`  ${n}`);
   return lines.join('\n');
