@@ -19,10 +19,12 @@ export function stampOf(line: string): number | undefined {
   return Date.UTC(y!, mo! - 1, d!, h!, mi!, s!, Number.isFinite(ms) ? ms : 0);
 }
 
-/** What a log says on its own: the crash (if any), whether and when it got ready, its last line's number. */
+/**
+ * What a log says on its own: its diagnosis (whether that is a crash depends on how the server exited: showsCrash),
+ * whether and when it got ready, its last line's number.
+ */
 export interface LogVerdict {
   diagnosis: Diagnosis | null;
-  crashed: boolean;
   /** Milliseconds from the log's first stamped line to its ready line; null when it never got ready. */
   readyAfterMs: number | null;
   lines: number;
@@ -43,7 +45,7 @@ export function judgeLog(text: string, diagnoser: DiagnoserFactory | undefined):
     if (readyAfterMs === null && parseMilestone(line.text)?.kind === 'ready' && first !== undefined && t !== undefined)
       readyAfterMs = Math.max(0, t - first);
   }
-  return { diagnosis: diag ? diag.result() : null, crashed: diag?.crashed() ?? false, readyAfterMs, lines };
+  return { diagnosis: diag ? diag.result() : null, readyAfterMs, lines };
 }
 
 /** The attempt's log as it is now on its host (its last 32 MiB: a crash is at the end), judged. */
