@@ -121,7 +121,8 @@ function watchWorkers(
       {
         onLine: (l) => {
           diag.push(l.text, l.lineNo);
-          if (!settle && crashedBeforeExit(diag)) settle = setTimeout(() => tell({ node, diagnosis: diag.result() }), SETTLE_MS);
+          if (!settle && crashedBeforeExit(diag))
+            settle = setTimeout(() => tell({ node, diagnosis: diag.result() }), SETTLE_MS);
           return undefined;
         },
       },

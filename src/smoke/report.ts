@@ -68,7 +68,9 @@ export function smokeText(r: SmokeResult): string {
     // A failure record it served on (crashedBeforeExit): shown, not counted against the server.
     if (d && d.category !== 'none') {
       const e = d.evidence[0];
-      lines.push(`  log: a failure record the server served on: ${e ? `${e.line}: ${e.text.slice(0, 200)}` : d.summary}`);
+      lines.push(
+        `  log: a failure record the server served on: ${e ? `${e.line}: ${e.text.slice(0, 200)}` : d.summary}`,
+      );
     }
   }
   for (const n of r.notes) lines.push(`  ${n}`);
