@@ -185,7 +185,7 @@ export function startHttp(srv, { dummy }) {
         .join('')}${name}_bucket{le="+Inf",${lbl}} ${h.count}.0\n${name}_count{${lbl}} ${h.count}.0\n`;
     return (
       g('sglang:num_running_reqs', 'The number of running requests.', active.size) +
-      g('sglang:num_queue_reqs', 'The number of requests in the waiting queue.', 0) +
+      g('sglang:num_queue_reqs', 'The number of requests in the waiting queue.', waiting.length) +
       g('sglang:num_used_tokens', 'The number of used tokens.', tokensInUse()) +
       g('sglang:token_usage', 'The token usage.', (tokensInUse() / Math.max(1, cfg.mem.tokens)).toFixed(4)) +
       g('sglang:gen_throughput', 'The generation throughput (token/s).', stats.lastThroughput.toFixed(2)) +
@@ -227,7 +227,10 @@ export function startHttp(srv, { dummy }) {
     };
     const rid = g.rid;
     const started = Date.now();
-    let lastTokenAt = started;
+    // The TTFT and ITL histograms read a monotonic clock with sub-millisecond resolution: tokens whose timers fire in
+    // one turn of a busy event loop are apart by microseconds, which Date.now() rounds to 0 ms (an ITL of 0).
+    const startedHr = performance.now();
+    let lastTokenHr = startedHr;
     let emitted = 0;
     let closed = false;
     const timers = new Set();
@@ -304,9 +307,9 @@ export function startHttp(srv, { dummy }) {
         }
         emitted = i + 1;
         stats.genTokens++;
-        const now = Date.now();
-        observe(i === 0 ? ttftHist : itlHist, (now - (i === 0 ? started : lastTokenAt)) / 1000);
-        lastTokenAt = now;
+        const now = performance.now();
+        observe(i === 0 ? ttftHist : itlHist, (now - (i === 0 ? startedHr : lastTokenHr)) / 1000);
+        lastTokenHr = now;
         sinceLog++;
         if (i === 0) ensureDecodeLog();
         g.onToken(i);

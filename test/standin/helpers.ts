@@ -215,9 +215,10 @@ export interface HttpResult {
 export async function http(
   port: number,
   pathname: string,
-  opts: { method?: string; body?: unknown; headers?: Record<string, string> } = {},
+  opts: { method?: string; body?: unknown; headers?: Record<string, string>; signal?: AbortSignal } = {},
 ): Promise<HttpResult> {
   const res = await fetch(`http://127.0.0.1:${port}${pathname}`, {
+    signal: opts.signal,
     method: opts.method ?? (opts.body === undefined ? 'GET' : 'POST'),
     headers: { 'content-type': 'application/json', ...(opts.headers ?? {}) },
     body: opts.body === undefined ? undefined : JSON.stringify(opts.body),

@@ -7,7 +7,7 @@ import { buildParser } from '../../standin/flags.mjs';
 import { EAGER, memoryOverflow, perfModel } from '../../standin/perf.mjs';
 // @ts-expect-error: the stand-in is plain JavaScript, without type declarations
 import { resolveServerArgs } from '../../standin/resolve.mjs';
-import { GLM5, http, start } from './helpers.ts';
+import { GLM5, http, sleep, start } from './helpers.ts';
 
 const WORKING = [
   '--model-path',
@@ -92,15 +92,47 @@ describe('performance model', () => {
   });
 
   it('holds requests above --max-running-requests until a slot frees, and reports the knobs in /server_info', async (ctx) => {
-    const { p, port } = await start(ctx, [...WORKING, '--max-running-requests', '2', '--schedule-policy', 'lof']);
+    const { p, port } = await start(ctx, [
+      ...WORKING,
+      '--max-running-requests',
+      '2',
+      '--schedule-policy',
+      'lof',
+      '--enable-metrics',
+    ]);
     await p.waitFor(/The server is fired up and ready to roll!/);
     const info = JSON.parse((await http(port, '/server_info')).body);
     expect(info).toMatchObject({ max_running_requests: 2, schedule_policy: 'lof', mem_fraction_static: 0.895 });
-    const body = { text: 'hi', sampling_params: { max_new_tokens: 4 } };
-    const all = await Promise.all([1, 2, 3].map(() => http(port, '/generate', { body })));
-    expect(all.map((r) => r.status)).toEqual([200, 200, 200]);
-    // The third waited for a slot: no prefill ever ran beside two others.
-    expect(p.out).toMatch(/#running-req: 1, /);
-    expect(p.out).not.toMatch(/#running-req: 2, /);
+    // Counted from here (the warmup prefilled too).
+    const warm = p.out.match(/Prefill batch, /g)?.length ?? 0;
+    const prefills = () => (p.out.match(/Prefill batch, /g)?.length ?? 0) - warm;
+    const gauge = async (name: string) =>
+      Number(new RegExp(`^sglang:${name}\\{[^}]*\\} (\\d+)`, 'm').exec((await http(port, '/metrics')).body)?.[1]);
+    // Two long generations fill both slots (each told by its own prefill; they end when the test aborts them) ...
+    const long = { sampling_params: { max_new_tokens: 4000, ignore_eos: true } };
+    const first = new AbortController();
+    const second = new AbortController();
+    const held = [
+      http(port, '/generate', { body: { text: 'one', ...long }, signal: first.signal }).catch(() => null),
+      http(port, '/generate', { body: { text: 'two two', ...long }, signal: second.signal }).catch(() => null),
+    ];
+    await p.waitFor(/#running-req: 1, /);
+    // ... so a third waits in the queue, not prefilled, until one of them goes.
+    const third = http(port, '/generate', { body: { text: 'three', sampling_params: { max_new_tokens: 4 } } });
+    const end = Date.now() + 8000;
+    while ((await gauge('num_queue_reqs')) !== 1) {
+      if (Date.now() > end) throw new Error('the third request never queued');
+      await sleep(5);
+    }
+    expect(await gauge('num_running_reqs')).toBe(2);
+    expect(prefills()).toBe(2);
+    first.abort();
+    expect((await third).status).toBe(200);
+    expect(prefills()).toBe(3);
+    second.abort();
+    await Promise.all(held);
+    // No prefill ever ran beside two others (a decode batch of the two long ones is 2, as it should be).
+    expect(p.out).toMatch(/Prefill batch, [^\n]*#running-req: 1, /);
+    expect(p.out).not.toMatch(/Prefill batch, [^\n]*#running-req: 2, /);
   });
 });
