@@ -7,7 +7,7 @@ import { buildParser } from '../../standin/flags.mjs';
 import { EAGER, memoryOverflow, perfModel } from '../../standin/perf.mjs';
 // @ts-expect-error: the stand-in is plain JavaScript, without type declarations
 import { resolveServerArgs } from '../../standin/resolve.mjs';
-import { GLM5, http, sleep, start } from './helpers.ts';
+import { GLM5, http, QWEN, sleep, start } from './helpers.ts';
 
 const WORKING = [
   '--model-path',
@@ -134,5 +134,27 @@ describe('performance model', () => {
     // No prefill ever ran beside two others (a decode batch of the two long ones is 2, as it should be).
     expect(p.out).toMatch(/Prefill batch, [^\n]*#running-req: 1, /);
     expect(p.out).not.toMatch(/Prefill batch, [^\n]*#running-req: 2, /);
+  });
+
+  it('times its latency histograms finely: tokens a busy machine releases together still have an ITL above 0', async (ctx) => {
+    const { p, port } = await start(ctx, ['--model-path', QWEN, '--enable-metrics'], {
+      STANDIN_TTFT_MS: '300',
+      STANDIN_TPOT_MS: '2',
+    });
+    await p.waitFor(/The server is fired up and ready to roll!/);
+    const body = { text: 'tell me a story', sampling_params: { max_new_tokens: 4, ignore_eos: true } };
+    const req = http(port, '/generate', { body });
+    await p.waitFor(/Prefill batch, #new-seq: 1, #new-token: 5,/);
+    // The server gets no CPU while every token falls due (300 ms after its prefill, 2 ms apart), as on a loaded
+    // machine; then all their timers fire in one turn of its event loop.
+    p.signal('SIGSTOP');
+    await sleep(1000);
+    p.signal('SIGCONT');
+    expect((await req).status).toBe(200);
+    const metrics = (await http(port, '/metrics')).body;
+    const value = (name: string) =>
+      Number(new RegExp(`^sglang:${name}\\{[^}]*\\} ([\\d.e-]+)`, 'm').exec(metrics)?.[1]);
+    expect(value('inter_token_latency_seconds_count')).toBe(3);
+    expect(value('inter_token_latency_seconds_sum')).toBeGreaterThan(0);
   });
 });
