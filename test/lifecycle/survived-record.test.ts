@@ -82,6 +82,26 @@ describe('an attempt that ended on a failure record alone', () => {
     expect(alerts[0]).toContain('Failed to push metrics to the collector');
   });
 
+  it('followed by a death (Killed): told early, before the exit, once, the death beside the record', async () => {
+    const { b, control, id } = await readyServer();
+    await appendAndSettle(b.app, id, 0, `${RECORD}\nKilled`);
+    await until(() => b.app.engine.attempts.events(id).some((e) => e.kind === 'crash_seen'), 20_000);
+    // Told while the server still runs: the exit has not been read yet.
+    expect(b.app.engine.attempts.get(id)).toMatchObject({ active: true });
+    await b.app.engine.notifier!.idle();
+    await until(() => crashAlerts(b.printed).length > 0, 10_000);
+    expect(crashAlerts(b.printed)[0]).toContain('Failed to push metrics to the collector');
+    writeFileSync(control, 'exit_quietly\n');
+    await until(() => b.app.engine.attempts.get(id)?.active === false, 20_000);
+    const a = b.app.engine.attempts.get(id)!;
+    expect(a).toMatchObject({ status: 'crashed', outcome: 'other' });
+    expect((a.classification as Diagnosis).evidence.map((e) => e.text)).toEqual([RECORD, 'Killed']);
+    expect(b.app.engine.attempts.events(id).filter((e) => e.kind === 'crash_seen')).toHaveLength(1);
+    await b.app.engine.notifier!.idle();
+    await b.app.delivery!.flush(5000);
+    expect(crashAlerts(b.printed)).toHaveLength(1);
+  });
+
   it('followed by a real crash: told early, as that crash, once', async () => {
     const { b, control, port, id } = await readyServer();
     await appendAndSettle(b.app, id, 0, RECORD);

@@ -3,7 +3,10 @@
 // while it was loaded. None of these, as the last lines of a healthy server's log, is a crash; crashed() and result()
 // say the same; and a failure record alone from a process that exited 0 by itself is no crash either.
 import { describe, expect, it } from 'vitest';
-import { createClassifier, diagnoseText } from '../../src/logs/classify/index.ts';
+import { systemClock } from '../../src/clock.ts';
+import { catalogDiagnoser } from '../../src/lifecycle/classifier.ts';
+import { createClassifier, diagnoseText, loadCatalog } from '../../src/logs/classify/index.ts';
+import { crashedBeforeExit, showsCrash } from '../../src/logs/diagnosis.ts';
 
 const READY = [
   '[2025-11-05 12:00:00] Load weight end. type=DeepseekV3ForCausalLM, dtype=torch.bfloat16',
@@ -201,5 +204,45 @@ describe('crashed() and result() agree: one notion of a log that shows a crash',
       'RuntimeError: start out of range',
     ];
     expect(follow(lines, { code: 0, signal: null })).toMatchObject({ category: 'other', crashed: true });
+  });
+});
+
+describe('a failure record and a death: the process did not serve on', () => {
+  // The lifecycle's view (the adapter a follower uses), and whether it tells the crash before the exit is known.
+  const diagnoser = catalogDiagnoser(loadCatalog(), systemClock);
+  const record = '[2025-11-05 12:01:00] Failed to push metrics to the collector: connection refused';
+  const named = '[2025-11-05 12:01:00] ERROR: Failed to join the rendezvous: the store on 10.0.0.1:29555 refused it';
+  it.each([
+    ['the kernel killed it', record, 'Killed'],
+    [
+      'a child sent SIGQUIT',
+      record,
+      '[2025-11-05 12:01:01] Received sigquit from a child process. It usually means the child failed.',
+    ],
+    [
+      'its scheduler is dead',
+      record,
+      '[2025-11-05 12:01:01] Rank 0 scheduler is dead. Please check if there are relevant logs.',
+    ],
+    ['a record an exception rule names, then killed', named, 'Killed'],
+  ])('%s: not survivable, told before the exit, the death beside the record', (_name, rec, death) => {
+    const d = diagnoser();
+    [...READY, rec, death].forEach((l, i) => {
+      d.push(l, i + 1);
+    });
+    const r = d.result();
+    expect(r.survivable).toBeUndefined();
+    expect(crashedBeforeExit(d)).toBe(true);
+    expect(showsCrash(r, 0)).toBe(true);
+    expect(r.evidence.map((e) => e.text)).toEqual([rec, death]);
+  });
+
+  it('the record alone stays survivable: told only at an exit that says so', () => {
+    const d = diagnoser();
+    [...READY, record].forEach((l, i) => {
+      d.push(l, i + 1);
+    });
+    expect(d.result().survivable).toBe(true);
+    expect(crashedBeforeExit(d)).toBe(false);
   });
 });

@@ -746,19 +746,35 @@ export class ClassifierEngine {
 
   /**
    * A failure record and no traceback: the exception it names decides as a traceback's would (without frames); a
-   * record that names none is `other`, its line the root.
+   * record that names none is `other`, its line the root. Survivable (a serving process logs errors and serves on)
+   * unless a death was read too (`Killed`, a scheduler reported dead): that process did not serve on, so the crash is
+   * told when read, the death line its evidence beside the record.
    */
   private fromRecord(rec: FailureRecord): Diagnosis {
+    const death = this.death;
+    const ended = (d: Diagnosis): Diagnosis =>
+      death
+        ? {
+            ...d,
+            classification: {
+              ...d.classification,
+              evidence: [
+                ...d.classification.evidence.filter((e) => e.line !== death.line).slice(0, MAX_EVIDENCE - 1),
+                death,
+              ],
+            },
+          }
+        : { ...d, survivable: true };
     const rule =
       rec.raised.type !== '' || rec.raised.message !== ''
         ? matchException(this.catalog.exceptionRules, rec.raised, [], rec.phaseAt)
         : null;
     const tb = frameless(rec.ev, rec.ev, rec.raised, rec.rank, rec.phaseAt);
-    if (rule) return { ...this.fromRule({ rule, tb, exc: rec.ev, raised: rec.raised }), survivable: true };
+    if (rule) return ended(this.fromRule({ rule, tb, exc: rec.ev, raised: rec.raised }));
     const phase = this.phaseOf(null, rec.phaseAt, 'other');
     const confidence = this.death ? 0.5 : 0.4;
     const named = rec.raised.type !== '' ? `${rec.raised.type} in a` : 'a';
-    return {
+    return ended({
       classification: classification(
         'other',
         phase,
@@ -772,8 +788,7 @@ export class ClassifierEngine {
       hang: false,
       linesRead: this.linesRead,
       reason: `${named} failure record with no traceback that no signature or exception rule names, line ${rec.ev.line} (confidence ${confidence})`,
-      survivable: true,
-    };
+    });
   }
 
   private fromHang(h: Hang): Diagnosis {
