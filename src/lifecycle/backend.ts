@@ -73,6 +73,11 @@ export interface ServerState {
   exitCode: number | null;
   /** The backend's own reason for an ending (e.g. Slurm's TIMEOUT), when it has one. */
   ending?: Ending;
+  /**
+   * A scheduler's job that ended: the node (by rank) whose task it saw fail first (srun's `task N: Exited with exit
+   * code C` or `Killed`), when it says. That task failed by itself (exited non-zero, or was killed), not with the job.
+   */
+  failedFirst?: number;
   /** People's words for where it stands (e.g. `PENDING: Resources`, `alive`). */
   text: string;
   uptimeS?: number | null;

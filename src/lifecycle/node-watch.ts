@@ -159,12 +159,21 @@ function watchWorkers(
      */
     async deadNode() {
       const backend = backendFor(engine, attempt.host);
+      let first: Promise<number | undefined> | undefined;
+      const failedFirst = () =>
+        (first ??= backend.state(engine, attempt).then(
+          (s) => s.failedFirst,
+          () => undefined,
+        ));
       for (const node of workers) {
         const diag = diags.get(node.rank);
         // A scheduler's job ends on all its nodes at once: there only a worker whose own log shows a crash is the
-        // cause (its peers were ended with it).
+        // cause (its peers were ended with it). A failure record alone is that worker's crash when the scheduler saw
+        // its task fail first (it exited non-zero or was killed by itself): named by its record, not as a node lost
+        // with no line in its log (failNodes weighs it with the exit code again).
         if (backend.kind !== 'direct') {
           if (diag && crashedBeforeExit(diag)) return { node, diagnosis: diag.result() };
+          if (diag?.crashed() && (await failedFirst()) === node.rank) return { node, diagnosis: diag.result() };
           continue;
         }
         try {

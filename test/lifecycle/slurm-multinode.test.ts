@@ -12,6 +12,8 @@ import { slurmAvailable, slurmConfig, slurmHost, startCluster, type TestCluster 
 import { freePort, type Sshd, startSshd } from '../helpers/sshd.ts';
 
 const runs = slurmAvailable && netnsAvailable();
+const NODE1_RECORD =
+  '[2025-11-05 12:00:01] ERROR: Failed to join the rendezvous: the store on node 0 refused the connection';
 let group: HostGroup;
 let cluster: TestCluster;
 let sshd: Sshd;
@@ -41,7 +43,10 @@ beforeAll(async () => {
   python = join(dir, 'python');
   writeFileSync(
     python,
-    `#!/bin/sh\nif [ "\${SLURM_NODEID:-0}" = 1 ] && [ -e "${dir}/node1-oom" ]; then STANDIN_SCENARIO=oom_graph_capture; export STANDIN_SCENARIO; fi\nexec ${join(STANDIN, 'python')} "$@"\n`,
+    `#!/bin/sh\nif [ "\${SLURM_NODEID:-0}" = 1 ] && [ -e "${dir}/node1-oom" ]; then STANDIN_SCENARIO=oom_graph_capture; export STANDIN_SCENARIO; fi\n` +
+      // node1-record: node 1 logs a failure record of its own and exits 1, as a worker that could not join does.
+      `if [ "\${SLURM_NODEID:-0}" = 1 ] && [ -e "${dir}/node1-record" ]; then echo "${NODE1_RECORD}"; exit 1; fi\n` +
+      `exec ${join(STANDIN, 'python')} "$@"\n`,
     { mode: 0o755 },
   );
 }, 90_000);
@@ -128,6 +133,40 @@ describe.skipIf(!runs)('Slurm multi-node: two slurmd in network namespaces', () 
     } finally {
       await b.app.close();
       rmSync(join(python, '..', 'node1-oom'));
+    }
+  }, 120_000);
+
+  test("a worker whose own log holds only a failure record and whose task exits 1 (srun: task 1: Exited with exit code 1) is the attempt's crash, named by that record, not a node lost with no line in its log", async () => {
+    writeFileSync(join(python, '..', 'node1-record'), '');
+    const b = makeChatBot(loadedFor(cluster).loaded);
+    try {
+      const r = await b.run(`launch small-2node --port ${await freePort()}`);
+      expect(r.exitCode, r.text).toBe(1);
+      const a = b.app.engine.attempts.get(1)!;
+      expect(readFileSync(`${a.runDir}/job.log`, 'utf8')).toMatch(
+        /^srun: error: node1: task 1: Exited with exit code 1$/m,
+      );
+      expect(a, a.outcomeDetail ?? '').toMatchObject({ status: 'crashed', active: false });
+      expect(a.outcome).not.toBe('node_lost');
+      expect(a.outcomeDetail).not.toMatch(/no line in its own log/);
+      const d = a.classification as { summary: string; evidence: Array<{ text: string }> };
+      expect(d.summary).toMatch(/^node 1 \(cluster\): .*Failed to join the rendezvous/);
+      expect(d.evidence.map((e) => e.text)).toContain(NODE1_RECORD);
+      expect(
+        b.app.engine.attempts
+          .events(1)
+          .filter((e) => e.kind === 'node_failed')
+          .map((e) => e.data),
+      ).toEqual([{ rank: 1, host: 'cluster' }]);
+      await b.app.engine.notifier?.idle();
+      await until(() => b.printed.some((p) => p.includes('CRASH ')), 10_000);
+      const alerts = b.printed.filter((p) => p.includes('CRASH '));
+      expect(alerts).toHaveLength(1);
+      expect(alerts[0]).toMatch(/node 1 \(cluster\): .*Failed to join the rendezvous/);
+      expect(cluster.run(['squeue', '-h']).trim()).toBe('');
+    } finally {
+      await b.app.close();
+      rmSync(join(python, '..', 'node1-record'));
     }
   }, 120_000);
 

@@ -386,7 +386,14 @@ function stateFrom(
   if (RUNNING_JOB_STATES.includes(job.state))
     return { state: 'running', exitCode: null, text: `${job.state} on ${job.nodeList}` };
   const ending = endingOf(engine, attempt, job, clues) ?? undefined;
-  return { state: 'ended', exitCode: job.exitCode, ending, text: job.state };
+  const failedFirst = clues.srunFailed?.task;
+  return {
+    state: 'ended',
+    exitCode: job.exitCode,
+    ending,
+    text: job.state,
+    ...(failedFirst !== undefined && { failedFirst }),
+  };
 }
 
 async function state(engine: Engine, attempt: Attempt): Promise<ServerState> {
