@@ -65,11 +65,15 @@ export function smokeText(r: SmokeResult): string {
     for (const e of d.evidence.slice(0, 4)) lines.push(`    ${String(e.line).padStart(6)}: ${e.text.slice(0, 200)}`);
   } else if (r.log) {
     lines.push(`  log: no crash in the ${r.log.bytes} bytes written during the smoke`);
-    // A failure record it served on (crashedBeforeExit): shown, not counted against the server.
+    // A failure record alone (crashedBeforeExit): shown, not counted against the server; that it served on is said
+    // only when its health check answered 200 after.
     if (d && d.category !== 'none') {
       const e = d.evidence[0];
+      const what = e ? `${e.line}: ${e.text.slice(0, 200)}` : d.summary;
       lines.push(
-        `  log: a failure record the server served on: ${e ? `${e.line}: ${e.text.slice(0, 200)}` : d.summary}`,
+        r.health.status === 200
+          ? `  log: a failure record the server served on: ${what}`
+          : `  log: a failure record, the server's health check not answered 200 after it: ${what}`,
       );
     }
   }

@@ -400,6 +400,10 @@ async function smokeAttempt(
   } else {
     notes.push('the attempt has no log path: its log was not checked');
   }
+  // A failure record alone is no crash of a server that serves on (crashedBeforeExit); one that no longer answers its
+  // health check did not serve on: the record is its crash.
+  if (log && !log.crashed && log.diagnosis && log.diagnosis.category !== 'none' && health.status !== 200)
+    log = { ...log, crashed: true };
   if (log?.crashed && log.diagnosis && health.status !== 200) {
     // The server died under the smoke: close the attempt as crashed and raise the usual alert.
     await recordExit(engine, engine.attempts.get(attempt.id) ?? attempt, log.diagnosis, (e) =>

@@ -1,9 +1,13 @@
 // Smoke checks over a real sshd against the SGLang stand-in: a pass, a NaN crash mid-request caught and classified,
 // wrong answers, a tokens/s regression against the last pass, launch mode, history.
-import { readFileSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { classifyDelta } from '../../src/smoke/logdelta.ts';
+import { smokeText } from '../../src/smoke/report.ts';
+import { runSmoke } from '../../src/smoke/run.ts';
 import { decodePng } from '../helpers/png.ts';
-import { freePort } from '../helpers/sshd.ts';
+import { freePort, groupMembers } from '../helpers/sshd.ts';
 import { sshdWithBots } from '../helpers/sshd-bots.ts';
 import { profilesWith, type SmokeBot, smokeBot } from './helpers.ts';
 
@@ -205,5 +209,63 @@ describe('launch mode and regressions', () => {
     expect(d.log.diagnosis).toMatchObject({ category: 'nan_in_sampling', phase: 'decode' });
     expect(r.text).toMatch(/smoke FAIL: attempt #1 \(glm5-nvfp4\) on gpu, 0\/7 answers right, fresh launch/);
     expect(b.app.engine.attempts.get(1)).toMatchObject({ status: 'crashed', outcome: 'nan_in_sampling' });
+  });
+});
+
+describe('a failure record the server writes during the smoke', () => {
+  const RECORD = '[2025-11-05 12:01:00] Failed to push metrics to the collector: connection refused';
+
+  /**
+   * A smoke of the running `small` server; with `die`, once the first answer is in, the server logs RECORD and exits 1
+   * printing nothing else (the say hook waits until its processes are gone, so the smoke's next request and its
+   * health check find it gone).
+   */
+  async function smokeOf(die: boolean) {
+    const b = bot();
+    const l = await b.run(`launch small --port ${await freePort()}`);
+    expect(l.exitCode, b.said.join('\n')).toBe(0);
+    const a = b.app.engine.attempts.get(1)!;
+    let answers = 0;
+    const r = await runSmoke(
+      b.app.engine,
+      { hostName: 'gpu', actor: 'tester', origin: 'terminal', role: 'operator' },
+      {
+        diagnoser: b.app.diagnoser,
+        say: (t) => {
+          if (!die || !t.startsWith('  ok') || ++answers !== 1) return;
+          appendFileSync(a.logPath!, `${RECORD}\n`);
+          writeFileSync(b.control, 'exit_quietly\n');
+          while (groupMembers(a.pgid!).length > 0) execFileSync('sleep', ['0.05']);
+        },
+      },
+    );
+    return { b, r };
+  }
+
+  it('and then dies: the record is the crash, the attempt is closed crashed, the report says so', async () => {
+    const { b, r } = await smokeOf(true);
+    expect(r.health.status).toBeNull();
+    expect(r.row.verdict).toBe('fail');
+    expect(r.log).toMatchObject({ crashed: true, diagnosis: { category: 'other' } });
+    const a = b.app.engine.attempts.get(1)!;
+    expect(a).toMatchObject({ active: false, status: 'crashed', outcome: 'other', exitCode: 1 });
+    expect((a.classification as { evidence: Array<{ text: string }> }).evidence.map((e) => e.text)).toContain(RECORD);
+    const text = smokeText(r);
+    expect(text).toMatch(/health after: no answer/);
+    expect(text).toMatch(/CRASH other during .*Failed to push metrics to the collector/);
+    expect(text).not.toMatch(/served on/);
+  });
+
+  it("the report calls a record one the server served on only next to a health check's 200", async () => {
+    const { b, r } = await smokeOf(false);
+    expect(r.health.status).toBe(200);
+    // The log of a smoke whose last line is the record (a health check's access line after it shows it served on).
+    const log = classifyDelta(b.app.diagnoser, `${RECORD}\n`, { bytes: 0, lines: 0 });
+    expect(log).toMatchObject({ crashed: false, diagnosis: { category: 'other' } });
+    expect(smokeText({ ...r, log })).toMatch(/log: a failure record the server served on: 1: .*Failed to push metrics/);
+    const gone = smokeText({ ...r, log, health: { status: null, error: 'connection refused' } });
+    expect(gone).toMatch(/health after: no answer/);
+    expect(gone).not.toMatch(/served on/);
+    expect(gone).toMatch(/log: a failure record, the server's health check not answered 200 after it: 1: .*Failed/);
   });
 });
