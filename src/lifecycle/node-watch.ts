@@ -169,8 +169,8 @@ function watchWorkers(
         const diag = diags.get(node.rank);
         // A scheduler's job ends on all its nodes at once: there only a worker whose own log shows a crash is the
         // cause (its peers were ended with it). A failure record alone is that worker's crash when the scheduler saw
-        // its task fail first (it exited non-zero or was killed by itself): named by its record, not as a node lost
-        // with no line in its log (failNodes weighs it with the exit code again).
+        // its task fail first (it exited non-zero or was killed before srun ended the others): named by its record,
+        // not as a node lost with no line in its log (failNodes weighs it with the exit code again).
         if (backend.kind !== 'direct') {
           if (diag && crashedBeforeExit(diag)) return { node, diagnosis: diag.result() };
           if (diag?.crashed() && (await failedFirst()) === node.rank) return { node, diagnosis: diag.result() };
