@@ -53,6 +53,21 @@ export interface Ending {
    * shows a crash, which then follows from it (a peer's server lost with its node); the log's lines stay as evidence.
    */
   outranksLog?: boolean;
+  /**
+   * The ending stands only where node 0's log names a crash of this class, and then over it (endingOver): a worker srun
+   * says died, told after node 0's end, went first only if node 0's crash is the consequence of losing a peer.
+   */
+  onlyOverLog?: string;
+}
+
+/**
+ * The backend's ending as it stands against node 0's log (`logCategory`: its crash class, `none`; null when the log
+ * was not read): an ending bound to a log crash (onlyOverLog) stands over that one only.
+ */
+export function endingOver(ending: Ending | undefined, logCategory: string | null): Ending | undefined {
+  if (!ending?.onlyOverLog) return ending;
+  const { onlyOverLog, ...rest } = ending;
+  return logCategory === onlyOverLog ? { ...rest, outranksLog: true } : undefined;
 }
 
 export interface Requeue {

@@ -9,12 +9,14 @@ import { PACKAGE_ROOT, validate } from '../../src/config/load.ts';
 import { ConfigError } from '../../src/errors.ts';
 import { createAttemptStore } from '../../src/ledger/attempts.ts';
 import { openDb } from '../../src/ledger/db.ts';
+import { endingOver } from '../../src/lifecycle/backend.ts';
 import { endingOf } from '../../src/lifecycle/slurm/backend.ts';
 import {
   ACTIVE_JOB_STATES,
   oomInOutput,
   parseScontrolJob,
   RUNNING_JOB_STATES,
+  srunFailures,
   WAITING_JOB_STATES,
 } from '../../src/lifecycle/slurm/cli.ts';
 import { renderJob } from '../../src/lifecycle/slurm/script.ts';
@@ -237,5 +239,48 @@ describe('Slurm cluster config and the batch script', () => {
     expect(oomInOutput(`glm: job 7 on vm\n${srun}\n`)).toBe(srun);
     expect(oomInOutput('torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n')).toBeNull();
     expect(endingOf({ attempts }, a, failed, { oomLine: srun })?.outcome).toBe('out_of_memory');
+  });
+
+  // Recorded from this machine's Slurm 22.05 (test/lifecycle/slurm-multinode.test.ts: node 1's stand-in SIGKILLed,
+  // node 0's then crashing on its lost peer and SIGKILLing itself): srun wrote node 0's end first in about one run
+  // of five, node 1's in the others. Which node went first is then said by node 0's log, not by srun's order.
+  it("a two-node job's worker srun says was killed is the cause in either order srun wrote it, over node 0's NCCL error only when srun wrote node 0 first", () => {
+    const attempts = createAttemptStore(openDb(`${mkdtempSync(join(tmpdir(), 'glm-srun-'))}/ledger.sqlite`));
+    const a = attempts.open({ ...clusterAttemptRow(), nodes: [{ rank: 1, host: 'cluster', gpus: [] }] });
+    const job = parseScontrolJob(
+      'JobId=1 JobName=glm-1-small-2node JobState=FAILED Reason=NonZeroExitCode ExitCode=137:0 Partition=gpu NodeList=node[0-1] BatchHost=node0 Restarts=0',
+    )!;
+    const headFirst =
+      'glm: job 1 on node[0-1]\nsrun: error: node0: task 0: Killed\nsrun: launch/slurm: _step_signal: Terminating StepId=1.0\nsrun: error: node1: task 1: Killed\nsrun: Force Terminated StepId=1.0\n';
+    const workerFirst =
+      'glm: job 1 on node[0-1]\nsrun: error: node1: task 1: Killed\nsrun: launch/slurm: _step_signal: Terminating StepId=1.0\nsrun: error: node0: task 0: Killed\nsrun: Force Terminated StepId=1.0\n';
+    expect(srunFailures(headFirst).map((f) => f.task)).toEqual([0, 1]);
+    const detail =
+      /^Slurm job 1 on node\[0-1\]: node 1 \(node1\) failed first, with no line in its own log: srun says srun: error: node1: task 1: Killed;/;
+
+    // srun wrote node 1 first: it stands over whatever node 0's log says.
+    const first = endingOf({ attempts }, a, job, { srunFailed: srunFailures(workerFirst) })!;
+    expect(first).toMatchObject({ outcome: 'node_lost', status: 'crashed', outranksLog: true, detail });
+    for (const log of ['nccl_error', 'cuda_oom', 'none', null]) expect(endingOver(first, log)).toBe(first);
+
+    // srun wrote node 0 first: node 1 went first only where node 0's log shows its collective (lost-peer) error.
+    const second = endingOf({ attempts }, a, job, { srunFailed: srunFailures(headFirst) })!;
+    expect(second).toMatchObject({ outcome: 'node_lost', onlyOverLog: 'nccl_error', detail });
+    expect(second.detail).toMatch(/node 0's NCCL error followed from it \(srun wrote node 0's end first/);
+    const over = endingOver(second, 'nccl_error')!;
+    expect(over).toMatchObject({ outcome: 'node_lost', outranksLog: true, detail });
+    expect(over).not.toHaveProperty('onlyOverLog');
+    // Node 0's own crash (its CUDA OOM), or no crash in its log: node 0 went first, srun killed node 1 after it.
+    expect(endingOver(second, 'cuda_oom')).toBeUndefined();
+    expect(endingOver(second, 'none')).toBeUndefined();
+    // Its log not read (a job that ended while the bot was not watching): not claimed.
+    expect(endingOver(second, null)).toBeUndefined();
+
+    // Only node 0 failed: node 0's log speaks for it.
+    expect(
+      endingOf({ attempts }, a, job, {
+        srunFailed: srunFailures('glm: job 1 on node[0-1]\nsrun: error: node0: task 0: Exited with exit code 1\n'),
+      }),
+    ).toBeNull();
   });
 });

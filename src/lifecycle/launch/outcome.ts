@@ -5,7 +5,7 @@
 import type { Attempt } from '../../ledger/attempts.ts';
 import { exitedClassification, type Phase } from '../../logs/classify/index.ts';
 import { type Diagnosis, showsCrash, survived } from '../../logs/diagnosis.ts';
-import type { Ending } from '../backend.ts';
+import { type Ending, endingOver } from '../backend.ts';
 import { backendFor } from '../backends.ts';
 import { type Engine, publish } from '../engine.ts';
 import type { Progress } from '../progress.ts';
@@ -79,7 +79,7 @@ export async function recordExit(
   try {
     const st = await backend.state(engine, attempt);
     if (st.state !== 'none') exitCode = st.exitCode;
-    ending = st.ending;
+    ending = endingOver(st.ending, fromLog.category);
   } catch {
     // unreachable now: the outcome still stands from the log
   }

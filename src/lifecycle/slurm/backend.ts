@@ -10,16 +10,17 @@ import type { RemoteHost } from '../../hosts/types.ts';
 import type { Attempt } from '../../ledger/attempts.ts';
 import { commandLine, dialectForVersion, flagView, renderLaunch } from '../../profiles/index.ts';
 import { redactArgv, redactEnv, redactText } from '../../redact.ts';
-import type {
-  Ending,
-  NodeStop,
-  Opened,
-  Plan,
-  QueueView,
-  Reconciled,
-  Requeue,
-  ServerBackend,
-  ServerState,
+import {
+  type Ending,
+  endingOver,
+  type NodeStop,
+  type Opened,
+  type Plan,
+  type QueueView,
+  type Reconciled,
+  type Requeue,
+  type ServerBackend,
+  type ServerState,
 } from '../backend.ts';
 import { type Engine, type HostContext, hostOf } from '../engine.ts';
 import { assertProfileFlags, flagsContext, flagsSource, hostFlags } from '../host-flags.ts';
@@ -48,7 +49,7 @@ import {
   readJob,
   SUBMIT,
   slurmArgv,
-  srunFailure,
+  srunFailures,
   troubledNodes,
   WAITING_JOB_STATES,
 } from './cli.ts';
@@ -275,8 +276,8 @@ export interface EndingClues {
   troubled?: NodeTrouble[];
   /** Slurm's OOM-kill line in the job's output (a FAILED job whose step the cgroup OOM killer hit). */
   oomLine?: string | null;
-  /** srun's first failed task in the job's output (a FAILED multi-node job: which node went first). */
-  srunFailed?: ReturnType<typeof srunFailure>;
+  /** srun's failed tasks in the job's output, in the order srun wrote them (a FAILED multi-node job: which node). */
+  srunFailed?: ReturnType<typeof srunFailures>;
 }
 
 /** How a job that is over ended, in the ledger's words; null when the server's own exit status says it all. */
@@ -329,21 +330,33 @@ export function endingOf(
       return oom('Slurm: OUT_OF_MEMORY');
     case 'FAILED': {
       if (clues.oomLine) return oom(`Slurm: ${clues.oomLine}`);
-      // A worker node's server killed without a line in its own log (the host's OOM killer, a SIGKILL): srun saw it
-      // first, and node 0's crash that followed (gloo's lost peer) is its consequence. A worker whose own log showed
-      // a crash has already been named by its watch (node-watch.ts); node 0's own log speaks for node 0.
-      const first = clues.srunFailed;
-      if (first && first.task > 0 && attempt.nodeHosts.length > first.task) {
+      // A worker node's server killed without a line in its own log (the host's OOM killer, a SIGKILL): node 0's crash
+      // that follows (gloo's lost peer) is its consequence. A worker whose own log showed a crash has already been
+      // named by its watch (node-watch.ts); node 0's own log speaks for node 0.
+      const failed = clues.srunFailed ?? [];
+      const worker = failed.find((f) => f.task > 0 && attempt.nodeHosts.length > f.task);
+      if (!worker) return null;
+      const said = `node ${worker.task} (${worker.node}) failed first, with no line in its own log: srun says ${worker.line}`;
+      const killed = "(killed: the kernel's OOM killer or a SIGKILL, for one)";
+      // srun named the worker first: it went first, whatever node 0's log says after.
+      if (failed[0] === worker) {
         return {
-          ...e(
-            'node_lost',
-            `node ${first.task} (${first.node}) failed first, with no line in its own log: srun says ${first.line}; the other nodes could not go on without it (killed: the kernel's OOM killer or a SIGKILL, for one)`,
-            'crashed',
-          ),
+          ...e('node_lost', `${said}; the other nodes could not go on without it ${killed}`, 'crashed'),
           outranksLog: true,
         };
       }
-      return null;
+      // srun wrote node 0's end first: it writes each node's end as that node's slurmstepd tells it, and node 0's
+      // server, its peer gone, ends itself within milliseconds, so the two may be told in either order. Then only
+      // node 0's own log says which went first: a collective error (its peer lost) follows the worker; any other
+      // crash there, or none, is node 0's own (the worker killed after it by srun, --kill-on-bad-exit).
+      return {
+        ...e(
+          'node_lost',
+          `${said}; node 0's NCCL error followed from it (srun wrote node 0's end first: it writes each node's end as it hears of it, not in the order they died) ${killed}`,
+          'crashed',
+        ),
+        onlyOverLog: 'nccl_error',
+      };
     }
     case 'DEADLINE':
       return e('time_limit', 'its deadline passed');
@@ -363,7 +376,7 @@ async function cluesFor(host: RemoteHost, cfg: HostConfig, attempt: Attempt, job
   }
   if (job.state === 'FAILED' && attempt.runDir) {
     const out = await jobOutputTail(host, attempt.runDir);
-    return { oomLine: oomInOutput(out), srunFailed: srunFailure(out) };
+    return { oomLine: oomInOutput(out), srunFailed: srunFailures(out) };
   }
   return {};
 }
@@ -641,7 +654,8 @@ async function reconcile(engine: Engine, a: Attempt, opts: { skipStarting?: bool
   const st = await state(engine, a);
   if (st.state === 'queued') return { attempt: a, state: 'queued', note: st.text };
   if (st.state === 'running') return { attempt: a, state: 'running' };
-  const ending: Ending = st.ending ?? {
+  // No log read here: an ending that stands only over node 0's log crash does not stand.
+  const ending: Ending = endingOver(st.ending, null) ?? {
     status: st.state === 'none' ? 'lost' : st.exitCode ? 'crashed' : 'exited',
     outcome: st.state === 'none' ? 'lost' : st.exitCode ? 'crashed' : 'exited',
     // Nothing left to say how it ended: said as such, with where its output still is.

@@ -270,15 +270,17 @@ export function cancelledInOutput(text: string): string | null {
 }
 
 /**
- * srun's first line that a task of the job's step failed, in the job's output (`job.log`, the batch script's
- * stdout and stderr) since its last run began: `srun: error: NODE: task N: Killed` (SIGKILL: the kernel's OOM killer,
- * a person's kill -9) or `srun: error: NODE: task N: Exited with exit code C`. With one task per node, task N runs on
- * node rank N. null when srun said nothing of the kind.
+ * srun's lines that a task of the job's step failed, in the job's output (`job.log`, the batch script's stdout and
+ * stderr) since its last run began, in the order srun wrote them: `srun: error: NODE: task N: Killed` (SIGKILL: the
+ * kernel's OOM killer, a person's kill -9) or `srun: error: NODE: task N: Exited with exit code C`. With one task per
+ * node, task N runs on node rank N. srun writes a node's line when that node's slurmstepd tells it, so two nodes that
+ * die within milliseconds may be written in either order (docs/slurm.md, node failure). Empty when srun said nothing
+ * of the kind.
  */
-export function srunFailure(text: string): { node: string; task: number; line: string } | null {
+export function srunFailures(text: string): { node: string; task: number; line: string }[] {
   const run = text.slice(Math.max(0, text.lastIndexOf('glm: job ')));
-  const m = /^srun: error: (\S+): tasks? (\d+)(?:[-,][\d,-]*)?: (?:Killed|Exited with exit code \d+)$/m.exec(run);
-  return m ? { node: m[1]!, task: Number(m[2]), line: m[0].trim() } : null;
+  const re = /^srun: error: (\S+): tasks? (\d+)(?:[-,][\d,-]*)?: (?:Killed|Exited with exit code \d+)$/gm;
+  return [...run.matchAll(re)].map((m) => ({ node: m[1]!, task: Number(m[2]), line: m[0].trim() }));
 }
 
 /** The last bytes of a job's batch output file (its run directory's job.log), or '' when it cannot be read. */
