@@ -399,7 +399,7 @@ function stateFrom(
   if (RUNNING_JOB_STATES.includes(job.state))
     return { state: 'running', exitCode: null, text: `${job.state} on ${job.nodeList}` };
   const ending = endingOf(engine, attempt, job, clues) ?? undefined;
-  const failedFirst = clues.srunFailed?.task;
+  const failedFirst = clues.srunFailed?.[0]?.task;
   return {
     state: 'ended',
     exitCode: job.exitCode,
