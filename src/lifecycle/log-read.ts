@@ -48,15 +48,19 @@ export function judgeLog(text: string, diagnoser: DiagnoserFactory | undefined):
   return { diagnosis: diag ? diag.result() : null, readyAfterMs, lines };
 }
 
-/** The attempt's log as it is now on its host (its last 32 MiB: a crash is at the end), judged. */
+/**
+ * The attempt's log as it is now on its host (its last 32 MiB: a crash is at the end), judged; from byte `from`, where
+ * its current run begins in a log a requeued job appends to (requeue.ts runStartOf).
+ */
 export async function readAndJudge(
   engine: HostContext,
   hostName: string,
   logPath: string,
   diagnoser: DiagnoserFactory | undefined,
+  from = 0,
 ): Promise<LogVerdict> {
   const { host } = hostOf(engine, hostName);
-  const r = await host.exec(script(READ_FROM, 'glm-read', [logPath, '0']), { maxOutputBytes: 32 << 20 });
+  const r = await host.exec(script(READ_FROM, 'glm-read', [logPath, String(from)]), { maxOutputBytes: 32 << 20 });
   return judgeLog(r.stdout, diagnoser);
 }
 

@@ -2,11 +2,13 @@
 // the host's run directory of the attempt, and of each of its nodes, against the ledger.
 import type { Attempt } from '../ledger/attempts.ts';
 import { type Diagnosis, showsCrash, survived } from '../logs/diagnosis.ts';
-import type { Reconciled } from './backend.ts';
+import type { Ending, Reconciled } from './backend.ts';
 import { type Engine, hostOf, publish } from './engine.ts';
 import { followerState } from './follower.ts';
+import { recordEnding } from './launch/outcome.ts';
 import { readAndJudge } from './log-read.ts';
 import { readRemoteState, runIdFor } from './remote-state.ts';
+import { runStartOf } from './requeue.ts';
 import { stopNodes } from './stop-nodes.ts';
 
 /**
@@ -60,15 +62,29 @@ export async function reconcileDirect(engine: Engine, live: Attempt): Promise<Re
   return { attempt: closed, state: 'closed', note: 'ended while the bot was not watching' };
 }
 
-/** A server that ended unwatched: its log names the crash; closed once, and told once to whoever shows attempts. */
-async function closeUnwatched(engine: Engine, a: Attempt, exitCode: number | null): Promise<Attempt> {
+/**
+ * A server that ended unwatched: its log (its current run's, in a log a requeued job appends to) names the crash;
+ * closed once, and told once to whoever shows attempts. `ending` is its backend's own (a scheduler's: Slurm's state),
+ * decided as a followed attempt's is (outcome.ts recordExit): a crash the log names wins, unless the ending outranks
+ * the log (a node failure) or the log names none.
+ */
+export async function closeUnwatched(
+  engine: Engine,
+  a: Attempt,
+  exitCode: number | null,
+  ending?: Ending,
+): Promise<Attempt> {
   let d: Diagnosis | null = null;
   if (a.logPath) {
     try {
-      d = (await readAndJudge(engine, a.host, a.logPath, engine.diagnoser)).diagnosis;
+      d = (await readAndJudge(engine, a.host, a.logPath, engine.diagnoser, runStartOf(engine, a.id, 0))).diagnosis;
     } catch (e) {
       engine.log.warn({ err: (e as Error).message, attempt: a.id }, 'could not read the log of an ended attempt');
     }
+  }
+  if (ending && (d === null || d.category === 'none' || d.survivable || ending.outranksLog)) {
+    recordEnding(engine, a, { ...ending, detail: `${ending.detail}; ended while the bot was not watching` }, () => {}, d ?? undefined);
+    return engine.attempts.get(a.id)!;
   }
   // a failure record alone from a server that exited 0 was survived (showsCrash)
   if (d !== null && d.category !== 'none' && !showsCrash(d, exitCode)) d = survived(d);

@@ -7,7 +7,7 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { freshDirs, makeBot, makeChatBot, STANDIN, until } from '../helpers/app.ts';
+import { freshDirs, makeBot, makeChatBot, postGenerate, STANDIN, until } from '../helpers/app.ts';
 import {
   accountingAvailable,
   cgroupMemoryAvailable,
@@ -399,6 +399,75 @@ describe.skipIf(!slurmAvailable)('Slurm’s own endings on a real slurmctld/slur
       await bot.app.close();
     }
   }, 180_000);
+
+  test("a job that crashed while no bot watched (the bot restarted): the next bot's status diagnoses it from node 0's log (class, root line, evidence), not only Slurm's FAILED", async () => {
+    const c = await cluster({ gpus: 1 });
+    // A ready server the test turns bad once no bot follows it: its next request NaNs in decode (the stand-in's
+    // control file, read by the job's server through the cluster's env).
+    const dir = mkdtempSync(join(tmpdir(), 'glm-slurm-ctl-'));
+    chmodSync(dir, 0o755);
+    const control = join(dir, 'control');
+    writeFileSync(control, '', { mode: 0o666 });
+    const { workdir, dataDir } = freshDirs();
+    const base = slurmHost(sshd, c.conf, workdir, { partition: 'gpu' });
+    const loaded = slurmConfig(
+      { cluster: { ...base, env: { ...(base.env as Record<string, string>), STANDIN_CONTROL: control } } },
+      dataDir,
+    );
+    const port = await freePort();
+    const one = makeBot(loaded, { workdir, dataDir });
+    let jobId: string;
+    try {
+      const r = await one.run(`launch small --host cluster --port ${port} --no-check`);
+      expect(r.text).toMatch(/^ready: attempt #1 /);
+      jobId = one.app.engine.attempts.get(1)!.jobId!;
+    } finally {
+      await one.app.close();
+    }
+    const two = makeBot(loaded, { workdir, dataDir });
+    try {
+      writeFileSync(control, 'nan_decode\n');
+      await postGenerate(two.app, 'cluster', port);
+      await until(() => !c.run(['squeue', '-h', '-j', jobId, '-o', '%T']).trim(), 60_000);
+      expect(c.run(['scontrol', 'show', 'job', '-o', jobId])).toMatch(/JobState=FAILED /);
+      await two.run('status');
+      const a = two.app.engine.attempts.get(1)!;
+      expect(a).toMatchObject({ active: false, status: 'crashed', outcome: 'nan_in_sampling' });
+      expect(a.outcomeDetail).toMatch(/^ended while the bot was not watching: /);
+      const d = a.classification as { category: string; evidence: string[] } | null;
+      expect(d?.category).toBe('nan_in_sampling');
+      expect(d?.evidence.join('\n')).toMatch(/probability tensor contains either/);
+    } finally {
+      await two.app.close();
+    }
+  }, 150_000);
+
+  test("a job that crashed and ended before any follower saw it run (a short job): the launch still diagnoses it from node 0's log, not only Slurm's FAILED", async () => {
+    const c = await cluster({ gpus: 1 });
+    // The job's server fails at once (before it parses its flags): the job is over within a scheduler pass.
+    const dir = mkdtempSync(join(tmpdir(), 'glm-slurm-short-'));
+    chmodSync(dir, 0o755);
+    const python = join(dir, 'python');
+    writeFileSync(
+      python,
+      `#!/bin/sh\nif [ -n "\${SLURM_JOB_ID-}" ]; then STANDIN_SCENARIO=import_error; export STANDIN_SCENARIO; fi\nexec ${join(STANDIN, 'python')} "$@"\n`,
+      { mode: 0o755 },
+    );
+    const { loaded } = config(c, { partition: 'gpu' }, python);
+    const bot = makeChatBot(loaded);
+    try {
+      const r = await bot.run(`launch small --host cluster --port ${await freePort()}`);
+      expect(r.exitCode).not.toBe(0);
+      const a = bot.app.engine.attempts.get(1)!;
+      expect(c.run(['scontrol', 'show', 'job', '-o', a.jobId!])).toMatch(/JobState=FAILED /);
+      expect(a).toMatchObject({ active: false, status: 'crashed' });
+      const d = a.classification as { category: string; evidence: string[] } | null;
+      expect(a.outcome).toBe(d?.category);
+      expect(d?.evidence.join('\n')).toMatch(/No module named 'sgl_kernel'/);
+    } finally {
+      await bot.app.close();
+    }
+  }, 150_000);
 
   test('a job the controller has forgotten, on a cluster without accounting: after a restart the bot says Slurm forgot it, that there is no accounting (sacct’s own words) and that how it ended is unknown', async () => {
     // MinJobAge: how long slurmctld keeps an ended job's record (slurm.conf(5)); 2 is the smallest it advises.

@@ -27,6 +27,7 @@ import { assertProfileFlags, flagsContext, flagsSource, hostFlags } from '../hos
 import { pythonEnv, readVersions, type Versions } from '../host-info.ts';
 import type { LaunchRequest } from '../launch/types.ts';
 import { headNode, type NodeRef } from '../nodes.ts';
+import { closeUnwatched } from '../reconcile-direct.ts';
 import { initialProgress } from '../progress.ts';
 import { runIdFor } from '../remote-state.ts';
 import { requeuedAgain, toldRestarts } from '../requeue.ts';
@@ -665,12 +666,10 @@ async function reconcile(engine: Engine, a: Attempt, opts: { skipStarting?: bool
         : st.text,
     exitCode: st.exitCode,
   };
-  engine.attempts.finish(a.id, {
-    ...ending,
-    detail: `${ending.detail}; ended while the bot was not watching`,
-    at: engine.clock.now(),
-  });
-  return { attempt: engine.attempts.get(a.id)!, state: 'closed', note: 'ended while the bot was not watching' };
+  // Ended with no follower (the bot was down, or the job was over before one looked): node 0's log of this run
+  // names the crash, as it would have for a follower; Slurm's ending stands where the log names none.
+  const closed = await closeUnwatched(engine, a, st.exitCode, ending);
+  return { attempt: closed, state: 'closed', note: 'ended while the bot was not watching' };
 }
 
 export const slurmBackend: ServerBackend = {
