@@ -41,7 +41,7 @@ const command = defineCommand({
     const { resolveLaunchHosts } = await import('../src/config/hosts.ts');
     const { describeError } = await import('../src/errors-render.ts');
     const { hostOf } = await import('../src/lifecycle/engine.ts');
-    const { readGpus, readVersions } = await import('../src/lifecycle/host-info.ts');
+    const { pythonEnv, readGpus, readVersions } = await import('../src/lifecycle/host-info.ts');
     const { flagsContext, flagsSource, hostFlags, profileFlagIssues } = await import('../src/lifecycle/host-flags.ts');
     const { shippedTableNotes } = await import('../src/profiles/index.ts');
     const loaded = ctx.engine.loaded;
@@ -64,15 +64,36 @@ const command = defineCommand({
       names.map(async (name) => {
         const { host: h, cfg } = hostOf(ctx.engine, name);
         try {
-          const v = await readVersions(h, cfg, true);
+          // Asked as a launch asks (lifecycle/host-info.ts pythonEnv, the one builder of the server's environment:
+          // bin_dirs, the host's env, its env_file, in the launch's order; a Slurm cluster's as its batch script).
+          const hostEnv = pythonEnv(cfg);
+          const v = await readVersions(h, cfg, true, hostEnv);
           const g = await readGpus(h, cfg);
-          const f = await hostFlags(flagsContext(ctx.engine, name), v.sglang, v.problem);
+          const f = await hostFlags(flagsContext(ctx.engine, name, hostEnv), v.sglang, v.problem);
           const checked = chosen ? [chosen] : launchesOn(name);
-          const profiles = checked.map((p) => ({
-            profile: p.name,
-            problems: profileFlagIssues(f, name, cfg, p),
-            notes: shippedTableNotes(p.name, p),
-          }));
+          const profiles = await Promise.all(
+            checked.map(async (p): Promise<ProfileFlags> => {
+              // A profile's own env (a venv's PATH, a PYTHONPATH) may pick another SGLang: its flags are checked
+              // against that one, as its launch checks them.
+              const env = pythonEnv(cfg, p.env);
+              const own = env.key === hostEnv.key ? undefined : await readVersions(h, cfg, true, env);
+              const pf = own ? await hostFlags(flagsContext(ctx.engine, name, env), own.sglang, own.problem) : f;
+              const picked =
+                own && own.sglang !== v.sglang
+                  ? [
+                      {
+                        path: p.name,
+                        message: `its env picks SGLang ${own.sglang ?? `none (${own.problem ?? 'no version printed'})`}: its flags are checked against ${flagsSource(pf, name)}`,
+                      },
+                    ]
+                  : [];
+              return {
+                profile: p.name,
+                problems: profileFlagIssues(pf, name, cfg, p),
+                notes: [...picked, ...shippedTableNotes(p.name, p)],
+              };
+            }),
+          );
           return {
             host: name,
             reachable: true,

@@ -1,7 +1,8 @@
 // Launch, queue, watch, stop and reconcile on a real Slurm (slurmctld + slurmd on loopback, test/helpers/slurm.ts),
 // its login node the test's own sshd, the job's python the SGLang stand-in.
 import { execFileSync } from 'node:child_process';
-import { chmodSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { resumeWatches } from '../../src/lifecycle/resume.ts';
@@ -156,6 +157,30 @@ describe.skipIf(!slurmAvailable)('Slurm backend on a real slurmctld/slurmd', () 
       await again.app.close();
     }
   }, 120_000);
+
+  test("check asks in the environment a launch asks in: a profile whose env picks the job's newer SGLang is checked against that SGLang, as its launch is, not against the login node's plain one", async () => {
+    const { workdir, dataDir } = freshDirs();
+    const profiles = mkdtempSync(join(tmpdir(), 'glm-profiles-'));
+    // The profile's env picks the July SGLang (as a venv or a PYTHONPATH it sets would), whose --kv-cache-dtype
+    // takes nvfp4; the cluster entry's own environment has the February one, which does not.
+    writeFileSync(
+      join(profiles, 'newer.yaml'),
+      'description: the July SGLang through its env\nmodel_path: Qwen/Qwen2.5-0.5B-Instruct\ntp: 1\nkv_cache_dtype: nvfp4\nenv:\n  STANDIN_SGLANG_FLAVOR: new\n',
+    );
+    const loaded = slurmConfig({ cluster: slurmHost(sshd, cluster.conf, workdir, { partition: 'gpu' }) }, dataDir, profiles);
+    const bot = makeBot(loaded, { workdir, dataDir });
+    try {
+      const dry = await bot.run(`launch newer --host cluster --port ${await freePort()} --dry-run`);
+      expect(dry.exitCode, dry.text).toBe(0);
+      const r = await bot.run('check --host cluster --profile newer');
+      expect(r.text).toMatch(/^ {2}sglang: {8}0\.5\.8\+standin$/m);
+      expect(r.text).toContain('profiles:      1 checked, flags ok');
+      expect(r.text).toContain('note: newer: its env picks SGLang 0.5.15+standin: its flags are checked against SGLang 0.5.15+standin on cluster (its --help');
+      expect(r.text).not.toContain('is not a choice');
+    } finally {
+      await bot.app.close();
+    }
+  }, 60_000);
 
   test('queued behind another job: the message says so, then the node and the loading; the first job ends at its time limit', async () => {
     const { workdir, dataDir } = freshDirs();
