@@ -97,10 +97,12 @@ function crashingPython(delay: number): { python: string; marker: string } {
  * A launch whose run crashes (after `delay` s) on a cluster that requeues such an exit held (RequeueExitHold), up to
  * the bot telling the requeue: the bot, the launch's pending answer, the job, and the marker that makes runs crash.
  */
-async function launchRequeuedHeld(delay: number) {
+async function launchRequeuedHeld(delay: number, env: Record<string, string> = {}) {
   const c = await cluster({ gpus: 1, settings: { RequeueExitHold: '1-255' } });
   const { python, marker } = crashingPython(delay);
   const { loaded } = config(c, { requeue: true }, python);
+  const entry = loaded.config.hosts.cluster!;
+  entry.env = { ...entry.env, ...env };
   const bot = makeChatBot(loaded);
   try {
     const port = await freePort();
@@ -378,6 +380,36 @@ describe.skipIf(!slurmAvailable)('Slurm’s own endings on a real slurmctld/slur
       await bot.app.close();
     }
   }, 240_000);
+
+  test("a rerun that truncates its node log (SLURM_OPEN_MODE=truncate in the job's environment, srun(1) --open-mode): the next run is read from the file's start, not from the old run's end, none of its first lines lost, and gets ready", async () => {
+    const { c, marker, bot, launching, jobId } = await launchRequeuedHeld(4, { SLURM_OPEN_MODE: 'truncate' });
+    try {
+      const a = bot.app.engine.attempts.get(1)!;
+      const firstRun = bot.app.engine.attempts
+        .events(1)
+        .filter((e) => e.kind === 'milestone')
+        .map((e) => (e.data as { text: string }).text);
+      expect(firstRun.length).toBeGreaterThan(0);
+      rmSync(marker);
+      c.run(['scontrol', 'release', jobId]);
+      c.run(['scontrol', 'update', `JobId=${jobId}`, 'StartTime=now']);
+      await until(() => bot.app.engine.attempts.get(1)?.status === 'ready', 60_000);
+      expect((await launching).text).toMatch(/^ready: attempt #1 /);
+      // Truncated by the rerun: the crashed run's lines are gone from node0.log.
+      const log = c.run(['cat', `${a.runDir}/node0.log`]);
+      expect(log).not.toMatch(/OutOfMemoryError/);
+      // Every milestone the first run told before its crash is told again from the rerun's own first lines.
+      const events = bot.app.engine.attempts.events(1);
+      const after = events
+        .slice(events.findIndex((e) => e.kind === 'requeued'))
+        .filter((e) => e.kind === 'milestone')
+        .map((e) => (e.data as { text: string }).text);
+      for (const m of firstRun) expect(after).toContain(m);
+      expect((await bot.run('stop --attempt 1')).text).toMatch(/^stopped attempt #1 /);
+    } finally {
+      await bot.app.close();
+    }
+  }, 180_000);
 
   test('a run that crashed and was requeued held before the bot saw it run: the requeue is still told (held, how to release it), and the next run is read from its own start and gets ready', async () => {
     const { c, marker, bot, launching, jobId } = await launchRequeuedHeld(0);
