@@ -80,6 +80,8 @@ export interface Requeue {
    * to, so the next run is read from there and nothing of the previous run is read into its diagnosis.
    */
   runStart?: number[];
+  /** Each node's log mark there (scripts.ts LOG_MARKS): whether the next run appended to that log or truncated it. */
+  runMark?: string[];
 }
 
 export interface ServerState {

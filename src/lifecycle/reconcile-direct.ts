@@ -8,7 +8,7 @@ import { followerState } from './follower.ts';
 import { recordEnding } from './launch/outcome.ts';
 import { readAndJudge } from './log-read.ts';
 import { readRemoteState, runIdFor } from './remote-state.ts';
-import { runStartOf } from './requeue.ts';
+import { currentRunStart } from './requeue.ts';
 import { stopNodes } from './stop-nodes.ts';
 
 /**
@@ -77,13 +77,20 @@ export async function closeUnwatched(
   let d: Diagnosis | null = null;
   if (a.logPath) {
     try {
-      d = (await readAndJudge(engine, a.host, a.logPath, engine.diagnoser, runStartOf(engine, a.id, 0))).diagnosis;
+      const from = await currentRunStart(engine, { attemptId: a.id, rank: 0, host: a.host, logPath: a.logPath });
+      d = (await readAndJudge(engine, a.host, a.logPath, engine.diagnoser, from)).diagnosis;
     } catch (e) {
       engine.log.warn({ err: (e as Error).message, attempt: a.id }, 'could not read the log of an ended attempt');
     }
   }
   if (ending && (d === null || d.category === 'none' || d.survivable || ending.outranksLog)) {
-    recordEnding(engine, a, { ...ending, detail: `${ending.detail}; ended while the bot was not watching` }, () => {}, d ?? undefined);
+    recordEnding(
+      engine,
+      a,
+      { ...ending, detail: `${ending.detail}; ended while the bot was not watching` },
+      () => {},
+      d ?? undefined,
+    );
     return engine.attempts.get(a.id)!;
   }
   // a failure record alone from a server that exited 0 was survived (showsCrash)

@@ -4,9 +4,10 @@
 import type { Attempt } from '../ledger/attempts.ts';
 import type { Diagnosis } from '../logs/diagnosis.ts';
 import type { Requeue } from './backend.ts';
-import type { Engine } from './engine.ts';
+import { type Engine, type HostContext, hostOf } from './engine.ts';
 import type { LaunchEvent } from './launch/types.ts';
 import { initialProgress } from './progress.ts';
+import { LOG_MARKS, script } from './scripts.ts';
 
 /**
  * After the server's log ended: whether its backend has put the attempt's job back in its queue (`ask`: the backend's
@@ -40,6 +41,7 @@ export async function requeuedAgain(
       text: back.text,
       held: back.held ?? false,
       runStart: back.runStart ?? [],
+      runMark: back.runMark ?? [],
     });
     engine.log.info({ attempt: attempt.id, count: back.count, crash: crash?.category }, back.text);
     emit({ kind: 'milestone', text: back.text, progress: initialProgress() });
@@ -48,17 +50,50 @@ export async function requeuedAgain(
   return true;
 }
 
+/** The latest requeue's record of where the job's next run begins in each node's log, and the log's mark there. */
+function lastRequeue(engine: Pick<Engine, 'attempts'>, attemptId: number): { runStart?: unknown; runMark?: unknown } {
+  return (
+    (engine.attempts
+      .events(attemptId)
+      .filter((e) => e.kind === 'requeued')
+      .at(-1)?.data as { runStart?: unknown; runMark?: unknown } | undefined) ?? {}
+  );
+}
+
 /**
  * Where the job's current run begins in a node's log (the byte its requeue recorded, 0 before any): its follow starts
  * there at the earliest and reads no context from before it, so the previous run's crash never starts its diagnosis.
  */
 export function runStartOf(engine: Pick<Engine, 'attempts'>, attemptId: number, rank: number): number {
-  const last = engine.attempts
-    .events(attemptId)
-    .filter((e) => e.kind === 'requeued')
-    .at(-1)?.data as { runStart?: unknown } | undefined;
-  const at = Array.isArray(last?.runStart) ? Number(last.runStart[rank]) : 0;
+  const last = lastRequeue(engine, attemptId);
+  const at = Array.isArray(last.runStart) ? Number(last.runStart[rank]) : 0;
   return Number.isFinite(at) && at > 0 ? at : 0;
+}
+
+/**
+ * runStartOf, checked against the log as it is now: a rerun appends to its log or truncates it as Slurm's open mode
+ * says (sbatch(1)/srun(1) --open-mode, whose default is slurm.conf(5) JobFileAppend: "By default, any existing file is
+ * truncated"; the bot's own sbatch asks append, which a job's SLURM_OPEN_MODE can undo for srun's node logs). The mark
+ * taken at the requeue (the 64 bytes before the run's end) is still there only in an appended log; otherwise the
+ * whole file is the current run, read from 0 (an old offset would skip its first lines, or point past its end).
+ */
+export async function currentRunStart(
+  engine: Pick<Engine, 'attempts' | 'log'> & HostContext,
+  node: { attemptId: number; rank: number; host: string; logPath: string },
+): Promise<number> {
+  const at = runStartOf(engine, node.attemptId, node.rank);
+  const marks = lastRequeue(engine, node.attemptId).runMark;
+  const want = at > 0 && Array.isArray(marks) ? String(marks[node.rank] ?? '') : '';
+  if (!want) return at;
+  const { host } = hostOf(engine, node.host);
+  const r = await host.exec(script(LOG_MARKS, 'glm-log-marks', [String(at), node.logPath]));
+  const now = r.stdout.trim().split(' ')[1] ?? '-';
+  if (now === want) return at;
+  engine.log.info(
+    { attempt: node.attemptId, rank: node.rank, runStart: at },
+    'the rerun truncated its log (Slurm open mode truncate): reading it from its start',
+  );
+  return 0;
 }
 
 /**

@@ -7,7 +7,7 @@ import { LineSplitter, type LogLine } from '../logs/lines.ts';
 import { backendFor } from './backends.ts';
 import { type Engine, hostOf } from './engine.ts';
 import { headNode, type NodeRef, saveOffset } from './nodes.ts';
-import { runStartOf } from './requeue.ts';
+import { currentRunStart, runStartOf } from './requeue.ts';
 import { READ_FROM, READ_RANGE, script } from './scripts.ts';
 
 export interface WatchHandlers {
@@ -105,8 +105,13 @@ export async function watchNode(
   const started = node.jobId !== null || (node.pgid !== null && node.pgidStart);
   if (!attempt.logPath || !started) return 'attempt-closed';
   // A job its scheduler requeued appends its next run to the same log: that run is read from its own start on.
-  const runStart = runStartOf(engine, node.attemptId, node.rank);
-  let offset = Math.max(node.logOffset, runStart);
+  // Truncated by that rerun instead (its open mode), the whole file is the current run.
+  const recorded = runStartOf(engine, node.attemptId, node.rank);
+  const runStart =
+    recorded > 0
+      ? await currentRunStart(engine, { ...node, logPath: attempt.logPath }).catch(() => recorded)
+      : recorded;
+  let offset = runStart < recorded ? 0 : Math.max(node.logOffset, runStart);
   let lastSaved = offset;
   // Lines are numbered across reconnects (a reader keys its windows on line numbers), after any context lines.
   let lineNo = 0;

@@ -167,7 +167,11 @@ describe.skipIf(!slurmAvailable)('Slurm backend on a real slurmctld/slurmd', () 
       join(profiles, 'newer.yaml'),
       'description: the July SGLang through its env\nmodel_path: Qwen/Qwen2.5-0.5B-Instruct\ntp: 1\nkv_cache_dtype: nvfp4\nenv:\n  STANDIN_SGLANG_FLAVOR: new\n',
     );
-    const loaded = slurmConfig({ cluster: slurmHost(sshd, cluster.conf, workdir, { partition: 'gpu' }) }, dataDir, profiles);
+    const loaded = slurmConfig(
+      { cluster: slurmHost(sshd, cluster.conf, workdir, { partition: 'gpu' }) },
+      dataDir,
+      profiles,
+    );
     const bot = makeBot(loaded, { workdir, dataDir });
     try {
       const dry = await bot.run(`launch newer --host cluster --port ${await freePort()} --dry-run`);
@@ -175,7 +179,9 @@ describe.skipIf(!slurmAvailable)('Slurm backend on a real slurmctld/slurmd', () 
       const r = await bot.run('check --host cluster --profile newer');
       expect(r.text).toMatch(/^ {2}sglang: {8}0\.5\.8\+standin$/m);
       expect(r.text).toContain('profiles:      1 checked, flags ok');
-      expect(r.text).toContain('note: newer: its env picks SGLang 0.5.15+standin: its flags are checked against SGLang 0.5.15+standin on cluster (its --help');
+      expect(r.text).toContain(
+        'note: newer: its env picks SGLang 0.5.15+standin: its flags are checked against SGLang 0.5.15+standin on cluster (its --help',
+      );
       expect(r.text).not.toContain('is not a choice');
     } finally {
       await bot.app.close();

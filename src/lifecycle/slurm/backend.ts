@@ -27,11 +27,11 @@ import { assertProfileFlags, flagsContext, flagsSource, hostFlags } from '../hos
 import { pythonEnv, readVersions, type Versions } from '../host-info.ts';
 import type { LaunchRequest } from '../launch/types.ts';
 import { headNode, type NodeRef } from '../nodes.ts';
-import { closeUnwatched } from '../reconcile-direct.ts';
 import { initialProgress } from '../progress.ts';
+import { closeUnwatched } from '../reconcile-direct.ts';
 import { runIdFor } from '../remote-state.ts';
 import { requeuedAgain, toldRestarts } from '../requeue.ts';
-import { script } from '../scripts.ts';
+import { LOG_MARKS, script } from '../scripts.ts';
 import {
   ACTIVE_JOB_STATES,
   cancelledInOutput,
@@ -420,22 +420,20 @@ async function state(engine: Engine, attempt: Attempt): Promise<ServerState> {
 }
 
 /**
- * Each node's log size in the run directory, by rank (node r's log is node<r>.log, --output=node%n.log): a missing
- * file is 0.
+ * Each node's log size and mark (scripts.ts LOG_MARKS) in the run directory, by rank (node r's log is node<r>.log,
+ * --output=node%n.log): a missing file is 0.
  */
-async function logSizes(host: RemoteHost, runDir: string, nodes: number): Promise<number[]> {
+async function logMarks(host: RemoteHost, runDir: string, nodes: number): Promise<{ size: number; mark: string }[]> {
   const logs = Array.from({ length: nodes }, (_, r) => `${runDir}/node${r}.log`);
-  const r = await host.exec(['sh', '-c', LOG_SIZES, 'glm-log-sizes', ...logs]);
+  const r = await host.exec(script(LOG_MARKS, 'glm-log-marks', ['', ...logs]));
   return r.stdout
     .trim()
     .split('\n')
-    .map((l) => Number(l.trim()) || 0);
+    .map((l) => {
+      const [size, mark] = l.trim().split(' ');
+      return { size: Number(size) || 0, mark: mark ?? '-' };
+    });
 }
-
-const LOG_SIZES = `
-${HOME_PATH_SH}
-for f; do s=$(wc -c < "$(home_path "$f")" 2>/dev/null) || s=0; echo "\${s:-0}"; done
-`;
 
 /** A requeued job Slurm holds: it runs again only once someone releases it. */
 const isHeld = (j: JobRecord) =>
@@ -448,7 +446,7 @@ async function requeued(engine: Engine, attempt: Attempt): Promise<Requeue | nul
   // The logs' sizes before the job's state: the run they end is over (its follow ended there) and, the job still back
   // in the queue after, the next has not begun: where each node's next run starts in its appended log.
   const nodes = 1 + engine.attempts.nodes(attempt.id).length;
-  const runStart = attempt.runDir ? await logSizes(host, attempt.runDir, nodes).catch(() => undefined) : undefined;
+  const marks = attempt.runDir ? await logMarks(host, attempt.runDir, nodes).catch(() => undefined) : undefined;
   const job = await readJob(host, cfg, attempt.jobId);
   if (!job || job.restarts === 0 || !REQUEUED_JOB_STATES.includes(job.state)) return null;
   const why = await requeueWhy(engine, host, cfg, attempt, job);
@@ -460,7 +458,8 @@ async function requeued(engine: Engine, attempt: Attempt): Promise<Requeue | nul
     count: job.restarts,
     text: `Slurm requeued job ${job.id} (restart ${job.restarts}): ${why}; ${then}`,
     held,
-    runStart,
+    runStart: marks?.map((m) => m.size),
+    runMark: marks?.map((m) => m.mark),
   };
 }
 
