@@ -86,7 +86,7 @@ function crashingPython(delay: number, scenario = 'oom_graph_capture'): { python
   const python = join(dir, 'python');
   writeFileSync(
     python,
-    `#!/bin/sh\nif [ -e "${marker}" ] && [ -n "\${SLURM_JOB_ID-}" ]; then sleep ${delay}; STANDIN_SCENARIO=${scenario}; export STANDIN_SCENARIO; fi\nexec ${join(STANDIN, 'python')} "$@"\n`,
+    `#!/bin/sh\nif [ -e "${marker}" ] && [ -n "\${SLURM_JOB_ID-}" ]; then sleep ${delay}; ${scenario === 'exit' ? 'for i in $(seq 100); do echo "node check $i of 100: RuntimeError: No CUDA GPUs are available"; done >&2; exit 1' : `STANDIN_SCENARIO=${scenario}; export STANDIN_SCENARIO`}; fi\nexec ${join(STANDIN, 'python')} "$@"\n`,
     { mode: 0o755 },
   );
   writeFileSync(marker, '');
@@ -382,25 +382,37 @@ describe.skipIf(!slurmAvailable)('Slurm’s own endings on a real slurmctld/slur
   }, 240_000);
 
   test("a rerun that truncates its node log (SLURM_OPEN_MODE=truncate in the job's environment, srun(1) --open-mode): the next run is read from the file's start, not from the old run's end, none of its first lines lost, and gets ready", async () => {
-    // The first run fails at its start (a short log, a traceback); the rerun's log has grown past that run's end
-    // before the bot looks, so reading from that old end would skip the rerun's first lines.
-    const { c, marker, bot, launching, jobId } = await launchRequeuedHeld(
-      4,
-      { SLURM_OPEN_MODE: 'truncate' },
-      'import_error',
-    );
+    // The first run fails before its server starts (100 lines, longer than the server's lines before its first
+    // milestone): the rerun's log has grown past that run's end
+    // with its first lines, before the bot looks, so reading from that old end would skip them (GNU tail -F notices a
+    // truncation only while the file is shorter than where it reads).
+    const { c, marker, bot, launching, jobId } = await launchRequeuedHeld(4, { SLURM_OPEN_MODE: 'truncate' }, 'exit');
     try {
       const a = bot.app.engine.attempts.get(1)!;
-      const crashed = bot.app.engine.attempts.events(1).find((e) => e.kind === 'run_crashed');
-      expect(crashed).toBeDefined();
+      // The bot looks only once the rerun has written its start: its scontrol (the real one, behind a wrapper first
+      // on the cluster entry's PATH) answers late while the test's flag file exists.
+      const slow = mkdtempSync(join(tmpdir(), 'glm-slurm-slow-'));
+      chmodSync(slow, 0o755);
+      const flag = join(slow, 'slow');
+      writeFileSync(join(slow, 'scontrol'), `#!/bin/sh\n[ -e ${flag} ] && sleep 2\nexec /usr/bin/scontrol "$@"\n`, {
+        mode: 0o755,
+      });
+      const entry = bot.app.engine.loaded.config.hosts.cluster!;
+      entry.bin_dirs = [slow, ...entry.bin_dirs];
+      writeFileSync(flag, '');
       rmSync(marker);
       c.run(['scontrol', 'release', jobId]);
       c.run(['scontrol', 'update', `JobId=${jobId}`, 'StartTime=now']);
+      await until(
+        () => c.run(['cat', `${a.runDir}/node0.log`]).includes('The server is fired up and ready to roll!'),
+        30_000,
+      );
+      rmSync(flag);
       await until(() => bot.app.engine.attempts.get(1)?.status === 'ready', 60_000);
       expect((await launching).text).toMatch(/^ready: attempt #1 /);
       // Truncated by the rerun: the failed run's lines are gone from node0.log.
       const log = c.run(['cat', `${a.runDir}/node0.log`]);
-      expect(log).not.toMatch(/No module named 'sgl_kernel'/);
+      expect(log).not.toMatch(/No CUDA GPUs are available/);
       const events = bot.app.engine.attempts.events(1);
       const after = events
         .slice(events.findIndex((e) => e.kind === 'requeued'))
