@@ -162,6 +162,43 @@ describe.skipIf(!slurmAvailable)('Slurm’s own endings on a real slurmctld/slur
     }
   }, 150_000);
 
+  test('a profile that asks for requeue (slurm.requeue: true), its node failed: Slurm requeues the job after NODE_FAIL; the attempt goes back to queued with the node failure as the reason, and its next run, once the node is back, is followed to ready', async () => {
+    const c = await cluster({ gpus: 1, settings: { SlurmdTimeout: '5', MessageTimeout: '2' } });
+    const { loaded } = config(c, { partition: 'gpu', requeue: true });
+    const bot = makeChatBot(loaded);
+    try {
+      const port = await freePort();
+      const r = await bot.run(`launch small --host cluster --port ${port}`);
+      expect(r.text).toMatch(/^ready: attempt #1 /);
+      const jobId = bot.app.engine.attempts.get(1)!.jobId!;
+      expect(c.run(['scontrol', 'show', 'job', '-o', jobId])).toMatch(/ Requeue=1 Restarts=0 /);
+      await c.killSlurmd(c.node);
+      await until(() => standinsOn(port).length === 0, 10_000);
+      await until(() => bot.app.engine.attempts.events(1).some((e) => e.kind === 'requeued'), 60_000);
+      expect(c.run(['scontrol', 'show', 'job', '-o', jobId])).toMatch(/ Restarts=1 /);
+      const a = bot.app.engine.attempts.get(1)!;
+      expect(a).toMatchObject({ active: true, status: 'queued' });
+      const told = bot.app.engine.attempts.events(1).find((e) => e.kind === 'requeued')!.data as { text: string };
+      expect(told.text).toMatch(
+        new RegExp(
+          `^Slurm requeued job ${jobId} \\(restart 1\\): node failure: ${c.node} was taken out of service by Slurm \\(Not responding, \\S*DOWN\\S*\\); it runs again when Slurm starts it`,
+        ),
+      );
+      // The machine is back: the same job runs again, and the same attempt loads and gets ready again.
+      await c.restartSlurmd(c.node);
+      c.run(['scontrol', 'update', `JobId=${jobId}`, 'StartTime=now']);
+      await until(() => bot.app.engine.attempts.get(1)?.status === 'ready', 60_000);
+      expect(standinsOn(port)).toHaveLength(1);
+      const kinds = bot.app.engine.attempts.events(1).map((e) => e.kind);
+      expect(kinds.filter((k) => k === 'running')).toHaveLength(2);
+      expect(kinds.indexOf('requeued')).toBeLessThan(kinds.lastIndexOf('running'));
+      const s = await bot.run('stop --attempt 1');
+      expect(s.text).toMatch(/^stopped attempt #1 \(small\) on cluster/);
+    } finally {
+      await bot.app.close();
+    }
+  }, 180_000);
+
   test('preemption (PreemptType=preempt/partition_prio, PreemptMode=REQUEUE): a job of the high-priority partition takes the node; the bot’s job ends as preempted, named in the alert and the ledger, not requeued', async () => {
     const c = await cluster({
       gpus: 1,
