@@ -51,8 +51,6 @@ export interface TestCluster {
   run(argv: string[], opts?: { asUser?: string; input?: string }): string;
   /** Kills a node's slurmd (SIGKILL, as a crashed machine would go silent); its jobs' slurmstepd live on. */
   killSlurmd(node: string): Promise<void>;
-  /** Starts a killed node's slurmd again and resumes the node (as an administrator does after the machine is back). */
-  restartSlurmd(node: string): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -333,15 +331,14 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<TestClust
     15_000,
     () => `slurmctld did not answer: ${log('slurmctld.log')}`,
   );
-  const startSlurmd = (n: (typeof nodes)[number]) => {
+  for (const n of nodes) {
     const argv = ['-D', '-f', conf, ...(opts.nodes ? ['-N', n.name] : [])];
     const p = n.netns
       ? spawn('nsenter', [`--net=/run/netns/${n.netns}`, '/usr/sbin/slurmd', ...argv], { env, stdio: 'ignore' })
       : spawn('/usr/sbin/slurmd', argv, { env, stdio: 'ignore' });
     daemons.push(p);
     slurmds.set(n.name, p);
-  };
-  for (const n of nodes) startSlurmd(n);
+  }
   await waitFor(
     () => {
       // One row per node and partition: a node in two partitions is listed twice.
@@ -387,24 +384,6 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<TestClust
         }
       }
       await exited;
-    },
-    async restartSlurmd(name) {
-      const n = nodes.find((x) => x.name === name);
-      if (!n) throw new Error(`no node ${name}`);
-      startSlurmd(n);
-      // ReturnToService=0 (slurm.conf(5), the default): a node set DOWN stays DOWN until an administrator resumes it.
-      await waitFor(
-        () => {
-          try {
-            run(['scontrol', 'update', `NodeName=${name}`, 'State=RESUME']);
-          } catch {
-            // not registered yet, or not down any more
-          }
-          return / idle/.test(run(['sinfo', '-h', '-n', name, '-N', '-o', '%N %T']));
-        },
-        30_000,
-        () => `slurmd on ${name} did not come back: ${log(`slurmd-${name}.log`)}`,
-      );
     },
     async stop() {
       // Jobs first (their slurmstepd outlive slurmd), then the daemons we started, then munged by its pid file.
