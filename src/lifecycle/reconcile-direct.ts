@@ -5,7 +5,7 @@ import { type Diagnosis, showsCrash, survived } from '../logs/diagnosis.ts';
 import type { Ending, Reconciled } from './backend.ts';
 import { type Engine, hostOf, publish } from './engine.ts';
 import { followerState } from './follower.ts';
-import { recordEnding } from './launch/outcome.ts';
+import { recordEnding } from './launch/ending.ts';
 import { readAndJudge } from './log-read.ts';
 import { readRemoteState, runIdFor } from './remote-state.ts';
 import { currentRunStart } from './requeue.ts';
@@ -69,7 +69,7 @@ export async function reconcileDirect(engine: Engine, live: Attempt): Promise<Re
  * the log (a node failure) or the log names none.
  */
 export async function closeUnwatched(
-  engine: Engine,
+  engine: Pick<Engine, 'attempts' | 'clock' | 'log' | 'notifier' | 'diagnoser' | 'loaded' | 'pool'>,
   a: Attempt,
   exitCode: number | null,
   ending?: Ending,

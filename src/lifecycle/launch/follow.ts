@@ -13,7 +13,8 @@ import { failNodes, watchNodes } from '../node-watch.ts';
 import { advance, initialProgress } from '../progress.ts';
 import { requeuedAgain } from '../requeue.ts';
 import { watchAttempt } from '../watch.ts';
-import { recordEnding, recordExit, recordHang, recordRequestFailed, recordTimeout } from './outcome.ts';
+import { recordEnding } from './ending.ts';
+import { recordExit, recordHang, recordRequestFailed, recordTimeout } from './outcome.ts';
 import { confirmReady, recordReady } from './ready.ts';
 import type { LaunchEvent, LaunchResult } from './types.ts';
 

@@ -9,6 +9,7 @@ import { type Ending, endingOver } from '../backend.ts';
 import { backendFor } from '../backends.ts';
 import { type Engine, publish } from '../engine.ts';
 import type { Progress } from '../progress.ts';
+import { recordEnding } from './ending.ts';
 import type { LaunchEvent, LaunchResult } from './types.ts';
 
 /** The server still runs (someone may want a py-spy dump): report, keep the attempt live, leave stopping to people. */
@@ -136,38 +137,4 @@ export async function recordExit(
   // A stop that raced us already closed the attempt as stopped: report what the ledger says.
   if (closed) publish(engine, emit, { kind: 'failed', attempt: a, outcome, diagnosis, exitCode });
   return { outcome: crashed ? 'crashed' : 'exited', commandLine: attempt.commandLine, attempt: a, diagnosis };
-}
-
-/** Closes an attempt with an ending its backend named (Slurm's TIMEOUT, PREEMPTED, a submit refused...). */
-export function recordEnding(
-  engine: Engine,
-  attempt: Attempt,
-  ending: Ending,
-  emit: (e: LaunchEvent) => void,
-  diagnosis?: Diagnosis,
-): LaunchResult {
-  const closed = engine.attempts.finish(attempt.id, { ...ending, at: engine.clock.now() });
-  // Not a crash of the server: the scheduler ended it. The log's evidence (if any) stays with it.
-  const d: Diagnosis = {
-    category: 'none',
-    phase: diagnosis?.phase ?? 'scheduler',
-    evidence: diagnosis?.evidence ?? [],
-    rank: null,
-    dedupKey: `${ending.outcome}:${attempt.id}`,
-    confidence: 1,
-    summary: ending.detail,
-    reason: `the scheduler's own record of the job: ${ending.outcome}`,
-  };
-  const a = engine.attempts.get(attempt.id)!;
-  if (closed) {
-    engine.attempts.event(attempt.id, engine.clock.now(), 'ended', { outcome: ending.outcome, detail: ending.detail });
-    publish(engine, emit, {
-      kind: 'failed',
-      attempt: a,
-      outcome: ending.outcome,
-      diagnosis: d,
-      exitCode: ending.exitCode,
-    });
-  }
-  return { outcome: 'ended', commandLine: attempt.commandLine, attempt: a, diagnosis: d };
 }
