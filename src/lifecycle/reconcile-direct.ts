@@ -1,11 +1,11 @@
 // The direct backend's reconcile (what src/lifecycle/reconcile.ts asks of a host the bot starts servers on itself):
 // the host's run directory of the attempt, and of each of its nodes, against the ledger.
 import type { Attempt } from '../ledger/attempts.ts';
-import { type Diagnosis, showsCrash, survived } from '../logs/diagnosis.ts';
+import type { Diagnosis } from '../logs/diagnosis.ts';
 import type { Ending, Reconciled } from './backend.ts';
 import { type Engine, hostOf, publish } from './engine.ts';
 import { followerState } from './follower.ts';
-import { recordEnding } from './launch/ending.ts';
+import { judgeEnd, recordEnding } from './launch/ending.ts';
 import { readAndJudge } from './log-read.ts';
 import { readRemoteState, runIdFor } from './remote-state.ts';
 import { currentRunStart } from './requeue.ts';
@@ -83,23 +83,23 @@ export async function closeUnwatched(
       engine.log.warn({ err: (e as Error).message, attempt: a.id }, 'could not read the log of an ended attempt');
     }
   }
-  if (ending && (d === null || d.category === 'none' || d.survivable || ending.outranksLog)) {
+  // The same rule as a followed attempt's end (outcome.ts recordExit): judgeEnd.
+  const j = judgeEnd(d, exitCode, ending, 'lost');
+  if (j.by === 'ending') {
     recordEnding(
       engine,
       a,
-      { ...ending, detail: `${ending.detail}; ended while the bot was not watching` },
+      { ...j.ending, detail: `${j.ending.detail}; ended while the bot was not watching` },
       () => {},
       d ?? undefined,
     );
     return engine.attempts.get(a.id)!;
   }
-  // a failure record alone from a server that exited 0 was survived (showsCrash)
-  if (d !== null && d.category !== 'none' && !showsCrash(d, exitCode)) d = survived(d);
+  d = j.diagnosis;
   const classified = d !== null && d.category !== 'none';
-  const crashed = classified || (exitCode !== null && exitCode !== 0);
-  const outcome = classified ? d!.category : crashed ? 'crashed' : exitCode === 0 ? 'exited' : 'lost';
+  const outcome = j.outcome;
   const closed = engine.attempts.finish(a.id, {
-    status: crashed ? 'crashed' : exitCode === 0 ? 'exited' : 'lost',
+    status: j.status,
     outcome,
     detail: classified ? `ended while the bot was not watching: ${d!.summary}` : 'ended while the bot was not watching',
     exitCode,
@@ -120,7 +120,7 @@ export async function closeUnwatched(
     publish(engine, () => {}, {
       kind: 'failed',
       attempt: now,
-      outcome: crashed ? outcome : exitCode === 0 ? 'exited' : 'lost',
+      outcome,
       diagnosis,
       exitCode,
     });

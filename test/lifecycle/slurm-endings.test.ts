@@ -521,6 +521,73 @@ describe.skipIf(!slurmAvailable)('Slurm’s own endings on a real slurmctld/slur
     }
   }, 150_000);
 
+  /**
+   * A ready job whose server, once no bot follows it (the first bot closed), is killed by its python wrapper, which
+   * then prints `tail` (nothing: an empty tail to its log) and exits 1: Slurm says FAILED, with no ending of its own.
+   * The next bot's status closes it. Returns the attempt as the ledger has it then.
+   */
+  async function failedUnwatched(tail: string) {
+    const c = await cluster({ gpus: 1 });
+    const dir = mkdtempSync(join(tmpdir(), 'glm-slurm-fail-'));
+    chmodSync(dir, 0o777);
+    const end = join(dir, 'end');
+    const python = join(dir, 'python');
+    writeFileSync(
+      python,
+      `#!/bin/sh
+if [ -z "\${SLURM_JOB_ID-}" ]; then exec ${join(STANDIN, 'python')} "$@"; fi
+${join(STANDIN, 'python')} "$@" &
+pid=$!
+while [ ! -e "${end}" ]; do sleep 0.2; done
+kill -KILL $pid
+# the shell's own "Killed" report is no line of the server's
+exec 2>/dev/null
+wait $pid
+cat "${end}"
+exit 1
+`,
+      { mode: 0o755 },
+    );
+    const { loaded, workdir, dataDir } = config(c, { partition: 'gpu' }, python);
+    const port = await freePort();
+    const one = makeBot(loaded, { workdir, dataDir });
+    let jobId: string;
+    try {
+      const r = await one.run(`launch small --host cluster --port ${port} --no-check`);
+      expect(r.text).toMatch(/^ready: attempt #1 /);
+      jobId = one.app.engine.attempts.get(1)!.jobId!;
+    } finally {
+      await one.app.close();
+    }
+    writeFileSync(end, tail, { mode: 0o644 });
+    await until(() => !c.run(['squeue', '-h', '-j', jobId, '-o', '%T']).trim(), 60_000);
+    expect(c.run(['scontrol', 'show', 'job', '-o', jobId])).toMatch(/JobState=FAILED .*ExitCode=1:0/);
+    const two = makeBot(loaded, { workdir, dataDir });
+    try {
+      await two.run('status');
+      return two.app.engine.attempts.get(1)!;
+    } finally {
+      await two.app.close();
+    }
+  }
+
+  test('a job that FAILED (exit 1) while no bot watched, its log ending in one failure record: the record is the crash, as it is for a followed job (showsCrash with exit 1), not `none` with Slurm’s FAILED', async () => {
+    const a = await failedUnwatched('[2026-12-01 22:00:00] ERROR: Failed to connect to the tokenizer manager\n');
+    expect(a).toMatchObject({ active: false, status: 'crashed', exitCode: 1 });
+    const d = a.classification as { category: string; evidence: unknown[] } | null;
+    expect(d?.category).not.toBe('none');
+    expect(a.outcome).toBe(d?.category);
+    expect(a.outcomeDetail).toMatch(/^ended while the bot was not watching: .*Failed to connect/);
+    expect(JSON.stringify(d?.evidence)).toMatch(/Failed to connect to the tokenizer manager/);
+  }, 150_000);
+
+  test('a job that FAILED (exit 1) while no bot watched, its log naming no failure: a crash of unknown cause (exited with status 1), as for a followed job, never `none`', async () => {
+    const a = await failedUnwatched('');
+    expect(a).toMatchObject({ active: false, status: 'crashed', outcome: 'other', exitCode: 1 });
+    expect((a.classification as { category: string } | null)?.category).toBe('other');
+    expect(a.outcomeDetail).toMatch(/^ended while the bot was not watching: .*exited with status 1/);
+  }, 150_000);
+
   test("a job that crashed and ended before any follower saw it run (a short job): the launch still diagnoses it from node 0's log, not only Slurm's FAILED", async () => {
     const c = await cluster({ gpus: 1 });
     // The job's server fails at once (before it parses its flags): the job is over within a scheduler pass.

@@ -2,8 +2,9 @@
 // refused): recorded in the ledger and told once. Apart from ./outcome.ts, which decides between the log and such an
 // ending, so that reconcile (src/lifecycle/reconcile-direct.ts) records one without importing the backends.
 import type { Attempt } from '../../ledger/attempts.ts';
-import type { Diagnosis } from '../../logs/diagnosis.ts';
-import type { Ending } from '../backend.ts';
+import { exitedClassification, type Phase } from '../../logs/classify/index.ts';
+import { type Diagnosis, showsCrash, survived } from '../../logs/diagnosis.ts';
+import { type Ending, endingOver } from '../backend.ts';
 import { type Engine, publish } from '../engine.ts';
 import type { LaunchEvent, LaunchResult } from './types.ts';
 
@@ -39,4 +40,46 @@ export function recordEnding(
     });
   }
   return { outcome: 'ended', commandLine: attempt.commandLine, attempt: a, diagnosis: d };
+}
+
+/** How an ended attempt is closed: by its backend's ending, or by its exit and what its log names. */
+export type EndJudged =
+  | { by: 'ending'; ending: Ending }
+  | { by: 'exit'; status: 'crashed' | 'exited' | 'lost'; outcome: string; diagnosis: Diagnosis | null };
+
+/**
+ * Decides how an ended attempt closes from its backend's ending (only one the backend names: Slurm's TIMEOUT, a
+ * node failure; a plain FAILED or COMPLETED names none), its exit code and its log's diagnosis (null: no log read).
+ * One rule for a followed attempt (outcome.ts recordExit) and one that ended unwatched (reconcile-direct.ts
+ * closeUnwatched), so the two cannot disagree. `unknownExit`: the status of an end with no exit code and no crash
+ * (a follower saw the server end: exited; reconcile saw nothing: lost).
+ */
+export function judgeEnd(
+  fromLog: Diagnosis | null,
+  exitCode: number | null,
+  ending: Ending | undefined,
+  unknownExit: 'exited' | 'lost',
+): EndJudged {
+  // A crash the log names wins; else the backend's ending says what happened. A node failure outranks the log: the
+  // other nodes' servers crash because it took their peer, and that crash is its consequence, not the cause.
+  // A failure record alone names no crash the scheduler's ending does not explain better.
+  // An ending bound to one log crash (a worker's srun death, onlyOverLog) stands over that crash only.
+  const over = endingOver(ending, fromLog?.category ?? null);
+  if (over && (fromLog === null || fromLog.category === 'none' || fromLog.survivable || over.outranksLog))
+    return { by: 'ending', ending: over };
+  const failed = exitCode !== null && exitCode !== 0;
+  let diagnosis: Diagnosis | null;
+  if (fromLog === null || fromLog.category === 'none') {
+    // Exited non-zero with nothing in the log: a crash of unknown cause, never `none`.
+    diagnosis = failed
+      ? exitedClassification((fromLog?.phase ?? 'unknown') as Phase, { code: exitCode, signal: null }, null)
+      : fromLog;
+  } else {
+    // A failure record alone from a server that exited 0 was survived (showsCrash): the log names no crash.
+    diagnosis = showsCrash(fromLog, exitCode) ? fromLog : survived(fromLog);
+  }
+  const named = diagnosis !== null && diagnosis.category !== 'none';
+  if (named || failed) return { by: 'exit', status: 'crashed', outcome: diagnosis!.category, diagnosis };
+  const status = exitCode === 0 ? 'exited' : unknownExit;
+  return { by: 'exit', status, outcome: status, diagnosis };
 }

@@ -3,13 +3,12 @@
 // exit or crash (the host's record and the log decide, the classifier names it), or an ending the backend names
 // (a scheduler's time limit). Each is recorded in the ledger and told once.
 import type { Attempt } from '../../ledger/attempts.ts';
-import { exitedClassification, type Phase } from '../../logs/classify/index.ts';
-import { type Diagnosis, showsCrash, survived } from '../../logs/diagnosis.ts';
-import { type Ending, endingOver } from '../backend.ts';
+import type { Diagnosis } from '../../logs/diagnosis.ts';
+import type { Ending } from '../backend.ts';
 import { backendFor } from '../backends.ts';
 import { type Engine, publish } from '../engine.ts';
 import type { Progress } from '../progress.ts';
-import { recordEnding } from './ending.ts';
+import { judgeEnd, recordEnding } from './ending.ts';
 import type { LaunchEvent, LaunchResult } from './types.ts';
 
 /** The server still runs (someone may want a py-spy dump): report, keep the attempt live, leave stopping to people. */
@@ -80,7 +79,7 @@ export async function recordExit(
   try {
     const st = await backend.state(engine, attempt);
     if (st.state !== 'none') exitCode = st.exitCode;
-    ending = endingOver(st.ending, fromLog.category);
+    ending = st.ending;
   } catch {
     // unreachable now: the outcome still stands from the log
   }
@@ -108,25 +107,14 @@ export async function recordExit(
       diagnosis: fromLog,
     };
   }
-  // A crash the log names wins; else the scheduler's own ending (time limit, preempted, ...) says what happened. A
-  // node failure outranks the log: the other nodes' servers crash because it took their peer (gloo's "Connection
-  // closed by peer"), and that crash is its consequence, not the cause.
-  // A failure record alone names no crash the scheduler's ending does not explain better.
-  if (ending && (fromLog.category === 'none' || fromLog.survivable || ending.outranksLog))
-    return recordEnding(engine, attempt, ending, emit, fromLog);
-  // A failure record alone from a server that exited 0 was survived (showsCrash): the log names no crash.
-  const logCrash = showsCrash(fromLog, exitCode);
-  // Exited non-zero with nothing in the log: a crash of unknown cause, never `none`.
-  const diagnosis =
-    fromLog.category === 'none' && exitCode !== null && exitCode !== 0
-      ? exitedClassification(fromLog.phase as Phase, { code: exitCode, signal: null }, null)
-      : logCrash
-        ? fromLog
-        : survived(fromLog);
-  const crashed = diagnosis.category !== 'none' || (exitCode !== null && exitCode !== 0);
-  const outcome = crashed ? diagnosis.category : 'exited';
+  // The same rule as an attempt that ended unwatched (reconcile): judgeEnd.
+  const j = judgeEnd(fromLog, exitCode, ending, 'exited');
+  if (j.by === 'ending') return recordEnding(engine, attempt, j.ending, emit, fromLog);
+  const diagnosis = j.diagnosis ?? fromLog;
+  const crashed = j.status === 'crashed';
+  const outcome = j.outcome;
   const closed = engine.attempts.finish(attempt.id, {
-    status: crashed ? 'crashed' : 'exited',
+    status: j.status,
     outcome,
     detail: diagnosis.summary,
     exitCode,

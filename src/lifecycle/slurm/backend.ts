@@ -10,17 +10,16 @@ import type { RemoteHost } from '../../hosts/types.ts';
 import type { Attempt } from '../../ledger/attempts.ts';
 import { commandLine, dialectForVersion, flagView, renderLaunch } from '../../profiles/index.ts';
 import { redactArgv, redactEnv, redactText } from '../../redact.ts';
-import {
-  type Ending,
-  endingOver,
-  type NodeStop,
-  type Opened,
-  type Plan,
-  type QueueView,
-  type Reconciled,
-  type Requeue,
-  type ServerBackend,
-  type ServerState,
+import type {
+  Ending,
+  NodeStop,
+  Opened,
+  Plan,
+  QueueView,
+  Reconciled,
+  Requeue,
+  ServerBackend,
+  ServerState,
 } from '../backend.ts';
 import { type Engine, type HostContext, hostOf } from '../engine.ts';
 import { assertProfileFlags, flagsContext, flagsSource, hostFlags } from '../host-flags.ts';
@@ -654,17 +653,19 @@ async function reconcile(engine: Engine, a: Attempt, opts: { skipStarting?: bool
   const st = await state(engine, a);
   if (st.state === 'queued') return { attempt: a, state: 'queued', note: st.text };
   if (st.state === 'running') return { attempt: a, state: 'running' };
-  // No log read here: an ending that stands only over node 0's log crash does not stand.
-  const ending: Ending = endingOver(st.ending, null) ?? {
-    status: st.state === 'none' ? 'lost' : st.exitCode ? 'crashed' : 'exited',
-    outcome: st.state === 'none' ? 'lost' : st.exitCode ? 'crashed' : 'exited',
-    // Nothing left to say how it ended: said as such, with where its output still is.
-    detail:
-      st.state === 'none'
-        ? `${st.text}; how it ended is unknown${a.runDir ? ` (its output: ${a.runDir}/job.log)` : ''}`
-        : st.text,
-    exitCode: st.exitCode,
-  };
+  // Only an ending Slurm names (TIMEOUT, NODE_FAIL, ...) is passed on, as a followed attempt's is (outcome.ts): a
+  // plain FAILED or COMPLETED is judged by its exit code and its log (judgeEnd). A job Slurm forgot has neither:
+  // said as such, with where its output still is.
+  const ending: Ending | undefined =
+    st.ending ??
+    (st.state === 'none'
+      ? {
+          status: 'lost',
+          outcome: 'lost',
+          detail: `${st.text}; how it ended is unknown${a.runDir ? ` (its output: ${a.runDir}/job.log)` : ''}`,
+          exitCode: st.exitCode,
+        }
+      : undefined);
   // Ended with no follower (the bot was down, or the job was over before one looked): node 0's log of this run
   // names the crash, as it would have for a follower; Slurm's ending stands where the log names none.
   const closed = await closeUnwatched(engine, a, st.exitCode, ending);
