@@ -193,10 +193,11 @@ exit 0
 `;
 
 /**
- * log-marks AT LOG...: for each log, `SIZE MARK`, MARK a checksum (cksum) of the 64 bytes before byte AT (empty AT: the
- * log's end), `-` when the log is shorter than AT. Taken where a requeued job's run ended and again before its next run
- * is read: the same mark means the log was appended to, another that it was truncated and written anew (Slurm's
- * --open-mode, sbatch(1) and srun(1); JobFileAppend in slurm.conf(5)).
+ * log-marks AT LOG...: for each log, `SIZE MARK`, MARK checksums (cksum) of the log's first line and of the 64 bytes
+ * before byte AT (empty AT: the log's end), `-` when the log is shorter than AT. Taken where a requeued job's run ended
+ * and again before its next run is read: the same mark means the log was appended to, another that it was truncated
+ * and written anew (Slurm's --open-mode, sbatch(1) and srun(1); JobFileAppend in slurm.conf(5)). The first line is the
+ * run's own header (slurm/script.ts), so a truncated rerun that prints the same bytes as the run before still differs.
  */
 export const LOG_MARKS = `
 ${HOME_PATH_SH}
@@ -205,7 +206,7 @@ for f; do
   p=$(home_path "$f")
   s=$(wc -c < "$p" 2>/dev/null) || s=0
   s=$((\${s:-0} + 0)); a=\${at:-$s}
-  if [ "$s" -lt "$a" ]; then echo "$s -"; else echo "$s $(head -c "$a" -- "$p" 2>/dev/null | tail -c 64 | cksum | tr ' ' :)"; fi
+  if [ "$s" -lt "$a" ]; then echo "$s -"; else echo "$s $(head -n 1 -- "$p" 2>/dev/null | cksum | tr ' ' :)/$(head -c "$a" -- "$p" 2>/dev/null | tail -c 64 | cksum | tr ' ' :)"; fi
 done
 `;
 

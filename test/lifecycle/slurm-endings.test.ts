@@ -3,10 +3,11 @@
 // --mem in its own cgroup (the kernel's OOM killer), and a job the controller has forgotten on a cluster without
 // accounting. The login node is the test's sshd, the job's python the SGLang stand-in.
 import { execFileSync } from 'node:child_process';
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { toldRestarts } from '../../src/lifecycle/requeue.ts';
 import { freshDirs, makeBot, makeChatBot, postGenerate, STANDIN, until } from '../helpers/app.ts';
 import {
   accountingAvailable,
@@ -79,18 +80,34 @@ function config(c: TestCluster, slurm: Record<string, unknown>, python?: string)
  * first), starting `delay` seconds late then inside a job, so the bot sees the run before it crashes (as a real
  * load takes minutes); 0: it crashes within moments, before the bot has seen it run.
  */
-function crashingPython(delay: number, scenario = 'oom_graph_capture'): { python: string; marker: string } {
+const NO_GPUS =
+  'for i in $(seq 100); do echo "node check $i of 100: RuntimeError: No CUDA GPUs are available"; done >&2';
+/**
+ * Runs that fail before their server starts, the same bytes each time: `exit` at once; `exit_late` creates the
+ * `printed` file once its lines are out and exits 4 s later (a test looks while it still runs).
+ */
+const EXITS = {
+  exit: () => `${NO_GPUS}; exit 1`,
+  exit_late: (printed: string) => `${NO_GPUS}; touch "${printed}"; sleep 4; exit 1`,
+};
+
+function crashingPython(
+  delay: number,
+  scenario = 'oom_graph_capture',
+): { python: string; marker: string; printed: string } {
   const dir = mkdtempSync(join(tmpdir(), 'glm-slurm-hold-'));
-  chmodSync(dir, 0o755);
+  // Writable by the job's user (exit_late creates `printed` in it).
+  chmodSync(dir, 0o777);
   const marker = join(dir, 'crash');
+  const printed = join(dir, 'printed');
   const python = join(dir, 'python');
   writeFileSync(
     python,
-    `#!/bin/sh\nif [ -e "${marker}" ] && [ -n "\${SLURM_JOB_ID-}" ]; then sleep ${delay}; ${scenario === 'exit' ? 'for i in $(seq 100); do echo "node check $i of 100: RuntimeError: No CUDA GPUs are available"; done >&2; exit 1' : `STANDIN_SCENARIO=${scenario}; export STANDIN_SCENARIO`}; fi\nexec ${join(STANDIN, 'python')} "$@"\n`,
+    `#!/bin/sh\nif [ -e "${marker}" ] && [ -n "\${SLURM_JOB_ID-}" ]; then sleep ${delay}; ${scenario in EXITS ? EXITS[scenario as keyof typeof EXITS](printed) : `STANDIN_SCENARIO=${scenario}; export STANDIN_SCENARIO`}; fi\nexec ${join(STANDIN, 'python')} "$@"\n`,
     { mode: 0o755 },
   );
   writeFileSync(marker, '');
-  return { python, marker };
+  return { python, marker, printed };
 }
 
 /**
@@ -99,7 +116,7 @@ function crashingPython(delay: number, scenario = 'oom_graph_capture'): { python
  */
 async function launchRequeuedHeld(delay: number, env: Record<string, string> = {}, scenario?: string) {
   const c = await cluster({ gpus: 1, settings: { RequeueExitHold: '1-255' } });
-  const { python, marker } = crashingPython(delay, scenario);
+  const { python, marker, printed } = crashingPython(delay, scenario);
   const { loaded } = config(c, { requeue: true }, python);
   const entry = loaded.config.hosts.cluster!;
   entry.env = { ...entry.env, ...env };
@@ -108,7 +125,7 @@ async function launchRequeuedHeld(delay: number, env: Record<string, string> = {
     const port = await freePort();
     const launching = bot.run(`launch small --host cluster --port ${port}`);
     await until(() => bot.app.engine.attempts.events(1).some((e) => e.kind === 'requeued'), 60_000);
-    return { c, marker, bot, port, launching, jobId: bot.app.engine.attempts.get(1)!.jobId! };
+    return { c, marker, printed, bot, port, launching, jobId: bot.app.engine.attempts.get(1)!.jobId! };
   } catch (e) {
     await bot.app.close();
     throw e;
@@ -453,6 +470,51 @@ describe.skipIf(!slurmAvailable)('Slurm’s own endings on a real slurmctld/slur
       expect(after.slice(0, 2)).toEqual(['loading weights', 'loading weights 0/1 shards (0%)']);
       expect(after).toContain('ready line seen');
       expect((await bot.run('stop --attempt 1')).text).toMatch(/^stopped attempt #1 /);
+    } finally {
+      await bot.app.close();
+    }
+  }, 180_000);
+
+  test('a rerun that truncates its node log and prints the same bytes as the run before (a deterministic failure, requeued): the rerun is read from its start, its crash told, not skipped as the old run’s end', async () => {
+    const { c, printed, bot, launching, jobId } = await launchRequeuedHeld(
+      2,
+      { SLURM_OPEN_MODE: 'truncate' },
+      'exit_late',
+    );
+    try {
+      const a = bot.app.engine.attempts.get(1)!;
+      // The bot looks only once the rerun has printed all its lines (as above: a slow scontrol while the flag exists).
+      const slow = mkdtempSync(join(tmpdir(), 'glm-slurm-slow-'));
+      chmodSync(slow, 0o755);
+      const flag = join(slow, 'slow');
+      writeFileSync(join(slow, 'scontrol'), `#!/bin/sh\n[ -e ${flag} ] && sleep 2\nexec /usr/bin/scontrol "$@"\n`, {
+        mode: 0o755,
+      });
+      const entry = bot.app.engine.loaded.config.hosts.cluster!;
+      entry.bin_dirs = [slow, ...entry.bin_dirs];
+      writeFileSync(flag, '');
+      rmSync(printed);
+      const before = c.run(['cat', `${a.runDir}/node0.log`]);
+      c.run(['scontrol', 'release', jobId]);
+      c.run(['scontrol', 'update', `JobId=${jobId}`, 'StartTime=now']);
+      await until(() => existsSync(printed), 30_000);
+      rmSync(flag);
+      // The rerun's lines are the run before's, byte for byte, but for each run's own first line.
+      const rerun = c.run(['cat', `${a.runDir}/node0.log`]);
+      expect(rerun.split('\n').slice(1)).toEqual(before.split('\n').slice(1));
+      expect(rerun.split('\n')[0]).toMatch(new RegExp(`^glm-ops: run 1 of job ${jobId} on \\S+ at `));
+      expect(before.split('\n')[0]).toMatch(new RegExp(`^glm-ops: run 0 of job ${jobId} on `));
+      await until(() => toldRestarts(bot.app.engine, 1) >= 2, 60_000);
+      const crashed = bot.app.engine.attempts
+        .events(1)
+        .filter((e) => e.kind === 'run_crashed')
+        .map((e) => e.data as { count: number; diagnosis: { evidence: unknown[] } });
+      const second = crashed.find((e) => e.count === 2);
+      expect(second).toBeDefined();
+      expect(JSON.stringify(second!.diagnosis.evidence)).toMatch(/No CUDA GPUs are available/);
+      // Held again; cancelled by hand, the launch's follower ends.
+      c.run(['scancel', jobId]);
+      await launching;
     } finally {
       await bot.app.close();
     }

@@ -87,7 +87,7 @@ describe('Slurm cluster config and the batch script', () => {
     // Values reach the shell quoted: nothing in them is expanded.
     expect(lines).toContain(`export ODD='it'\\''s $HOME'`);
     expect(job.script).toContain(
-      `srun --nodes=2 --ntasks-per-node=1 --kill-on-bad-exit=1 --output=node%n.log sh -c 'exec "$@" --nnodes 2 --node-rank "$SLURM_NODEID" --dist-init-addr "$GLM_DIST_INIT_ADDR"' glm-node /py -m sglang.launch_server`,
+      `srun --nodes=2 --ntasks-per-node=1 --kill-on-bad-exit=1 --output=node%n.log sh -c 'echo "glm-ops: run \${SLURM_RESTART_COUNT:-0} of job $SLURM_JOB_ID on $SLURMD_NODENAME at $(date -u +%Y-%m-%dT%H:%M:%SZ)"; exec "$@" --nnodes 2 --node-rank "$SLURM_NODEID" --dist-init-addr "$GLM_DIST_INIT_ADDR"' glm-node /py -m sglang.launch_server`,
     );
     expect(job.script).toContain(`GLM_DIST_INIT_ADDR=\${head_addr:-$head}:29500`);
     expect(() => renderJob(cfg, profile({ tp: 3, slurm: { nodes: 2 } }), { argv: ['/py'], env: {} })).toThrow(

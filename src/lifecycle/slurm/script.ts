@@ -89,10 +89,13 @@ export function renderJob(
   const gpus = options.gpus_as === 'gpus-per-node' ? `--gpus-per-node=${gpusPerNode}` : `--gres=gpu:${gpusPerNode}`;
   const requeue = options.requeue ? '--requeue' : '--no-requeue';
   const multi = nodes > 1;
+  // Each node task's first line in its log names its run (srun's SLURM_RESTART_COUNT, unset before any requeue, and
+  // the time), so a rerun that truncates its log is told from the run before even when it prints the same bytes
+  // (scripts.ts LOG_MARKS). Fixed text and Slurm's own variables only; the server's argv follows as "$@".
+  const header = `echo "glm-ops: run \${SLURM_RESTART_COUNT:-0} of job $SLURM_JOB_ID on $SLURMD_NODENAME at $(date -u +%Y-%m-%dT%H:%M:%SZ)"`;
   // Multi-node: each task adds its own rank (srun's SLURM_NODEID) and node 0's address, found inside the job.
-  const launch = multi
-    ? `sh -c ${shq(`exec "$@" --nnodes ${nodes} --node-rank "$SLURM_NODEID" --dist-init-addr "$GLM_DIST_INIT_ADDR"`)} glm-node ${shArgv(server.argv)}`
-    : shArgv(server.argv);
+  const rest = multi ? ` --nnodes ${nodes} --node-rank "$SLURM_NODEID" --dist-init-addr "$GLM_DIST_INIT_ADDR"` : '';
+  const launch = `sh -c ${shq(`${header}; exec "$@"${rest}`)} glm-node ${shArgv(server.argv)}`;
   const script = renderTemplate(load(), {
     nodes: String(nodes),
     requeue,
