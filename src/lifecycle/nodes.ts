@@ -52,6 +52,12 @@ export function saveOffset(engine: Pick<Engine, 'attempts'>, node: NodeRef, offs
   else engine.attempts.updateNode(node.attemptId, node.rank, { logOffset: offset });
 }
 
+/** The node's offset as the ledger has it now (a requeue resets it; a NodeRef taken before keeps the old run's). */
+export function savedOffset(engine: Pick<Engine, 'attempts'>, node: NodeRef): number {
+  if (node.rank === 0) return engine.attempts.get(node.attemptId)?.logOffset ?? node.logOffset;
+  return engine.attempts.nodes(node.attemptId).find((n) => n.rank === node.rank)?.logOffset ?? node.logOffset;
+}
+
 /** How a node is named in messages: `node 1 (gpu-b)`. */
 export function nodeLabel(node: Pick<NodeRef, 'rank' | 'host'>): string {
   return `node ${node.rank} (${node.host})`;

@@ -43,6 +43,10 @@ export async function requeuedAgain(
       runStart: back.runStart ?? [],
       runMark: back.runMark ?? [],
     });
+    // The saved offsets were the old run's: the next run's are saved as it is read (from its own start, whether it
+    // appends to its logs or truncates them; watch.ts).
+    engine.attempts.update(attempt.id, { logOffset: 0 });
+    for (const n of engine.attempts.nodes(attempt.id)) engine.attempts.updateNode(attempt.id, n.rank, { logOffset: 0 });
     engine.log.info({ attempt: attempt.id, count: back.count, crash: crash?.category }, back.text);
     emit({ kind: 'milestone', text: back.text, progress: initialProgress() });
     engine.notifier?.progress(engine.attempts.get(attempt.id)!, back.text, `requeued:${back.count}`);

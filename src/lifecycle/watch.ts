@@ -6,7 +6,7 @@ import type { Attempt } from '../ledger/attempts.ts';
 import { LineSplitter, type LogLine } from '../logs/lines.ts';
 import { backendFor } from './backends.ts';
 import { type Engine, hostOf } from './engine.ts';
-import { headNode, type NodeRef, saveOffset } from './nodes.ts';
+import { headNode, type NodeRef, savedOffset, saveOffset } from './nodes.ts';
 import { currentRunStart, runStartOf } from './requeue.ts';
 import { READ_FROM, READ_RANGE, script } from './scripts.ts';
 
@@ -111,7 +111,13 @@ export async function watchNode(
     recorded > 0
       ? await currentRunStart(engine, { ...node, logPath: attempt.logPath }).catch(() => recorded)
       : recorded;
-  let offset = runStart < recorded ? 0 : Math.max(node.logOffset, runStart);
+  // Truncated, the saved offset is this run's once a watch of it saved one (the requeue reset it): a later watch (a bot
+  // restart, the monitor) resumes there, not from 0. One at the old run's end is that run's, saved after the reset
+  // by a follower of the old run still finishing.
+  const truncated = runStart < recorded;
+  // A display-only follower starts where it was asked to (logs --follow).
+  const saved = persist ? savedOffset(engine, node) : node.logOffset;
+  let offset = truncated ? (saved === recorded ? 0 : saved) : Math.max(saved, runStart);
   let lastSaved = offset;
   // Lines are numbered across reconnects (a reader keys its windows on line numbers), after any context lines.
   let lineNo = 0;
