@@ -8,6 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { toldRestarts } from '../../src/lifecycle/requeue.ts';
+import { watchAttempt } from '../../src/lifecycle/watch.ts';
+import type { LogLine } from '../../src/logs/lines.ts';
 import { freshDirs, makeBot, makeChatBot, postGenerate, STANDIN, until } from '../helpers/app.ts';
 import {
   accountingAvailable,
@@ -434,7 +436,11 @@ describe.skipIf(!slurmAvailable)('Slurm’s own endings on a real slurmctld/slur
     // milestone): the rerun's log has grown past that run's end
     // with its first lines, before the bot looks, so reading from that old end would skip them (GNU tail -F notices a
     // truncation only while the file is shorter than where it reads).
-    const { c, marker, bot, launching, jobId } = await launchRequeuedHeld(4, { SLURM_OPEN_MODE: 'truncate' }, 'exit');
+    const { c, marker, bot, port, launching, jobId } = await launchRequeuedHeld(
+      4,
+      { SLURM_OPEN_MODE: 'truncate' },
+      'exit',
+    );
     try {
       const a = bot.app.engine.attempts.get(1)!;
       // The bot looks only once the rerun has written its start: its scontrol (the real one, behind a wrapper first
@@ -469,6 +475,21 @@ describe.skipIf(!slurmAvailable)('Slurm’s own endings on a real slurmctld/slur
       // The rerun's own first milestones, told from its first lines.
       expect(after.slice(0, 2)).toEqual(['loading weights', 'loading weights 0/1 shards (0%)']);
       expect(after).toContain('ready line seen');
+      // A later watch of the run (a restarted bot's, the monitor's) resumes from the offset saved, not from the
+      // rerun's start again: its first line is one the server writes after it (a request's), not the run's header.
+      await until(() => bot.app.engine.attempts.get(1)!.logOffset > 0, 30_000);
+      const saved = bot.app.engine.attempts.get(1)!.logOffset;
+      let first: LogLine | undefined;
+      const watching = watchAttempt(bot.app.engine, bot.app.engine.attempts.get(1)!, {
+        onLine: (l) => {
+          first = l;
+          return 'stop';
+        },
+      });
+      await postGenerate(bot.app, 'cluster', port);
+      expect(await watching).toBe('stopped-by-handler');
+      expect(first!.text).not.toMatch(/^glm-ops: run /);
+      expect(first!.endOffset).toBeGreaterThan(saved);
       expect((await bot.run('stop --attempt 1')).text).toMatch(/^stopped attempt #1 /);
     } finally {
       await bot.app.close();
