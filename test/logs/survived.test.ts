@@ -104,24 +104,6 @@ describe("a healthy server's error records, as its last lines, are no crash", ()
       ],
     ],
     [
-      "asyncio's report of a task nobody awaited, with the task and its traceback",
-      [
-        '[2025-11-05 12:01:00] Task exception was never retrieved',
-        "future: <Task finished name='Task-12' coro=<TokenizerManager.handle_loop() done> exception=ValueError('x')>",
-        'Traceback (most recent call last):',
-        '  File "/x/sglang/srt/managers/tokenizer_manager.py", line 1, in handle_loop',
-        '    g()',
-        'ValueError: x',
-        '',
-        'During handling of the above exception, another exception occurred:',
-        '',
-        'Traceback (most recent call last):',
-        '  File "/x/sglang/srt/managers/tokenizer_manager.py", line 3, in handle_loop',
-        '    h()',
-        'KeyError: 3',
-      ],
-    ],
-    [
       "uvicorn's report of an application's exception in one request, answered 500",
       [
         '[2025-11-05 12:01:00] ERROR:    Exception in ASGI application',
@@ -244,5 +226,71 @@ describe('a failure record and a death: the process did not serve on', () => {
     });
     expect(d.result().survivable).toBe(true);
     expect(crashedBeforeExit(d)).toBe(false);
+  });
+});
+
+// A record that names no request (asyncio's `Task exception was never retrieved`, SGLang's `Error while processing
+// prompt batch`) says nothing about whose failure the traceback after it is; a traceback through the server's own loop
+// (TokenizerManager.handle_loop, the scheduler's event loop, vLLM's engine core busy loop) is the server dying.
+describe("a serving server's own loop dying is a crash, whatever record was logged with its traceback", () => {
+  const loopTraceback = (func: string, exc: string) => [
+    'Traceback (most recent call last):',
+    `  File "/sgl/python/sglang/srt/managers/tokenizer_manager.py", line 900, in ${func}`,
+    '    recv_obj = await self.recv_from_detokenizer.recv_pyobj()',
+    exc,
+  ];
+  it.each([
+    [
+      'a prompt batch',
+      [
+        '[2025-11-05 12:01:00] ERROR: Error while processing prompt batch',
+        ...loopTraceback('handle_loop', 'RuntimeError: detokenizer output queue closed'),
+      ],
+      'RuntimeError: detokenizer output queue closed',
+    ],
+    [
+      "asyncio's task nobody awaited, the tokenizer's loop",
+      [
+        '[2025-11-05 12:01:00] ERROR: Task exception was never retrieved',
+        "future: <Task finished name='Task-3' coro=<TokenizerManager.handle_loop() done> exception=RuntimeError('zmq socket closed')>",
+        ...loopTraceback('handle_loop', 'RuntimeError: zmq socket closed'),
+      ],
+      'RuntimeError: zmq socket closed',
+    ],
+    [
+      'a request named in the record, the scheduler loop in the frames',
+      [
+        '[2025-11-05 12:01:00] Error in request: queue closed',
+        ...loopTraceback('event_loop_overlap', 'RuntimeError: queue closed'),
+      ],
+      'RuntimeError: queue closed',
+    ],
+    [
+      "asyncio's task nobody awaited with a chained traceback",
+      [
+        '[2025-11-05 12:01:00] Task exception was never retrieved',
+        "future: <Task finished name='Task-12' coro=<TokenizerManager.handle_loop() done> exception=ValueError('x')>",
+        ...loopTraceback('handle_loop', 'ValueError: x'),
+        '',
+        'During handling of the above exception, another exception occurred:',
+        '',
+        ...loopTraceback('handle_loop', 'KeyError: 3'),
+      ],
+      'ValueError: x',
+    ],
+  ])('%s', (_name, tail, root) => {
+    const whole = diagnoseText([...READY, ...tail, ''].join('\n'));
+    expect(whole.classification.category, whole.reason).toBe('other');
+    expect(whole.classification.evidence[0]?.text).toBe(root);
+    expect(follow([...READY, ...tail])).toMatchObject({ category: 'other', crashed: true, root });
+  });
+
+  it("asyncio's report naming the loop's task, alone, is a failure record; a request's task is survived", () => {
+    const loop =
+      "future: <Task finished name='Task-3' coro=<TokenizerManager.handle_loop() done> exception=RuntimeError('zmq socket closed')>";
+    expect(follow([...READY, loop]).crashed).toBe(true);
+    const request =
+      "future: <Task finished name='Task-9' coro=<OpenAIServingChat.handle_request() done> exception=ValueError('x')>";
+    expect(follow([...READY, request]).crashed).toBe(false);
   });
 });

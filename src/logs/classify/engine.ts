@@ -30,7 +30,15 @@ import {
   type PhaseState,
   phaseByRule,
 } from './phase.ts';
-import { embeddedException, failureRecord, goesOn, ncclReturnTrace, ncclWarn, servingSurvives } from './records.ts';
+import {
+  embeddedException,
+  excusesTraceback,
+  failureRecord,
+  goesOn,
+  ncclReturnTrace,
+  ncclWarn,
+  servingSurvives,
+} from './records.ts';
 import {
   buildEvidence,
   chooseRoot,
@@ -242,10 +250,10 @@ export class ClassifierEngine {
       (shape.kind === 'text' && this.tracebacks.current?.lastSource?.line === lineNo);
     if (started) this.attachPending(started, lineNo);
     // A serving process logs the traceback of a failure it survives with the record that says whose it was
-    // (`logger.exception(f"Error in request: {e}")` in SGLang's OpenAI server, then a 500 for that request; asyncio's
-    // `Task exception was never retrieved`): that traceback is no crash. A signature its lines match, or a death,
-    // still names one.
-    if (started && this.serving() && started.logged && servingSurvives(started.logged.message)) {
+    // (`logger.exception(f"Error in request: {e}")` in SGLang's OpenAI server, then a 500 for that request): that
+    // traceback is no crash, unless its frames are the server's own loop (the tracker takes the excuse back then). A
+    // signature its lines match, or a death, still names one.
+    if (started && this.serving() && started.logged && excusesTraceback(started.logged.message)) {
       this.tracebacks.excuse(started);
     }
     let interesting = shape.kind !== 'text' && shape.kind !== 'blank' && this.tracebacks.current?.open === true;

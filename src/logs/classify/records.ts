@@ -110,9 +110,11 @@ const ZERO_COUNT =
 // a request's bad sampling parameters, which its HTTP server logs (`[http_server] Error: {e}`,
 // python/sglang/srt/entrypoints/http_server.py) and answers with an error; vLLM's OpenAI server logs `Error in
 // preprocessing prompt inputs` and answers 400 (vllm/entrypoints/openai/serving_chat.py). A chat completion or
-// completion is one call of the OpenAI API an engine serves.
+// completion is one call of the OpenAI API an engine serves. A prompt is one request's only where the words say so
+// (`prompt inputs`, `the prompt is too long`): `Error while processing prompt batch` is the server's own loop, which
+// handles every request's prompt.
 const ONE_REQUEST =
-  /\b(?:[Rr]equests?|REQUEST|req|rid)\b(?!\.\w)|\b[Cc]lient (?:disconnected|closed|went away)\b|\b[Ss]ampling[ _]?[Pp]arams?\b|\b[Ss]ampling parameters?\b|\b[Pp]rompts?\b|\b[Cc]hat[ _]?[Cc]ompletions?\b|\b[Cc]ompletions? (?:request|stream|generator)\b/;
+  /\b(?:[Rr]equests?|REQUEST|req|rid)\b(?!\.\w)|\b[Cc]lient (?:disconnected|closed|went away)\b|\b[Ss]ampling[ _]?[Pp]arams?\b|\b[Ss]ampling parameters?\b|\b[Pp]rompt inputs?\b|\b(?:[Tt]he|[Tt]his|[Yy]our|[Ii]ts) prompt\b|\b[Pp]rompt (?:is|was) too\b|\b[Cc]hat[ _]?[Cc]ompletions?\b|\b[Cc]ompletions? (?:request|stream|generator)\b/;
 // An error a server answers with a 4xx status is the client's: openai-python's classes for them (BadRequestError 400,
 // AuthenticationError 401, PermissionDeniedError 403, NotFoundError 404, ConflictError 409, UnprocessableEntityError
 // 422, RateLimitError 429: openai/_exceptions.py), which SGLang's and vLLM's OpenAI servers also name their error
@@ -213,13 +215,51 @@ export function warning(body: string): boolean {
   return BODY_WARNING.test(body) || PYTHON_WARNING.test(body);
 }
 
+// The serving processes' own loops, which every request goes through: SGLang's TokenizerManager.handle_loop
+// (python/sglang/srt/managers/tokenizer_manager.py), the scheduler's event_loop_normal/_overlap/_pp and its process
+// entry run_scheduler_process (managers/scheduler.py), the detokenizer's event_loop and run_detokenizer_process
+// (managers/detokenizer_manager.py), the data-parallel controller's run_data_parallel_controller_process; vLLM's
+// engine core's busy loop, EngineCoreProc.run_busy_loop and its process entry run_engine_core (vllm/v1/engine/core.py).
+// A traceback through one of them is that loop dying, and the server with it, whatever record was logged before it.
+const SERVER_LOOPS = new Set([
+  'handle_loop',
+  'event_loop',
+  'event_loop_normal',
+  'event_loop_overlap',
+  'event_loop_pp',
+  'run_scheduler_process',
+  'run_detokenizer_process',
+  'run_data_parallel_controller_process',
+  'run_busy_loop',
+  'run_engine_core',
+]);
+/** A call of one of SERVER_LOOPS in a record's text (asyncio's `coro=<TokenizerManager.handle_loop() running ...>`). */
+const SERVER_LOOP_CALL = new RegExp(`(?<![\\w])(?:${[...SERVER_LOOPS].join('|')})\\(`);
+
 /**
  * True when a record states a failure a serving process survives by design: one request's (ONE_REQUEST), a client's
  * answered with a 4xx (CLIENT_ERROR), a request handler's answered with a 500 (REQUEST_HANDLER), or an asyncio task's
  * (ASYNC_TASK), which the event loop runs on after.
  */
 export function servingSurvives(body: string): boolean {
+  if (SERVER_LOOP_CALL.test(body)) return false;
   return ONE_REQUEST.test(body) || CLIENT_ERROR.test(body) || REQUEST_HANDLER.test(body) || ASYNC_TASK.test(body);
+}
+
+/**
+ * True when a record logged with a traceback says the traceback is one request's, which a serving process answers
+ * with an error and serves on after: it names a request or a client (ONE_REQUEST), a 4xx answer (CLIENT_ERROR), or is
+ * uvicorn's report of one request's handler (REQUEST_HANDLER). asyncio's own reports say only that some task failed
+ * (`Task exception was never retrieved`): the task can be the server's own loop, so its traceback decides.
+ */
+export function excusesTraceback(body: string): boolean {
+  if (SERVER_LOOP_CALL.test(body)) return false;
+  return ONE_REQUEST.test(body) || CLIENT_ERROR.test(body) || REQUEST_HANDLER.test(body);
+}
+
+/** True when a frame's function is one of the serving processes' own loops (SERVER_LOOPS). */
+export function serverLoop(func: string): boolean {
+  return SERVER_LOOPS.has(func);
 }
 
 // NCCL's check macros print the error's way back up the calls, one `NCCL INFO file.cc:line -> code` line per frame

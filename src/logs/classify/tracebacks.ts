@@ -5,7 +5,7 @@
 import { parseExceptionLine, type RaisedException } from './exceptions.ts';
 import { type LinePrefix, type LineShape, statesNothing } from './lineinfo.ts';
 import type { Frame } from './phase.ts';
-import { failureRecord, loggedAtErrorLevel, ownErrorLevel } from './records.ts';
+import { failureRecord, loggedAtErrorLevel, ownErrorLevel, serverLoop } from './records.ts';
 import type { Evidence, Phase } from './types.ts';
 
 const MAX_FRAMES = 200;
@@ -101,8 +101,15 @@ export class TracebackTracker {
 
   /** The traceback is one a serving process survives: not fatal, nor is any traceback chained to it. */
   excuse(tb: Traceback): void {
+    if (tb.frames.some((f) => serverLoop(f.func))) return;
     this.excused.add(tb);
     this.unsurvived = this.unsurvived.filter((t) => t !== tb);
+  }
+
+  /** The traceback turned out to be a serving process's own loop dying (records.ts, serverLoop): fatal after all. */
+  private unexcuse(tb: Traceback): void {
+    this.excused.delete(tb);
+    if (!this.unsurvived.includes(tb) && this.unsurvived.length < MAX_KEPT) this.unsurvived.push(tb);
   }
 
   /** A failure record (records.ts) was read. */
@@ -153,6 +160,8 @@ export class TracebackTracker {
         if (tb.frames.length < MAX_FRAMES) {
           tb.frames.push({ line: ev.line, text: ev.text, file: shape.file, func: shape.func });
         }
+        // the server's own loop died in it: no record logged before it excuses that
+        if (serverLoop(shape.func) && this.excused.has(tb)) this.unexcuse(tb);
         tb.lastSource = null;
         return tb === cur ? null : tb;
       }
