@@ -61,6 +61,21 @@ describe('whose report of a death is the root', () => {
     expect(d.root).toBe('[12-16 14:27:10] Exit code: -9');
   });
 
+  it('a death over two lines keeps the line that names what died: in the summary and the evidence, beside the exit', () => {
+    const dead = '[2025-11-05 12:01:00] Rank 0 scheduler is dead. Please check if there are relevant logs.';
+    const exit = '[2025-11-05 12:01:00] Exit code: -9';
+    for (const tail of [
+      [dead, exit],
+      [dead, exit, 'Traceback (most recent call last):', '  File "/x/sglang/cli/main.py", line 26, in main'],
+    ]) {
+      const d = diagnoseText([...READY, ...tail, ''].join('\n')).classification;
+      expect(d.category).toBe('other');
+      expect(d.evidence.map((e) => e.text).slice(0, 2)).toEqual([exit, dead]);
+      expect(d.summary).toContain('Rank 0 scheduler is dead');
+      expect(d.summary).toContain('Exit code: -9');
+    }
+  });
+
   it("the child's own error, when the log has it, is the root over its parent's report of the exit", () => {
     const own =
       '[torch_memory_saver.cpp] CUresult error  result=1 file=csrc/torch_memory_saver.cpp func=resume line=214';

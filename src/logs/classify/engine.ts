@@ -149,6 +149,8 @@ export class ClassifierEngine {
   private death: Evidence | null = null;
   private deathPhase: Phase = 'unknown';
   private deathRank: number | null = null;
+  /** The line right after `death` that says how that process ended (`Exit code: -9`), or null. */
+  private deathExit: Evidence | null = null;
   /** The traceback whose line reported the death (vLLM's EngineDeadError is an exception line), or null. */
   private deathTb: Traceback | null = null;
   private attentionUntil = 0;
@@ -277,11 +279,17 @@ export class ClassifierEngine {
         this.addCandidate(roots, ev, prefix, lineNo);
         interesting = true;
       } else if (consequences.length > 0) {
-        // a death reported over a few lines (`Rank 0 scheduler is dead.` then `Exit code: -9`): the line that says how
-        // it ended (its exit code or signal) says more than the one that says it ended
+        // a death reported over a few lines (`Rank 0 scheduler is dead.` then `Exit code: -9`): the first names what
+        // died, the next how it ended (its exit code or signal); both are kept
         const d = this.death;
-        if (d && lineNo - d.line <= DEATH_REPORT_LINES && EXIT_REPORT.test(ev.text) && !EXIT_REPORT.test(d.text)) {
-          this.death = ev;
+        if (
+          d &&
+          !this.deathExit &&
+          lineNo - d.line <= DEATH_REPORT_LINES &&
+          EXIT_REPORT.test(ev.text) &&
+          !EXIT_REPORT.test(d.text)
+        ) {
+          this.deathExit = ev;
         }
         if (!this.death) {
           this.death = ev;
@@ -722,7 +730,8 @@ export class ClassifierEngine {
       ? (chooseRoot([
           tb.exc,
           tb.logged?.states ? tb.logged.ev : null,
-          // a launcher's report that a process died (`Exit code: -9`) says more than a frame of its own traceback
+          // a launcher's report that a process died (`Rank 0 scheduler is dead.`) says more than a frame of its own
+          // traceback
           this.death,
           innermost ? { line: innermost.line, text: innermost.text } : null,
           tb.header,
@@ -731,16 +740,20 @@ export class ClassifierEngine {
     // a death reported by an exception line (EngineDeadError): the frames of its own traceback say where it surfaced
     const phase = this.phaseOf(tb ?? this.deathTb, tb ? tb.phaseAt : this.deathPhase, 'other');
     const rank = tb ? tb.rank : this.deathRank;
-    const evidence = tb ? buildEvidence([root], tb.header, tb.frames) : [root];
+    // a death reported over two lines: the line that says how the process ended (its exit code or signal) is the
+    // root, as the corpus labels it; the one that names what died follows it in the evidence and leads the summary
+    const exit = root === this.death ? this.deathExit : null;
+    const roots = exit ? [exit, root] : [root];
+    const evidence = tb ? buildEvidence(roots, tb.header, tb.frames) : roots;
     const confidence = tb && this.death ? 0.5 : 0.35;
     return {
       classification: classification(
         'other',
         phase,
         rank,
-        detailOf(root.text),
+        exit ? `${detailOf(root.text)} (${detailOf(exit.text, 60)})` : detailOf(root.text),
         evidence,
-        dedupKey('other', tb ? 'traceback' : 'process-death', root.text),
+        dedupKey('other', tb ? 'traceback' : 'process-death', (roots[0] as Evidence).text),
         confidence,
       ),
       signature: null,
@@ -748,7 +761,7 @@ export class ClassifierEngine {
       linesRead: this.linesRead,
       reason: tb
         ? `${tb.raised ? `uncaught ${tb.raised.type}` : 'a traceback'} that no signature or exception rule names, line ${root.line} (confidence ${confidence})`
-        : `the process died (line ${root.line}) with no cause printed (confidence ${confidence})`,
+        : `the process died (line ${(roots[0] as Evidence).line}) with no cause printed (confidence ${confidence})`,
     };
   }
 
