@@ -166,8 +166,30 @@ describe('what a configuration refused says: a setting and the values it allows'
   it("a request's JSON schema the grammar backend cannot compile is the request's, not a setting", () => {
     const exc =
       'RuntimeError: [06:33:23] /project/cpp/json_schema_converter.cc:2181: items must be a boolean or an object';
-    const d = diagnose(raised('/x/vllm/v1/structured_output/backend_xgrammar.py', exc));
+    const d = diagnose([
+      'Traceback (most recent call last):',
+      '  File "/x/vllm/v1/structured_output/backend_xgrammar.py", line 42, in compile_grammar',
+      '    ctx = self.compiler.compile_json_schema(grammar_spec, any_whitespace=not self.disable_any_whitespace)',
+      exc,
+    ]);
     expect(d.category, d.reason).toBe('other');
+    expect(d.root).toBe(exc);
+  });
+
+  it("a grammar backend that cannot be set up for the server's tokenizer at start-up is a configuration rejected", () => {
+    const exc =
+      'ValueError: The vocab type of the tokenizer is not supported: expected one of RAW, BYTE_FALLBACK, BYTE_LEVEL';
+    const d = diagnose([
+      '[2025-11-05 12:00:00] Load weight begin. avail mem=70.00 GB',
+      '[2025-11-05 12:00:10] Load weight end. type=X, dtype=torch.bfloat16',
+      '[2025-11-05 12:00:11] Scheduler hit an exception: Traceback (most recent call last):',
+      '  File "/sgl/python/sglang/srt/managers/scheduler.py", line 300, in __init__',
+      '    self.grammar_backend = create_grammar_backend(server_args, self.tokenizer, vocab_size)',
+      '  File "/sgl/python/sglang/srt/constrained/xgrammar_backend.py", line 120, in __init__',
+      '    tokenizer_info = TokenizerInfo.from_huggingface(tokenizer, vocab_size=vocab_size)',
+      exc,
+    ]);
+    expect(d.category, d.reason).toBe('backend_assertion');
     expect(d.root).toBe(exc);
   });
 });
