@@ -294,3 +294,40 @@ describe("a serving server's own loop dying is a crash, whatever record was logg
     expect(follow([...READY, request]).crashed).toBe(false);
   });
 });
+
+describe('what a server serves past, or a shutdown cancels, is no crash', () => {
+  const health =
+    "[2025-11-05 12:01:00] ERROR: Health check failed. Server couldn't get a response from detokenizer for last 20 seconds.";
+  it('a health check that failed, then batches served, was survived; as the last line it is a hang', () => {
+    const decode =
+      '[2025-11-05 12:01:30] Decode batch. #running-req: 1, #token: 100, token usage: 0.00, gen throughput (token/s): 50.0';
+    const served = [...READY, health, decode];
+    expect(diagnoseText([...served, ''].join('\n')).classification.category).toBe('none');
+    expect(follow(served)).toMatchObject({ category: 'none', crashed: false });
+    expect(follow([...READY, health])).toMatchObject({ category: 'watchdog_timeout', crashed: true });
+  });
+
+  it("a graceful shutdown's CancelledError, traceback or record, exit 0, is no crash; before the shutdown it is", () => {
+    const sigterm = [
+      '[2025-11-05 12:05:00] SIGTERM received. signum=15 frame=None. Draining requests and shutting down...',
+      '[2025-11-05 12:05:01] Gracefully exiting... Remaining number of requests 0. Remaining requests remaining_rids=[].',
+    ];
+    const tb = [
+      'Traceback (most recent call last):',
+      '  File "/usr/lib/python3.10/asyncio/runners.py", line 44, in run',
+      '    return loop.run_until_complete(main)',
+      '  File "/sgl/python/sglang/srt/managers/tokenizer_manager.py", line 900, in handle_loop',
+      '    recv_obj = await self.recv_from_detokenizer.recv_pyobj()',
+      'asyncio.exceptions.CancelledError',
+    ];
+    const record = ['[2025-11-05 12:05:02] Exception in TokenizerManager: asyncio.exceptions.CancelledError'];
+    const exit0 = { code: 0, signal: null };
+    expect(follow([READY[2] as string, ...sigterm, ...tb], exit0)).toMatchObject({ category: 'none', crashed: false });
+    expect(follow([READY[0] as string, ...sigterm, ...record], exit0)).toMatchObject({
+      category: 'none',
+      crashed: false,
+    });
+    expect(follow([READY[0] as string, ...sigterm, 'asyncio.exceptions.CancelledError'], exit0).crashed).toBe(false);
+    expect(follow([READY[2] as string, ...tb], exit0)).toMatchObject({ category: 'other', crashed: true });
+  });
+});

@@ -109,6 +109,7 @@ function compileOne(s: RawSignature, at: string, issues: Issue[]): Signature | n
     ...(s.title !== undefined && { title: s.title }),
     wraps: s.wraps,
     generic: s.generic,
+    transient: s.transient,
     ...(s.wraps_until !== undefined && { wrapsUntil: new RegExp(s.wraps_until) }),
     meaning: s.meaning,
     nextSteps: s.next_steps,

@@ -225,6 +225,17 @@ export class ClassifierEngine {
   frequent(kind: FrequentKind): void {
     applyFrequent(this.phase, kind);
     this.tracebacks.survived();
+    if (kind === 'prefill' || kind === 'decode') this.servedPast();
+  }
+
+  /**
+   * The scheduler ran a batch: what the server serves past (`transient`) was survived. A request answered 2xx is not
+   * enough (one streamed since before the failure can end after it; a dev case's server answered one between two
+   * failed health checks).
+   */
+  private servedPast(): void {
+    for (const [id, c] of this.candidates) if (c.sig.transient) this.candidates.delete(id);
+    this.pending = this.pending.filter((c) => !c.sig.transient);
   }
 
   setLinesRead(n: number): void {
@@ -257,6 +268,10 @@ export class ClassifierEngine {
     // signature its lines match, or a death, still names one.
     if (started && this.serving() && started.logged && excusesTraceback(started.logged.message)) {
       this.tracebacks.excuse(started);
+    }
+    // a graceful shutdown cancels the server's tasks, its loops too: their CancelledError is no failure
+    if (isExc && this.tracebacks.current && this.cancelledInShutdown(this.tracebacks.current.raised)) {
+      this.tracebacks.excuse(this.tracebacks.current, true);
     }
     let interesting = shape.kind !== 'text' && shape.kind !== 'blank' && this.tracebacks.current?.open === true;
     if (isExc) interesting = true;
@@ -319,7 +334,16 @@ export class ClassifierEngine {
     if (cur?.exc?.line === lineNo || cur?.open) return;
     if (cur?.exc && lineNo - cur.exc.line <= 1) return;
     const raised = parseExceptionLine(prefix.body);
-    if (raised) this.tracebacks.native(ev, ev, raised, prefix.rank, this.phase.phase);
+    if (raised && !this.cancelledInShutdown(raised))
+      this.tracebacks.native(ev, ev, raised, prefix.rank, this.phase.phase);
+  }
+
+  /**
+   * An asyncio task's cancellation after the server said it shuts down (SGLang's `SIGTERM received` / `Gracefully
+   * exiting...`): the shutdown cancelling its tasks, no failure (asyncio raises CancelledError in every task it cancels).
+   */
+  private cancelledInShutdown(raised: RaisedException | null | undefined): boolean {
+    return this.phase.phase === 'shutdown' && raised?.short === 'CancelledError';
   }
 
   /**
@@ -330,7 +354,9 @@ export class ClassifierEngine {
     if (this.tracebacks.owning(lineNo, prefix) || parseExceptionLine(prefix.body)) return false;
     // a failure of one request (or a client's, or an asyncio task's) is answered with an error by a server that
     // serves, which serves on
-    const raised = this.serving() && servingSurvives(prefix.body) ? null : failureRecord(prefix, ev.text);
+    const survives = this.serving() && servingSurvives(prefix.body);
+    const read = survives ? null : failureRecord(prefix, ev.text);
+    const raised = this.cancelledInShutdown(read) ? null : read;
     if (!raised) {
       const warn = this.ncclWarn;
       this.ncclWarn = null;

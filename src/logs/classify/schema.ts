@@ -56,6 +56,11 @@ export const signatureSchema = z
      * exception or failure record printed just before it in the same failure is the root.
      */
     generic: z.boolean().default(false),
+    /**
+     * The server can serve past it (a health probe that got no answer once): a batch the scheduler runs after it (its
+     * prefill or decode line) says it was survived, and it names no crash then.
+     */
+    transient: z.boolean().default(false),
     /** Regex (case-sensitive) where the wrapper's own text resumes after the cause (SGLang's `Possible solutions:`). */
     wraps_until: z.string().min(1).optional(),
     patterns: z.array(pattern).min(1),

@@ -99,9 +99,12 @@ export class TracebackTracker {
   /** Tracebacks a serving process logged for a failure it survives (excuse), and those chained to them. */
   private readonly excused = new WeakSet<Traceback>();
 
-  /** The traceback is one a serving process survives: not fatal, nor is any traceback chained to it. */
-  excuse(tb: Traceback): void {
-    if (tb.frames.some((f) => serverLoop(f.func))) return;
+  /**
+   * The traceback is one a serving process survives: not fatal, nor is any traceback chained to it. One through the
+   * server's own loop is not excused, unless `evenALoop` (a loop cancelled while the server shuts down).
+   */
+  excuse(tb: Traceback, evenALoop = false): void {
+    if (!evenALoop && tb.frames.some((f) => serverLoop(f.func))) return;
     this.excused.add(tb);
     this.unsurvived = this.unsurvived.filter((t) => t !== tb);
   }

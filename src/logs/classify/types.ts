@@ -71,6 +71,8 @@ export interface Signature {
   wraps: boolean;
   /** The message says how the process ended, not why (schema.ts). */
   generic: boolean;
+  /** The server can serve past it: serving lines after it say it was survived (schema.ts). */
+  transient: boolean;
   /** Where the wrapper's own text resumes after the cause, when it adds some. */
   wrapsUntil?: RegExp;
   meaning: string;
