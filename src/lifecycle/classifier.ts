@@ -12,7 +12,7 @@ export function catalogFromConfig(signatures: readonly unknown[]): Catalog {
 /** `catalog` may be a function: the catalog is then loaded by the first diagnoser made, not before. */
 export function catalogDiagnoser(catalog: Catalog | (() => Catalog), clock: Clock, stallMs?: number): DiagnoserFactory {
   const get = typeof catalog === 'function' ? catalog : () => catalog;
-  return () => {
+  return (opts = {}) => {
     const stall =
       stallMs === undefined
         ? undefined
@@ -24,7 +24,12 @@ export function catalogDiagnoser(catalog: Catalog | (() => Catalog), clock: Cloc
             warmup: stallMs,
             unknown: stallMs,
           };
-    const c = createClassifier({ catalog: get(), clock: () => clock.now(), stallMs: stall });
+    const c = createClassifier({
+      catalog: get(),
+      clock: () => clock.now(),
+      stallMs: stall,
+      ...(opts.serving !== undefined && { serving: opts.serving }),
+    });
     return {
       push: (line, lineNo) => c.push(line, lineNo),
       crashed: () => c.crashed(),

@@ -30,16 +30,25 @@ export interface NodeFailure {
  */
 export function watchNodes(engine: Engine, attempt: Attempt, diagnoser: DiagnoserFactory, abort: AbortController) {
   const multi = attempt.nodeHosts.length > 1;
-  const diag = multi ? namedDiagnoser(diagnoser(), headNode(attempt)) : diagnoser();
+  // An attempt the ledger says is ready was seen ready before: a follow resumed at its saved offset (after a bot
+  // restart, or the monitor taking over from the launch) may start past the ready line and its context window
+  // (watch.ts), and reads on as a serving server's log.
+  const opts = { serving: attempt.status === 'ready' };
+  const diag = multi ? namedDiagnoser(diagnoser(opts), headNode(attempt)) : diagnoser(opts);
   primeOnResume(engine, headNode(attempt), primer(diag));
   // Multi-node: the head's first crash line may only blame a lost peer, so the alert waits for the verdict over all
   // nodes (about a second later, in failNodes or recordExit) instead of going out early.
   const early = multi ? { check() {}, cancel() {} } : createEarlyAlert(engine, attempt, diag);
   let failure: NodeFailure | undefined;
-  const workers = watchWorkers(engine, attempt, diagnoser, (f) => {
-    failure = f;
-    abort.abort();
-  });
+  const workers = watchWorkers(
+    engine,
+    attempt,
+    () => diagnoser(opts),
+    (f) => {
+      failure = f;
+      abort.abort();
+    },
+  );
   return {
     diag,
     early,

@@ -58,4 +58,9 @@ export interface Diagnoser {
   stalled?(nowMs: number): Diagnosis | null;
 }
 
-export type DiagnoserFactory = () => Diagnoser;
+/** `serving`: the diagnoser reads from after the server's ready line (ClassifierOptions.serving). */
+export interface DiagnoserOptions {
+  serving?: boolean;
+}
+
+export type DiagnoserFactory = (opts?: DiagnoserOptions) => Diagnoser;

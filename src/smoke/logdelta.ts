@@ -37,8 +37,12 @@ export interface LogVerdict {
   diagnosis: Diagnosis | null;
 }
 
+/**
+ * The smoke runs against a server that serves: the bytes since the mark come after its ready line, and are read as a
+ * serving server's (another client's bad request during the smoke is no crash, as it is not in the whole log).
+ */
 export function classifyDelta(diagnoser: DiagnoserFactory, text: string, mark: LogMark): LogVerdict {
-  const d: Diagnoser = diagnoser();
+  const d: Diagnoser = diagnoser({ serving: true });
   const lines = text.split('\n');
   if (lines[lines.length - 1] === '') lines.pop();
   lines.forEach((l, i) => {

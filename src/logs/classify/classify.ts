@@ -20,6 +20,12 @@ export interface ClassifierOptions {
   clock?: () => number;
   /** How the process ended, when known: an exit other than 0 is a crash even when the log names no cause. */
   exit?: ProcessExit;
+  /**
+   * The reader starts after the server's ready line (a smoke test's bytes since a mark, a follow resumed after a bot
+   * restart): read as if that line had been read, so what a serving server survives (one client's bad request) is
+   * judged as it is when the whole log is read.
+   */
+  serving?: boolean;
 }
 
 export interface Classifier {
@@ -45,6 +51,7 @@ function engineFor(opts: ClassifierOptions): ClassifierEngine {
     ...(opts.stallMs !== undefined && { stallMs: opts.stallMs }),
     ...(opts.clock !== undefined && { clock: opts.clock }),
     ...(opts.exit !== undefined && { exit: opts.exit }),
+    ...(opts.serving !== undefined && { serving: opts.serving }),
   });
 }
 

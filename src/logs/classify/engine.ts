@@ -31,6 +31,7 @@ import {
   phaseByRule,
 } from './phase.ts';
 import {
+  clientError,
   embeddedException,
   excusesTraceback,
   failureRecord,
@@ -136,6 +137,8 @@ export interface EngineOptions {
   exit?: ProcessExit;
   stallMs?: Partial<Record<Phase, number | null>>;
   clock?: () => number;
+  /** Start as if the ready line had been read (classify.ts, ClassifierOptions.serving). */
+  serving?: boolean;
 }
 
 export class ClassifierEngine {
@@ -172,6 +175,7 @@ export class ClassifierEngine {
     this.stallMs = { ...DEFAULT_STALL_MS, ...opts.stallMs };
     this.clock = opts.clock ?? Date.now;
     this.lastProgressMs = this.clock();
+    if (opts.serving) applyMilestone(this.phase, { kind: 'ready' });
   }
 
   /** Streaming entry point: a line just arrived (the clock says when). */
@@ -334,6 +338,8 @@ export class ClassifierEngine {
     if (cur?.exc?.line === lineNo || cur?.open) return;
     if (cur?.exc && lineNo - cur.exc.line <= 1) return;
     const raised = parseExceptionLine(prefix.body);
+    // a client's error a serving server answered with a 4xx (`openai.BadRequestError: Error code: 400 - ...`)
+    if (raised && this.serving() && clientError(raised.type)) return;
     if (raised && !this.cancelledInShutdown(raised))
       this.tracebacks.native(ev, ev, raised, prefix.rank, this.phase.phase);
   }

@@ -257,6 +257,11 @@ export function excusesTraceback(body: string): boolean {
   return ONE_REQUEST.test(body) || CLIENT_ERROR.test(body) || REQUEST_HANDLER.test(body);
 }
 
+/** True when the text names an error the server answered with a 4xx, the client's (CLIENT_ERROR). */
+export function clientError(body: string): boolean {
+  return CLIENT_ERROR.test(body);
+}
+
 /** True when a frame's function is one of the serving processes' own loops (SERVER_LOOPS). */
 export function serverLoop(func: string): boolean {
   return SERVER_LOOPS.has(func);
