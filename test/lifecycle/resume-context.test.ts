@@ -1,10 +1,12 @@
 // A bot restarted while a crash was being written, over a real sshd: its follower resumes at the saved byte offset
 // and reads the log before it as context, so a traceback that began before the restart and ends after it is named
-// from all of its frames, with its own exception line as the root.
+// from all of its frames, with its own exception line as the root. A ready attempt's follow reads on as a serving
+// server's log even when its ready line is further back than that context: another client's bad request is no crash.
 import { appendFileSync, statSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { headNode, saveOffset } from '../../src/lifecycle/nodes.ts';
 import { resumeWatches } from '../../src/lifecycle/resume.ts';
+import { CONTEXT_BYTES } from '../../src/lifecycle/watch.ts';
 import { freshDirs, makeBot, testConfig, until } from '../helpers/app.ts';
 import { freePort } from '../helpers/sshd.ts';
 import { sshdWithBots } from '../helpers/sshd-bots.ts';
@@ -58,5 +60,57 @@ describe('resuming a follower after a bot restart', () => {
     expect(c.evidence[0]?.text).toBe('RuntimeError: unhandled system error');
     // The context lines were read, not handled again: no milestone or progress event came from them.
     expect(events).toEqual([]);
+  }, 60_000);
+
+  it("reads a ready attempt's log on as a serving server's, though the ready line is before the context window", async () => {
+    const dirs = freshDirs();
+    const loaded = testConfig(shared.sshd, dirs);
+    const first = shared.keep(makeBot(loaded, dirs));
+    const r = await first.run(`launch small --no-check --port ${await freePort()}`);
+    expect(r.exitCode).toBe(0);
+    const id = first.app.engine.attempts.activeOn('gpu')!.id;
+    expect(first.app.engine.attempts.get(id)!.status).toBe('ready');
+    const logPath = first.app.engine.attempts.get(id)!.logPath!;
+    await first.app.close();
+    // Hours later, the load balancer's health probes answered: the ready line is further back than the context a
+    // resumed follow reads again, and nothing in that context says the server serves.
+    const probe = '[2026-12-01 11:00:00] INFO:     10.0.0.9:40112 - "GET /health HTTP/1.1" 200 OK\n';
+    appendFileSync(logPath, probe.repeat(Math.ceil((CONTEXT_BYTES * 2) / probe.length)));
+
+    const second = shared.keep(makeBot(loaded, dirs));
+    const engine = second.app.engine;
+    saveOffset(engine, headNode(engine.attempts.get(id)!), statSync(logPath).size);
+    expect(await resumeWatches(engine, () => {}, second.app.diagnoser)).toBe(1);
+    await wait(500);
+    // Another client's bad request, which the server answers with an error and serves on after.
+    appendFileSync(
+      logPath,
+      [
+        '[2026-12-01 11:00:01] ERROR:    Exception in ASGI application',
+        'Traceback (most recent call last):',
+        '  File "/x/sglang/srt/entrypoints/http_server.py", line 400, in openai_v1_chat_completions',
+        '    return await raw_request.app.state.openai_serving_chat.handle_request(request, raw_request)',
+        "ValueError: Unknown tool_choice 'required2'",
+        '',
+      ].join('\n'),
+    );
+    // Long enough for the follower to read those lines and for an early alert on them to settle.
+    await wait(1500);
+    expect(engine.attempts.get(id)?.classification ?? null).toBeNull();
+    const crash = 'RuntimeError: CUDA error: an illegal memory access was encountered';
+    appendFileSync(
+      logPath,
+      [
+        '[2026-12-01 11:00:02 TP0] Scheduler hit an exception: Traceback (most recent call last):',
+        '  File "/x/sglang/srt/managers/scheduler.py", line 1, in event_loop_normal',
+        '    result = self.run_batch(batch)',
+        crash,
+        '',
+      ].join('\n'),
+    );
+    await until(() => engine.attempts.get(id)?.classification != null, 15_000);
+    const c = engine.attempts.get(id)!.classification as { category: string; evidence: Array<{ text: string }> };
+    expect(c.category).toBe('illegal_memory_access');
+    expect(c.evidence[0]?.text).toBe(crash);
   }, 60_000);
 });
