@@ -238,8 +238,10 @@ export class ClassifierEngine {
    * failed health checks).
    */
   private servedPast(): void {
+    // called for every batch line: nothing to do (and nothing allocated) while there is no candidate
+    if (this.candidates.size === 0) return;
     for (const [id, c] of this.candidates) if (c.sig.transient) this.candidates.delete(id);
-    this.pending = this.pending.filter((c) => !c.sig.transient);
+    if (this.pending.length > 0) this.pending = this.pending.filter((c) => !c.sig.transient);
   }
 
   setLinesRead(n: number): void {
