@@ -20,6 +20,10 @@ const REFERENCE: Array<[RegExp, (m: RegExpMatchArray) => Milestone]> = [
   [/Memory pool end\./, () => ({ kind: 'mem_pool_end' })],
   [/Capture .*graph begin/i, () => ({ kind: 'graph_begin' })],
   [/Capture .*graph end\.(?: Time elapsed: ([\d.]+) s)?/i, (m) => ({ kind: 'graph_end', seconds: num(m[1]) })],
+  // vLLM's capture lines are plain regexes in both (milestones.ts): here so that a dev line in vLLM's words
+  // (`Capturing cudagraphs for decoding.`) is compared with the rule that reads it.
+  [/Graph capturing finished in ([\d.]+) sec/, (m) => ({ kind: 'graph_end', seconds: num(m[1]) })],
+  [/Capturing (?:the model for )?(?:CUDA graphs|cudagraphs)\b|Graph capturing for \d+/, () => ({ kind: 'graph_begin' })],
   [
     /max_total_num_tokens=(\d+), chunked_prefill_size=/,
     (m) => ({ kind: 'scheduler_ready', maxTotalTokens: num(m[1]) }),
