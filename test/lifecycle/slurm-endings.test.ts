@@ -134,6 +134,23 @@ async function launchRequeuedHeld(delay: number, env: Record<string, string> = {
   }
 }
 
+/**
+ * Makes the bot's scontrol (the real one, behind a wrapper first on the cluster entry's PATH) answer 2 s late while
+ * the returned flag file exists, so the test decides when the bot looks; removing the flag lets it look.
+ */
+function slowScontrol(bot: ReturnType<typeof makeChatBot>): string {
+  const slow = mkdtempSync(join(tmpdir(), 'glm-slurm-slow-'));
+  chmodSync(slow, 0o755);
+  const flag = join(slow, 'slow');
+  writeFileSync(join(slow, 'scontrol'), `#!/bin/sh\n[ -e ${flag} ] && sleep 2\nexec /usr/bin/scontrol "$@"\n`, {
+    mode: 0o755,
+  });
+  const entry = bot.app.engine.loaded.config.hosts.cluster!;
+  entry.bin_dirs = [slow, ...entry.bin_dirs];
+  writeFileSync(flag, '');
+  return flag;
+}
+
 const standinsOn = (port: number) =>
   execFileSync('ps', ['-eo', 'args='], { encoding: 'utf8' })
     .split('\n')
@@ -443,17 +460,8 @@ describe.skipIf(!slurmAvailable)('Slurm’s own endings on a real slurmctld/slur
     );
     try {
       const a = bot.app.engine.attempts.get(1)!;
-      // The bot looks only once the rerun has written its start: its scontrol (the real one, behind a wrapper first
-      // on the cluster entry's PATH) answers late while the test's flag file exists.
-      const slow = mkdtempSync(join(tmpdir(), 'glm-slurm-slow-'));
-      chmodSync(slow, 0o755);
-      const flag = join(slow, 'slow');
-      writeFileSync(join(slow, 'scontrol'), `#!/bin/sh\n[ -e ${flag} ] && sleep 2\nexec /usr/bin/scontrol "$@"\n`, {
-        mode: 0o755,
-      });
-      const entry = bot.app.engine.loaded.config.hosts.cluster!;
-      entry.bin_dirs = [slow, ...entry.bin_dirs];
-      writeFileSync(flag, '');
+      // The bot looks only once the rerun has written its start (slowScontrol, while the flag exists).
+      const flag = slowScontrol(bot);
       rmSync(marker);
       c.run(['scontrol', 'release', jobId]);
       c.run(['scontrol', 'update', `JobId=${jobId}`, 'StartTime=now']);
@@ -504,16 +512,8 @@ describe.skipIf(!slurmAvailable)('Slurm’s own endings on a real slurmctld/slur
     );
     try {
       const a = bot.app.engine.attempts.get(1)!;
-      // The bot looks only once the rerun has printed all its lines (as above: a slow scontrol while the flag exists).
-      const slow = mkdtempSync(join(tmpdir(), 'glm-slurm-slow-'));
-      chmodSync(slow, 0o755);
-      const flag = join(slow, 'slow');
-      writeFileSync(join(slow, 'scontrol'), `#!/bin/sh\n[ -e ${flag} ] && sleep 2\nexec /usr/bin/scontrol "$@"\n`, {
-        mode: 0o755,
-      });
-      const entry = bot.app.engine.loaded.config.hosts.cluster!;
-      entry.bin_dirs = [slow, ...entry.bin_dirs];
-      writeFileSync(flag, '');
+      // The bot looks only once the rerun has printed all its lines (slowScontrol, while the flag exists).
+      const flag = slowScontrol(bot);
       rmSync(printed);
       const before = c.run(['cat', `${a.runDir}/node0.log`]);
       c.run(['scontrol', 'release', jobId]);
