@@ -23,7 +23,10 @@ const REFERENCE: Array<[RegExp, (m: RegExpMatchArray) => Milestone]> = [
   // vLLM's capture lines are plain regexes in both (milestones.ts): here so that a dev line in vLLM's words
   // (`Capturing cudagraphs for decoding.`) is compared with the rule that reads it.
   [/Graph capturing finished in ([\d.]+) sec/, (m) => ({ kind: 'graph_end', seconds: num(m[1]) })],
-  [/Capturing (?:the model for )?(?:CUDA graphs|cudagraphs)\b|Graph capturing for \d+/, () => ({ kind: 'graph_begin' })],
+  [
+    /Capturing (?:the model for )?(?:CUDA graphs|cudagraphs)\b|Graph capturing for \d+/,
+    () => ({ kind: 'graph_begin' }),
+  ],
   [
     /max_total_num_tokens=(\d+), chunked_prefill_size=/,
     (m) => ({ kind: 'scheduler_ready', maxTotalTokens: num(m[1]) }),
