@@ -43,19 +43,23 @@ async function cluster(opts: Parameters<typeof startCluster>[0]): Promise<TestCl
   return c;
 }
 
+/** Launches attempt #1 on the cluster to ready, then closes that bot (as a bot going down): returns the job's id. */
+async function launchReadyThenGone(one: ReturnType<typeof makeBot>, port: number): Promise<string> {
+  try {
+    const r = await one.run(`launch small --host cluster --port ${port} --no-check`);
+    expect(r.text).toMatch(/^ready: attempt #1 /);
+    return one.app.engine.attempts.get(1)!.jobId!;
+  } finally {
+    await one.app.close();
+  }
+}
+
 /**
  * A launch to ready by a bot that then closes; its job is cancelled while no bot watches and waited for until the
  * controller has forgotten it (past MinJobAge). Returns the job's id.
  */
 async function launchThenForgotten(c: TestCluster, one: ReturnType<typeof makeBot>, port: number): Promise<string> {
-  let jobId: string;
-  try {
-    const r = await one.run(`launch small --host cluster --port ${port} --no-check`);
-    expect(r.text).toMatch(/^ready: attempt #1 /);
-    jobId = one.app.engine.attempts.get(1)!.jobId!;
-  } finally {
-    await one.app.close();
-  }
+  const jobId = await launchReadyThenGone(one, port);
   c.run(['scancel', jobId]);
   await until(() => {
     try {
@@ -577,15 +581,7 @@ describe.skipIf(!slurmAvailable)('Slurm’s own endings on a real slurmctld/slur
       dataDir,
     );
     const port = await freePort();
-    const one = makeBot(loaded, { workdir, dataDir });
-    let jobId: string;
-    try {
-      const r = await one.run(`launch small --host cluster --port ${port} --no-check`);
-      expect(r.text).toMatch(/^ready: attempt #1 /);
-      jobId = one.app.engine.attempts.get(1)!.jobId!;
-    } finally {
-      await one.app.close();
-    }
+    const jobId = await launchReadyThenGone(makeBot(loaded, { workdir, dataDir }), port);
     const two = makeBot(loaded, { workdir, dataDir });
     try {
       writeFileSync(control, 'nan_decode\n');
@@ -633,15 +629,7 @@ exit 1
     );
     const { loaded, workdir, dataDir } = config(c, { partition: 'gpu' }, python);
     const port = await freePort();
-    const one = makeBot(loaded, { workdir, dataDir });
-    let jobId: string;
-    try {
-      const r = await one.run(`launch small --host cluster --port ${port} --no-check`);
-      expect(r.text).toMatch(/^ready: attempt #1 /);
-      jobId = one.app.engine.attempts.get(1)!.jobId!;
-    } finally {
-      await one.app.close();
-    }
+    const jobId = await launchReadyThenGone(makeBot(loaded, { workdir, dataDir }), port);
     writeFileSync(end, tail, { mode: 0o644 });
     await until(() => !c.run(['squeue', '-h', '-j', jobId, '-o', '%T']).trim(), 60_000);
     expect(c.run(['scontrol', 'show', 'job', '-o', jobId])).toMatch(/JobState=FAILED .*ExitCode=1:0/);
