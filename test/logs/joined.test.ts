@@ -67,6 +67,41 @@ describe('splitJoined', () => {
     ).toEqual(['  | (EngineCore pid=1) INFO loading the model now', ' | (EngineCore pid=1) ValueError: x']);
   });
 
+  it('cuts a bare exception line (no message) before the next line starts, never the `raise` source naming it', () => {
+    expect(
+      splitJoined(
+        '  File "/x/sglang/srt/eplb/recorder.py", line 9, in init_new     raise NotImplementedError NotImplementedError Process Process-2: Traceback (most recent call last):',
+      ),
+    ).toEqual([
+      '  File "/x/sglang/srt/eplb/recorder.py", line 9, in init_new',
+      '    raise NotImplementedError',
+      'NotImplementedError',
+      'Process Process-2: Traceback (most recent call last):',
+    ]);
+  });
+
+  it('reads a frame whose path the excerpt cut at its start as a frame', () => {
+    expect(
+      splitJoined(
+        'sglang/srt/managers/tp_worker.py", line 88, in __init__     self.model_runner = ModelRunner( RuntimeError: the runner could not start',
+      ),
+    ).toEqual([
+      '  sglang/srt/managers/tp_worker.py", line 88, in __init__',
+      '    self.model_runner = ModelRunner(',
+      'RuntimeError: the runner could not start',
+    ]);
+  });
+
+  it("judges a line's length without its wrappers: a short source line behind one is one line", () => {
+    for (const line of [
+      'sglang-1  |     raise NotImplementedError',
+      '(EngineCore_DP0 pid=1) ERROR 11-05 12:19:32 [core.py:708]     raise KeyError',
+      'Dec 01 12:00:00 gpu-box python3[1234]:     raise RuntimeError',
+    ]) {
+      expect(splitJoined(line), line).toBeNull();
+    }
+  });
+
   it("keeps IPython's header and SGLang's `... exception: Traceback` header whole", () => {
     expect(
       splitJoined(

@@ -523,6 +523,40 @@ describe('the traceback reader under real-world damage', () => {
     expect(c.evidence[0]?.text).toContain("KeyError: 'lm_head.weight'");
   });
 
+  it('reads an indented line right after an exception line as more of its message, not a record behind a label', () => {
+    // an author's hard wrap aligned under the message (Python prints a message's own newlines as they are)
+    const bare = tb(
+      'ValueError: the hidden size 96 of this layer is not',
+      '      divisible by the quantization block 128.',
+    );
+    expect([bare.category, bare.evidence[0]?.line]).toEqual(['backend_assertion', 1]);
+    const wrapped = tb(
+      ...['ValueError: the hidden size 96 of this layer is not', '      divisible by the quantization block 128.'].map(
+        (l) => `sglang-1  | ${l}`,
+      ),
+    );
+    expect([wrapped.category, wrapped.evidence[0]?.line]).toEqual(['backend_assertion', 1]);
+    // a label or record behind the indentation is a line of its own
+    const other = tb(
+      "KeyError: 'layers.1.mlp.w13_weight'",
+      '(VllmWorker rank=0 pid=1)  [rank0]:[W816 11:45:16.4 ProcessGroupNCCL.cpp:1479] Warning: destroy_process_group() was not called',
+    );
+    expect(other.category).not.toBe('nccl_error');
+    expect(other.evidence[0]?.line).toBe(1);
+  });
+
+  it("takes the exception line after `raise X` as the root under any wrapper, not the source line's name", () => {
+    const lines = [
+      '  File "/x/sglang/srt/eplb/recorder.py", line 9, in init_new',
+      '    raise NotImplementedError',
+      'NotImplementedError',
+      'Process Process-2:',
+    ];
+    for (const wrap of [(l: string) => l, (l: string) => `sglang-1  | ${l}`, (l: string) => `ERROR:root:${l}`]) {
+      expect(tb(...lines.map(wrap)).evidence[0]?.line).toBe(3);
+    }
+  });
+
   it('reads srun --label in front of indented frame lines', () => {
     const c = tb('0: Traceback (most recent call last):', ...cfgFrames.map((l) => `0: ${l}`), "0: KeyError: 'x'");
     expect([c.category, c.evidence[0]?.text]).toEqual(['model_load_error', "0: KeyError: 'x'"]);

@@ -342,8 +342,11 @@ export class ClassifierEngine {
     const raised = parseExceptionLine(prefix.body);
     // a client's error a serving server answered with a 4xx (`openai.BadRequestError: Error code: 400 - ...`)
     if (raised && this.serving() && clientError(raised.type)) return;
-    if (raised && !this.cancelledInShutdown(raised))
+    if (raised && !this.cancelledInShutdown(raised)) {
       this.tracebacks.native(ev, ev, raised, prefix.rank, this.phase.phase);
+      // the lines after it are read whole: one may continue its message (tracebacks.ts, continues)
+      this.attentionUntil = Math.max(this.attentionUntil, lineNo + ATTENTION_LINES);
+    }
   }
 
   /**
@@ -359,7 +362,8 @@ export class ClassifierEngine {
    * part of a traceback (its exception line and what continues it) or an exception line of their own are read there.
    */
   private readRecord(prefix: LinePrefix, ev: Evidence, lineNo: number): boolean {
-    if (this.tracebacks.owning(lineNo, prefix) || parseExceptionLine(prefix.body)) return false;
+    if (this.tracebacks.owning(lineNo, prefix) || this.tracebacks.continued(lineNo) || parseExceptionLine(prefix.body))
+      return false;
     // a failure of one request (or a client's, or an asyncio task's) is answered with an error by a server that
     // serves, which serves on
     const survives = this.serving() && servingSurvives(prefix.body);

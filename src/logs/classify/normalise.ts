@@ -116,18 +116,25 @@ const BOUNDARY = new RegExp(
     // (`Failed to initialize executor on rank 0: [TensorRT-LLM][ERROR] ...`), not a line
     String.raw`(?<trt>\[(?:TensorRT-LLM|FT|TM)\]\[[A-Z]{4,7}\] )`,
     String.raw`(?<tb>Traceback \(most recent call last\):?)`,
-    String.raw`(?<frame>File "[^"\n]{1,400}", line \d+, in [\w.<>]{1,200}|<ipython-input-[^>]{1,60}> in [\w.<>]{1,200}\(\))`,
+    // (an excerpt that starts mid-line can start inside a frame's path: `vllm/engine/arg_utils.py", line 963, in f`)
+    String.raw`(?<frame>File "[^"\n]{1,400}", line \d+, in [\w.<>]{1,200}|(?<!\S)[^\s"]{0,400}\.py", line \d+, in [\w.<>]{1,200}|<ipython-input-[^>]{1,60}> in [\w.<>]{1,200}\(\))`,
     String.raw`(?<chain>During handling of the above exception, another exception occurred:|The above exception was the direct cause of the following exception:)`,
     // an exception's name as parseExceptionLine reads one, then its message (or the end); a bare `Error:` (a Rust or Go
     // launcher's line) only inside a traceback
     // (Ray names a task's exception with its cause: `ray.exceptions.RayTaskError(TimeoutError): ...`)
-    String.raw`(?<exc>(?<![\w.])(?:[A-Za-z_]\w{0,60}\.){0,6}(?:Exception|StopIteration|OutOfResources|[A-Z]\w{0,60}?(?:Error|Exception|Exit|Interrupt|Failure|Timeout|OutOfResources))(?:\([A-Za-z_]\w{0,60}\)(?=: )|(?=: |$)))`,
+    // (`raise NotImplementedError` is the source line naming it, not the exception line Python prints after it)
+    String.raw`(?<exc>(?<![\w.])(?<!\braise )(?:[A-Za-z_]\w{0,60}\.){0,6}(?:Exception|StopIteration|OutOfResources|[A-Z]\w{0,60}?(?:Error|Exception|Exit|Interrupt|Failure|Timeout|OutOfResources))(?:\([A-Za-z_]\w{0,60}\)(?=: )|(?=: |$)))`,
     String.raw`(?<bare>(?<![\w.])Error(?=: ))`,
     // tqdm ends each update with its timing: `[00:23<00:00,  1.38s/it]`
     String.raw`(?<tqdm>\[\d\d:\d\d<[^\]\n]{0,40}\])`,
   ].join('|'),
   'g',
 );
+/** What an exception's name without a message ends with, right before a line's start (a cheap test first). */
+const BARE_TAIL = /(?:Error|Exception|Exit|Interrupt)\s+$/;
+const BARE_BEFORE =
+  /(?<![\w.])(?<!\braise )(?:[A-Za-z_]\w{0,60}\.){0,6}[A-Z]\w{0,60}?(?:Error|Exception|Exit|Interrupt)\s+$/;
+const MAX_BARE = 500;
 /** IPython's header: the exception's name, then spaces, then `Traceback (most recent call last)`. */
 const IPYTHON_HEADER = /(?:^|[^\w.])[\w.]*(?:Error|Exception)\s{2,}$/;
 
@@ -153,6 +160,13 @@ export function splitJoined(joined: string): string[] | null {
     const g = m.groups ?? {};
     const end = m.index + m[0].length;
     const before = line.slice(Math.max(0, m.index - 80), m.index);
+    // An exception with no message (`NotImplementedError`) is a line of its own after a traceback's last source
+    // line; joined, nothing follows its name to say so but the next line's start, which this match is.
+    if (inTraceback && BARE_TAIL.test(before)) {
+      const tail = line.slice(Math.max(0, m.index - MAX_BARE), m.index);
+      const bare = BARE_BEFORE.exec(tail);
+      if (bare) cuts.push([m.index - tail.length + bare.index, 'line']);
+    }
     if (g.tb !== undefined) {
       // `Scheduler hit an exception: Traceback ...` and IPython's `ValueError   Traceback ...` are one header
       if (!/:\s*$/.test(before) && !IPYTHON_HEADER.test(before)) cuts.push([m.index, 'line']);
@@ -237,6 +251,9 @@ function mayBeJoined(line: string): boolean {
   // read past the wrappers in front: a process label there is this line's own, not a second line's start
   let body = stripWrappers(line);
   for (let t = TORCH_RANK.exec(body); t; t = TORCH_RANK.exec(body)) body = stripWrappers(body.slice(t[0].length));
+  // the payload's length decides, as the line without its wrappers would be judged: a wrapper in front of a short
+  // line (`sglang-1  |     raise NotImplementedError`) makes it no more likely to hold two lines
+  if (body.length < MIN_JOINED) return false;
   for (const mark of JOIN_MARKS) if (body.indexOf(mark, 1) > 0) return true;
   // an exception line without a message ends the joined line (`... assert x AssertionError`)
   return ENDS_IN_EXCEPTION.test(body);

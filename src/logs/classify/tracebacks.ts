@@ -3,7 +3,7 @@
 // what the classifier needs is kept, bounded: the header, up to MAX_FRAMES frames and the exception line.
 
 import { parseExceptionLine, type RaisedException } from './exceptions.ts';
-import { type LinePrefix, type LineShape, statesNothing } from './lineinfo.ts';
+import { type LinePrefix, type LineShape, readPrefix, statesNothing } from './lineinfo.ts';
 import type { Frame } from './phase.ts';
 import { failureRecord, loggedAtErrorLevel, ownErrorLevel, serverLoop } from './records.ts';
 import type { Evidence, Phase } from './types.ts';
@@ -96,6 +96,10 @@ export class TracebackTracker {
   private frameUnindented = false;
   /** Failure records since the server last carried on (a milestone or a serving line), oldest first. */
   records: FailureRecord[] = [];
+  /** The last exception read without frames (native): an indented line right after it continues its message. */
+  private lastNative: Traceback | null = null;
+  /** The last line read as the continuation of an exception's message. */
+  private continuedAt = 0;
   /** Tracebacks a serving process logged for a failure it survives (excuse), and those chained to them. */
   private readonly excused = new WeakSet<Traceback>();
 
@@ -185,6 +189,15 @@ export class TracebackTracker {
           last.source = prefix.body.slice(0, MAX_SOURCE);
           return null;
         }
+        // An indented line right after an exception's message is more of it: Python prints a message's own newlines
+        // as they are, and the next lines of one (pydantic's `  Value error, ...` under its ValidationError) or an
+        // author's hard wrap aligned under it are indented (`ValueError: ... is not` then `    divisible by ...`).
+        // After a traceback's frames it is a source line (above), so this reads only a closed one or a bare line.
+        // (not a record or a label behind the indentation: `(pid=1)  [rank0]:[W816 ...] ...` is another line)
+        if (!cur?.open && !wrappedAgain(prefix.body)) {
+          const owner = [cur, this.lastNative].find((t) => t?.exc && t.messageEnd === ev.line - 1);
+          if (owner && this.continues(owner, prefix, ev)) return null;
+        }
         // A frame shows one source line; an indented line after it that reads as an exception is the exception
         // line, indented with the rest of a pasted excerpt (`  KeyError: b''`), never more source.
         if (cur?.open && cur.lastSource !== null && !shape.current && cur.lastSource.line === ev.line - 1) {
@@ -261,11 +274,13 @@ export class TracebackTracker {
   private continues(tb: Traceback, prefix: LinePrefix, ev: Evidence): boolean {
     const r = tb.raised;
     if (!r || !tb.exc || prefix.record || ev.line !== tb.messageEnd + 1) return false;
-    if (ev.line - tb.exc.line > CONTINUATION_LINES || parseExceptionLine(prefix.body)) return false;
-    const inWord = /\w$/.test(r.message) && /^[a-z]/.test(prefix.body) && this.lastBodyLength >= 60;
-    r.message = `${r.message}${inWord ? '' : ' '}${prefix.body}`.slice(0, MAX_MESSAGE);
+    const body = prefix.body.trimStart();
+    if (ev.line - tb.exc.line > CONTINUATION_LINES || parseExceptionLine(body)) return false;
+    const inWord = /\w$/.test(r.message) && /^[a-z]/.test(body) && this.lastBodyLength >= 60;
+    r.message = `${r.message}${inWord ? '' : ' '}${body}`.slice(0, MAX_MESSAGE);
     tb.messageEnd = ev.line;
-    this.lastBodyLength = prefix.body.length;
+    this.lastBodyLength = body.length;
+    this.continuedAt = ev.line;
     return true;
   }
 
@@ -306,7 +321,15 @@ export class TracebackTracker {
    * printed before its traceback (a CUDA error line above "Exception in ModelTpServer") still borrows that one.
    */
   native(header: Evidence, what: Evidence, raised: RaisedException, rank: number | null, phase: Phase): void {
-    if (this.unsurvived.length < MAX_KEPT) this.unsurvived.push(frameless(header, what, raised, rank, phase));
+    const tb = frameless(header, what, raised, rank, phase);
+    tb.messageEnd = what.line;
+    this.lastNative = tb;
+    if (this.unsurvived.length < MAX_KEPT) this.unsurvived.push(tb);
+  }
+
+  /** True when the line was read as more of an exception's message (continues). */
+  continued(lineNo: number): boolean {
+    return this.continuedAt === lineNo;
   }
 
   /** The traceback a line belongs to: the open one, or the one whose exception line it is or continues. */
@@ -360,6 +383,13 @@ export class TracebackTracker {
       null
     );
   }
+}
+
+/** True when a line's payload, its indentation taken off, still has a wrapper, a rank label or a record prefix. */
+function wrappedAgain(body: string): boolean {
+  const s = body.trimStart();
+  const again = readPrefix(s);
+  return again.record || again.rank !== null || again.body !== s;
 }
 
 /** An exception read without frames (a C++ exception, a bare exception line, a failure record) as a traceback. */
