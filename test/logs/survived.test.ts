@@ -295,6 +295,90 @@ describe("a serving server's own loop dying is a crash, whatever record was logg
   });
 });
 
+describe("an OpenAI-compatible server's handling of one request, by its frames", () => {
+  const handlerTraceback = (exc: string) => [
+    'Traceback (most recent call last):',
+    '  File "/x/sglang/srt/entrypoints/openai/serving_base.py", line 45, in handle_request',
+    '    return await self._handle_non_streaming_request(',
+    '  File "/x/sglang/srt/entrypoints/openai/serving_chat.py", line 740, in _build_chat_response',
+    '    raise ValueError(',
+    exc,
+  ];
+  it('is survived with no milestone read (an excerpt), the record logged with it and a separator between', () => {
+    const lines = [
+      '[2025-11-05 12:01:00] Error in request: the reply held three messages where two were expected',
+      '--',
+      ...handlerTraceback('ValueError: the reply held three messages where two were expected'),
+    ];
+    expect(diagnoseText(`${lines.join('\n')}\n`).classification.category).toBe('none');
+    expect(follow(lines)).toMatchObject({ category: 'none', crashed: false });
+  });
+
+  it("a tool-call parser's error, logged with its traceback after a request answered 200, is survived", () => {
+    const lines = [
+      '(APIServer pid=7) INFO:     127.0.0.1:5000 - "POST /v1/chat/completions HTTP/1.1" 200 OK',
+      '(APIServer pid=7) ERROR 10-09 09:39:54 [my_tool_parser.py:15] Error in extracting tool call from response.',
+      '(APIServer pid=7) ERROR 10-09 09:39:54 [my_tool_parser.py:15] Traceback (most recent call last):',
+      '(APIServer pid=7) ERROR 10-09 09:39:54 [my_tool_parser.py:15]   File "/x/vllm/entrypoints/openai/tool_parsers/my_tool_parser.py", line 9, in extract_tool_calls',
+      '(APIServer pid=7) ERROR 10-09 09:39:54 [my_tool_parser.py:15]     calls = json.loads(text)',
+    ];
+    expect(diagnoseText(`${lines.join('\n')}\n`).classification.category).toBe('none');
+  });
+
+  it('is a crash in its constructor (start-up), or while the milestones show the server starting', () => {
+    const init = [
+      'Traceback (most recent call last):',
+      '  File "/x/vllm/entrypoints/openai/api_server.py", line 12, in init_app_state',
+      '    state.openai_serving_chat = OpenAIServingChat(',
+      '  File "/x/vllm/entrypoints/openai/serving_chat.py", line 80, in __init__',
+      '    self.tool_parser = ToolParserManager.get_tool_parser(tool_parser)',
+      'KeyError: the tool parser named is not registered',
+    ];
+    expect(diagnoseText(`${init.join('\n')}\n`).classification.category).not.toBe('none');
+    const starting = ['[2025-11-05 12:00:00] Load weight begin.', ...handlerTraceback('ValueError: x')];
+    expect(diagnoseText(`${starting.join('\n')}\n`).classification.category).toBe('other');
+  });
+});
+
+describe('what the server dies of, whatever its HTTP front end answers after it', () => {
+  const health = '[2025-11-05 12:01:05] INFO:     127.0.0.1:5000 - "GET /health HTTP/1.1" 200 OK';
+  const loop = [
+    'Traceback (most recent call last):',
+    '  File "/x/sglang/srt/managers/scheduler.py", line 2000, in run_scheduler_process',
+    '    scheduler.event_loop_normal()',
+    '  File "/x/sglang/srt/managers/scheduler.py", line 900, in event_loop_normal',
+    '    raise RuntimeError(',
+    'RuntimeError: Scheduler stopped after repeated errors',
+  ];
+  it('a traceback through the scheduler loop, then health checks answered 200, is a crash', () => {
+    const d = diagnoseText(`${[...READY, ...loop, health, health].join('\n')}\n`).classification;
+    expect([d.category, d.evidence[0]?.text]).toEqual([
+      'other',
+      'RuntimeError: Scheduler stopped after repeated errors',
+    ]);
+    expect(follow([...READY, ...loop, health, health])).toMatchObject({ category: 'other', crashed: true });
+  });
+
+  it('a server started again after it (ready again) survived it', () => {
+    expect(follow([...READY, ...loop, ...READY, health]).category).toBe('none');
+  });
+
+  it('a SystemExit with a failing status, then a 500 and 200s, is a crash; with status 0 it is none', () => {
+    const exit = (status: string) => [
+      ...READY,
+      'Traceback (most recent call last):',
+      '  File "/x/engine/request.py", line 175, in wait_for_response',
+      '    exit(1)',
+      `SystemExit: ${status}`,
+      '[2025-11-05 12:01:04] INFO:     127.0.0.1:5000 - "POST /v1/chat/completions HTTP/1.1" 500 Internal Server Error',
+      health,
+    ];
+    const failed = diagnoseText(`${exit('1').join('\n')}\n`).classification;
+    expect([failed.category, failed.evidence[0]?.text]).toEqual(['other', 'SystemExit: 1']);
+    expect(diagnoseText(`${exit('0').join('\n')}\n`).classification.category).toBe('none');
+  });
+});
+
 describe('what a server serves past, or a shutdown cancels, is no crash', () => {
   const health =
     "[2025-11-05 12:01:00] ERROR: Health check failed. Server couldn't get a response from detokenizer for last 20 seconds.";

@@ -413,7 +413,8 @@ export class ClassifierEngine {
   private milestone(m: Milestone): void {
     applyMilestone(this.phase, m);
     this.tracebacks.carriedOn();
-    if (m.kind === 'ready') this.tracebacks.survived();
+    // ready again: a server that died of a traceback (diesWithServer) was started again
+    if (m.kind === 'ready') this.tracebacks.survived(true);
   }
 
   private match(line: string): { benign: boolean; roots: Signature[]; consequences: Signature[] } {

@@ -138,6 +138,12 @@ const PATH_ONLY = /^(?:[\w.~-]*\/)+[\w.-]*(?::\d+)?$|^[\w.-]+\.(?:py|so|cpp|cu|c
 const WRAPPER_OWN =
   /^(?:[\w.:<> -]{0,80}\b)?(?:hit an exception|encountered an (?:exception|error)|exception occurred|error occurred|(?:the )?following (?:exception|error)|raised an exception|error executing [\w ]{0,40})s?:?$/i;
 
+/** True when a line is decoration only once its wrappers are off (Markdown, a rule, a caret underline, quoting). */
+export function decorationOnly(line: string): boolean {
+  const body = readPrefix(line).body;
+  return body.trim() !== '' && body.replace(DECORATION, '') === '';
+}
+
 /**
  * True when a line states nothing an engineer would point at as a crash's cause: decoration only (Markdown, a caret
  * underline), a frame or a path, a traceback's header or a chain marker, or a wrapper's own "hit an exception:" whose
@@ -148,7 +154,7 @@ export function statesNothing(line: string): boolean {
   if (shape.kind === 'frame' || shape.kind === 'traceback_start' || shape.kind === 'chain' || shape.kind === 'blank')
     return true;
   if (shape.kind === 'indented' && shape.dump) return true;
+  if (decorationOnly(line) || readPrefix(line).body.trim() === '') return true;
   const body = readPrefix(line).body.trim();
-  if (body.replace(DECORATION, '') === '') return true;
   return PATH_ONLY.test(body) || WRAPPER_OWN.test(body);
 }

@@ -262,6 +262,22 @@ export function clientError(body: string): boolean {
   return CLIENT_ERROR.test(body);
 }
 
+// The OpenAI-compatible servers handle each request in a function that answers that request's failure and serves on:
+// SGLang's OpenAIServingBase.handle_request catches any Exception, logs `Error in request: {e}` and answers 500
+// (python/sglang/srt/entrypoints/openai/serving_base.py), and every endpoint's handler runs under it (serving_chat.py,
+// serving_completions.py, ...); vLLM's handlers (vllm/entrypoints/openai/serving_chat.py, chat_completion/serving.py)
+// answer an error response, and its tool-call parsers catch what fails in parsing one response, log `Error in
+// extracting tool call from response.` with its traceback and return the text as content
+// (entrypoints/openai/tool_parsers/hermes_tool_parser.py, extract_tool_calls). Their constructors run once at start-up
+// (OpenAIServingChat.__init__ loads the chat template and the tool parser): a failure there is the server's.
+const REQUEST_HANDLER_FILE = /entrypoints[/\\]openai[/\\](?:serving\w*\.py$|\w+[/\\]serving\.py$|tool_parsers[/\\])/;
+const CONSTRUCTOR = /^(?:__init__|__new__|_?init(?:_\w*)?)$/;
+
+/** True when a frame is in an OpenAI-compatible server's handling of one request (REQUEST_HANDLER_FILE). */
+export function requestHandler(file: string, func: string): boolean {
+  return REQUEST_HANDLER_FILE.test(file) && !CONSTRUCTOR.test(func);
+}
+
 /** True when a frame's function is one of the serving processes' own loops (SERVER_LOOPS). */
 export function serverLoop(func: string): boolean {
   return SERVER_LOOPS.has(func);

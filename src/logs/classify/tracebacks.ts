@@ -3,12 +3,14 @@
 // what the classifier needs is kept, bounded: the header, up to MAX_FRAMES frames and the exception line.
 
 import { parseExceptionLine, type RaisedException } from './exceptions.ts';
-import { type LinePrefix, type LineShape, readPrefix, statesNothing } from './lineinfo.ts';
+import { decorationOnly, type LinePrefix, type LineShape, readPrefix, statesNothing } from './lineinfo.ts';
 import type { Frame } from './phase.ts';
-import { failureRecord, loggedAtErrorLevel, ownErrorLevel, serverLoop } from './records.ts';
+import { failureRecord, loggedAtErrorLevel, ownErrorLevel, requestHandler, serverLoop } from './records.ts';
 import type { Evidence, Phase } from './types.ts';
 
 const MAX_FRAMES = 200;
+/** The phases of a server still starting (its milestones say so). */
+const STARTING: ReadonlySet<Phase> = new Set(['startup', 'weight_load', 'kv_alloc', 'cuda_graph_capture', 'warmup']);
 /** Tracebacks kept for `other` since the last sign of life; later ones only matter if a root points at them. */
 const MAX_KEPT = 16;
 /** Unprefixed lines right after the exception line still belong to it (CUDA prints its hints there). */
@@ -111,6 +113,9 @@ export class TracebackTracker {
     if (!evenALoop && tb.frames.some((f) => serverLoop(f.func))) return;
     this.excused.add(tb);
     this.unsurvived = this.unsurvived.filter((t) => t !== tb);
+    // the record logged with it (`logger.exception(msg)`) is the same failure
+    const logged = tb.logged;
+    if (logged) this.records = this.records.filter((r) => r.ev.line !== logged.ev.line);
   }
 
   /** The traceback turned out to be a serving process's own loop dying (records.ts, serverLoop): fatal after all. */
@@ -169,6 +174,12 @@ export class TracebackTracker {
         }
         // the server's own loop died in it: no record logged before it excuses that
         if (serverLoop(shape.func) && this.excused.has(tb)) this.unexcuse(tb);
+        // raised while one request was handled (records.ts, requestHandler): answered with an error, the server
+        // serves on. A handler runs only once the server serves, so its frames say so where no milestone was read (an
+        // excerpt); while the milestones show it starting, the request is its warm-up, which it does not outlive.
+        else if (requestHandler(shape.file, shape.func) && !STARTING.has(tb.phaseAt) && !this.excused.has(tb)) {
+          this.excuse(tb);
+        }
         tb.lastSource = null;
         return tb === cur ? null : tb;
       }
@@ -215,6 +226,12 @@ export class TracebackTracker {
         // read as an error record only if a traceback's header follows it (most lines are followed by none); another
         // rank's record printed in between leaves it the line before the header
         if (!cur?.open) {
+          // decoration between a record and its traceback (a paste's `--` or Markdown fence) leaves the record the
+          // line before the header
+          if (decorationOnly(ev.text) && this.lastTextEnd === ev.line - 1) {
+            this.lastTextEnd = ev.line;
+            return null;
+          }
           const other = this.lastText && prefix.rank !== null && prefix.rank !== this.lastText.prefix.rank;
           if (!other) this.lastText = { prefix, ev };
           this.lastTextEnd = ev.line;
@@ -362,9 +379,12 @@ export class TracebackTracker {
     return { exc: tb.logged.ev, raised: { type: '', short: '', message: tb.logged.message } };
   }
 
-  /** The server logged progress after these tracebacks: they were not fatal. */
-  survived(): void {
-    this.unsurvived = [];
+  /**
+   * The server logged progress after these tracebacks: they were not fatal, except those the server dies of whatever
+   * it still answers (diesWithServer), unless `restarted`: the server got ready again.
+   */
+  survived(restarted = false): void {
+    this.unsurvived = restarted ? [] : this.unsurvived.filter((t) => diesWithServer(t) && !this.excused.has(t));
     this.records = [];
     this.dumps = [];
     this.dumping = null;
@@ -383,6 +403,22 @@ export class TracebackTracker {
       null
     );
   }
+}
+
+/**
+ * A traceback the server does not live through whatever it answers after it: one through the serving processes' own
+ * loops (records.ts, serverLoop: SGLang's scheduler sends its parent SIGQUIT when its event loop raises, vLLM's engine
+ * core dies and every request is answered EngineDeadError; the HTTP front end, a process of its own, goes on answering
+ * `GET /health` 200 by itself meanwhile), or a SystemExit with a failing status: the program called `sys.exit(n)`
+ * (`exit(1)`) to stop, a decision no request makes (uvicorn answers the request it ran in with a 500 and logs it, as
+ * it does any BaseException, so the 500 and the 200s after it say only that the HTTP server was still up).
+ */
+function diesWithServer(tb: Traceback): boolean {
+  if (tb.frames.some((f) => serverLoop(f.func))) return true;
+  const r = tb.raised;
+  // `SystemExit: 1`; a bare `raise SystemExit` or `sys.exit(0)` ends with status 0 (the status is the message's first
+  // word: the lines read as its continuation can follow it)
+  return r?.short === 'SystemExit' && !/^(?:0|None)?(?:\s|$)/.test(r.message.trim());
 }
 
 /** True when a line's payload, its indentation taken off, still has a wrapper, a rank label or a record prefix. */
