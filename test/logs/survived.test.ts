@@ -376,6 +376,11 @@ describe('what the server dies of, whatever its HTTP front end answers after it'
     const failed = diagnoseText(`${exit('1').join('\n')}\n`).classification;
     expect([failed.category, failed.evidence[0]?.text]).toEqual(['other', 'SystemExit: 1']);
     expect(diagnoseText(`${exit('0').join('\n')}\n`).classification.category).toBe('none');
+    // uvicorn logs any BaseException a request raised as `Exception in ASGI application`: it excuses no SystemExit(1)
+    const asgi = exit('1').flatMap((l) =>
+      l.startsWith('Traceback') ? ['[2025-11-05 12:01:03] ERROR:    Exception in ASGI application', l] : [l],
+    );
+    expect(diagnoseText(`${asgi.join('\n')}\n`).classification.category).toBe('other');
   });
 });
 

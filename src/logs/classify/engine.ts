@@ -278,7 +278,7 @@ export class ClassifierEngine {
     // a graceful shutdown cancels the server's tasks, its loops too: their CancelledError is no failure
     if (isExc && this.tracebacks.current && this.cancelledInShutdown(this.tracebacks.current.raised)) {
       this.tracebacks.excuse(this.tracebacks.current, true);
-    }
+    } else if (isExc && this.tracebacks.current) this.tracebacks.exceptionRead(this.tracebacks.current);
     let interesting = shape.kind !== 'text' && shape.kind !== 'blank' && this.tracebacks.current?.open === true;
     if (isExc) interesting = true;
     this.readNative(prefix, ev, lineNo);

@@ -124,6 +124,14 @@ export class TracebackTracker {
     if (!this.unsurvived.includes(tb) && this.unsurvived.length < MAX_KEPT) this.unsurvived.push(tb);
   }
 
+  /**
+   * The traceback's exception line was read: one the server dies of (diesWithServer: a SystemExit with a failing
+   * status) is fatal whatever record excused it (uvicorn's `Exception in ASGI application` logs any BaseException).
+   */
+  exceptionRead(tb: Traceback): void {
+    if (this.excused.has(tb) && diesWithServer(tb)) this.unexcuse(tb);
+  }
+
   /** A failure record (records.ts) was read. */
   record(r: FailureRecord): void {
     if (this.records.length < MAX_KEPT) this.records.push(r);
