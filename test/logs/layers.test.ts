@@ -536,6 +536,12 @@ describe('the traceback reader under real-world damage', () => {
       ),
     );
     expect([wrapped.category, wrapped.evidence[0]?.line]).toEqual(['backend_assertion', 1]);
+    // a bare exception line is a traceback whose frames were cut: its message continues on the next lines as one's does
+    const unindented = tb(
+      'ValueError: the hidden size 96 of this layer is not',
+      'divisible by the quantization block 128.',
+    );
+    expect([unindented.category, unindented.evidence[0]?.line]).toEqual(['backend_assertion', 1]);
     // a label or record behind the indentation is a line of its own
     const other = tb(
       "KeyError: 'layers.1.mlp.w13_weight'",

@@ -244,7 +244,11 @@ export class TracebackTracker {
           if (!other) this.lastText = { prefix, ev };
           this.lastTextEnd = ev.line;
         }
-        if (cur && !cur.open && this.continues(cur, prefix, ev)) return null;
+        // (a bare exception line is a traceback whose frames were cut: its message continues the same way)
+        if (!cur?.open) {
+          const owner = [cur, this.lastNative].find((t) => t?.exc && t.messageEnd === ev.line - 1);
+          if (owner && this.continues(owner, prefix, ev)) return null;
+        }
         // Another rank's log record printed while this one's traceback is written (ranks share the terminal):
         // neither its end nor its exception. A record that names no rank still ends it (the excerpt was cut).
         if (cur?.open && prefix.record && prefix.rank !== null && prefix.rank !== cur.rank) {
