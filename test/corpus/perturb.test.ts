@@ -51,6 +51,11 @@ const PERTURBATIONS: Array<[string, Perturb]> = [
     (ls, root) => (holdsRoot(ls[0], root) ? ls : [cutHalf(ls[0] as string), ...ls.slice(1)]),
   ],
   ['cut at its start, a line lost', (ls, root) => (ls.length < 2 || holdsRoot(ls[0], root) ? ls : ls.slice(1))],
+  // Pasted into an issue: the reporter's words around a fenced block.
+  [
+    "a reporter's prose and a Markdown fence around it",
+    (ls) => ['When I start the server I get this error:', '', '```log', ...ls, '```', '', 'Any idea how to fix this?'],
+  ],
 ];
 
 /**

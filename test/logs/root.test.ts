@@ -84,3 +84,44 @@ describe('roots that used to state nothing', () => {
     expect(d.classification.category).toBe('import_error');
   });
 });
+
+describe("a paste's own lines around a log: a reporter's prose, a Markdown fence", () => {
+  const text = (...lines: string[]) => diagnoseText(`${lines.join('\n')}\n`).classification;
+  const healthy = [
+    '[2025-11-05 12:00:06] The server is fired up and ready to roll!',
+    '[2025-11-05 12:01:00 TP0] Decode batch, #running-req: 1, #token: 90, gen throughput (token/s): 40.1',
+  ];
+
+  it("a reporter's line introducing the log (`I get this error:`) states no failure of its own", () => {
+    const warning = '[2025-11-05 12:00:00 TP0] Using default MoE kernel config. Performance might be sub-optimal!';
+    expect(text('When I start the server I get this error:', '', '```', warning, '```').category).toBe('none');
+    expect(text('报错信息：', warning).category).toBe('none');
+    expect(text('When I start the server I get this error:', '', '```', ...healthy, '```').category).toBe('none');
+    // a record that names an exception still does, colon or not
+    expect(text('Failed to start the engine: RuntimeError: no device found:').category).toBe('other');
+  });
+
+  it('a closing fence ends the traceback it holds: the prose after it is not its exception line', () => {
+    const c = text(
+      '```',
+      'Traceback (most recent call last):',
+      '  File "/x/sglang/srt/managers/scheduler.py", line 2787, in run_scheduler_process',
+      '    scheduler = Scheduler(',
+      '```',
+      '',
+      'Any idea how to fix this?',
+    );
+    expect(c.category).toBe('other');
+    expect(c.evidence[0]?.text).not.toContain('Any idea');
+  });
+
+  it("a reporter's introduction before a traceback cut short is never its root", () => {
+    const c = text(
+      'When I start the server I get this error:',
+      '[2025-03-10 14:17:52 TP6] Engine failed to start: the kernel cache could not be written',
+      '[2025-03-10 14:17:52 TP1] Scheduler hit an exception: Traceback (most recent call last):',
+      '  File "/x/sglang/python/sglang/srt/managers/sche',
+    );
+    expect(c.evidence[0]?.text).not.toContain('I get this error');
+  });
+});

@@ -138,6 +138,15 @@ const PATH_ONLY = /^(?:[\w.~-]*\/)+[\w.-]*(?::\d+)?$|^[\w.-]+\.(?:py|so|cpp|cu|c
 const WRAPPER_OWN =
   /^(?:[\w.:<> -]{0,80}\b)?(?:hit an exception|encountered an (?:exception|error)|exception occurred|error occurred|(?:the )?following (?:exception|error)|raised an exception|error executing [\w ]{0,40})s?:?$/i;
 
+/**
+ * A Markdown code fence (```` ``` ````, ```` ```log ````), wrappers or quoting in front or none: a paste's block starts or
+ * ends there. (Read before the wrappers come off: one of them takes backticks off a pasted line's start.)
+ */
+export function fenceLine(line: string): boolean {
+  const m = /`{3,}[\w+-]{0,20}\s*$/.exec(line);
+  return m !== null && readPrefix(line.slice(0, m.index)).body.replace(/[\s>]+/g, '') === '';
+}
+
 /** True when a line is decoration only once its wrappers are off (Markdown, a rule, a caret underline, quoting). */
 export function decorationOnly(line: string): boolean {
   const body = readPrefix(line).body;

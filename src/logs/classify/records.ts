@@ -78,6 +78,7 @@ const LEVEL_WORDS = /\b(?:ERROR|CRITICAL|FATAL|WARNING|WARN|INFO|DEBUG)\b|\b[Ss]
 // Words, not identifiers: `func=resume` or `skip_layers` names code (a function, a key), not what the program did.
 const SURVIVED =
   /(?<![=_./:-])\b(?:ignor(?:e|es|ed|ing)|skip(?:s|ped|ping)?|retry(?:ing)?|retries|resum(?:e|es|ed|ing)|fall(?:s|ing)? ?back|fell back|falling back)\b(?![_(=.]\w)/i;
+const INTRODUCES = /[:：]\s*$/;
 /** A record at warning level or below is never a failure (`WARNING ... [core.py] Failed to ...` is survivable). */
 const MILD_LEVEL = /\b(?:WARNING|WARN|INFO|DEBUG)\b|^\[?[IW]\d{4} /;
 /**
@@ -203,6 +204,9 @@ export function failureRecord(prefix: LinePrefix, text: string, tracebackFollows
   // a traceback right after a record that says it went on says it did not
   if (body === '' || warning(body) || ABSL_BEFORE_INIT.test(body)) return null;
   if (!tracebackFollows && SURVIVED.test(body)) return null;
+  // A line that ends in a colon introduces the lines after it (a reporter's `I get this error:`, `报错信息：`, a
+  // launcher's `Root Cause (first observed failure):`): they state the failure, and are read; it states none itself.
+  if (INTRODUCES.test(body) && embeddedException(body) === null) return null;
   if (MILD_LEVEL.test(ownLevel(frontOf(prefix, text)))) return null;
   const named = embeddedException(body);
   if (named) return named;

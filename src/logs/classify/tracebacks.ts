@@ -3,7 +3,7 @@
 // what the classifier needs is kept, bounded: the header, up to MAX_FRAMES frames and the exception line.
 
 import { parseExceptionLine, type RaisedException } from './exceptions.ts';
-import { decorationOnly, type LinePrefix, type LineShape, readPrefix, statesNothing } from './lineinfo.ts';
+import { decorationOnly, fenceLine, type LinePrefix, type LineShape, readPrefix, statesNothing } from './lineinfo.ts';
 import type { Frame } from './phase.ts';
 import { failureRecord, loggedAtErrorLevel, ownErrorLevel, requestHandler, serverLoop } from './records.ts';
 import type { Evidence, Phase } from './types.ts';
@@ -90,6 +90,8 @@ export class TracebackTracker {
   private lastBodyLength = 0;
   /** The last unindented text line outside a traceback (an error record if a header follows it). */
   private lastText: { prefix: LinePrefix; ev: Evidence } | null = null;
+  /** The last text line outside a traceback whatever its rank (decoration aside). */
+  private prevText: { prefix: LinePrefix; ev: Evidence } | null = null;
   /** The last line read as text outside a traceback (lastText's, or another rank's after it). */
   private lastTextEnd = 0;
   /** The last line that was another rank's record printed inside this rank's traceback. */
@@ -242,6 +244,7 @@ export class TracebackTracker {
           }
           const other = this.lastText && prefix.rank !== null && prefix.rank !== this.lastText.prefix.rank;
           if (!other) this.lastText = { prefix, ev };
+          this.prevText = { prefix, ev };
           this.lastTextEnd = ev.line;
         }
         // (a bare exception line is a traceback whose frames were cut: its message continues the same way)
@@ -253,6 +256,12 @@ export class TracebackTracker {
         // neither its end nor its exception. A record that names no rank still ends it (the excerpt was cut).
         if (cur?.open && prefix.record && prefix.rank !== null && prefix.rank !== cur.rank) {
           this.interleaved = ev.line;
+          return null;
+        }
+        // A paste's closing fence ends the traceback it holds: what follows is the reporter's text (`Any idea how to
+        // fix this?`), not the exception line an excerpt cut before.
+        if (cur?.open && fenceLine(ev.text)) {
+          cur.open = false;
           return null;
         }
         if (cur?.open) {
@@ -329,12 +338,7 @@ export class TracebackTracker {
       phaseAt: this.chainedFrom?.phaseAt ?? phase,
       // An excerpt that starts at a frame can have the wrapper's own line, naming the exception, right before it
       // (`Scheduler hit an exception: IndexError: ...` with no `Traceback` header).
-      logged:
-        this.lastText && this.lastTextEnd === ev.line - 1
-          ? headless
-            ? namingException(this.lastText.prefix, this.lastText.ev)
-            : loggedAsError(this.lastText.prefix, this.lastText.ev)
-          : null,
+      logged: this.lastTextEnd === ev.line - 1 ? this.loggedBefore(headless) : null,
     };
     const excused = this.chainedFrom !== null && this.excused.has(this.chainedFrom);
     this.chainedFrom = null;
@@ -342,6 +346,17 @@ export class TracebackTracker {
     if (excused) this.excused.add(tb);
     else if (ev.line > this.ignoreUntil && this.unsurvived.length < MAX_KEPT) this.unsurvived.push(tb);
     return tb;
+  }
+
+  /**
+   * The record logged right before a header: the last text line of the header's rank (another rank's ordinary line
+   * printed in between left out), else, when that line states no error (a reporter's `I get this error:` above a
+   * rank's record), the text line right before the header.
+   */
+  private loggedBefore(headless: boolean): Logged | null {
+    const read = (t: { prefix: LinePrefix; ev: Evidence } | null) =>
+      t === null ? null : headless ? namingException(t.prefix, t.ev) : loggedAsError(t.prefix, t.ev);
+    return read(this.lastText) ?? (this.prevText !== this.lastText ? read(this.prevText) : null);
   }
 
   /**
