@@ -156,3 +156,34 @@ describe('a model that cannot be loaded', () => {
     expect(d.reason).toContain('(registry.py)');
   });
 });
+
+describe("a kernel library's own invariant vs a setting it refuses", () => {
+  it("TensorRT-LLM's check of a member's own state (mCamelCase) is no configuration refused", () => {
+    const line =
+      '[TensorRT-LLM][ERROR] Assertion failed: mFreeBlocks.empty() (/src/tensorrt_llm/cpp/tensorrt_llm/batch_manager/kvCacheManager.cpp:412)';
+    const d = diagnose([line]);
+    expect(d.category, d.reason).toBe('other');
+    expect(d.reason).toContain('cpp-host-invariant');
+  });
+
+  it('a check that names a setting and the limit it allows still is', () => {
+    const line =
+      '[TensorRT-LLM][ERROR] Assertion failed: Invalid max_beam_width (8). max_beam_width must be smaller than mMaxBeamWidth (4) (/src/cpp/runtime/x.cpp:88)';
+    expect(diagnose([line]).category).toBe('backend_assertion');
+  });
+});
+
+describe("vLLM's worker refusing a parallel layout the node's devices cannot hold", () => {
+  it('the data-parallel rank offset past the visible devices', () => {
+    const d = diagnose([
+      '    assert self.local_rank < torch.accelerator.device_count(), (',
+      'AssertionError: DP adjusted local rank 2 is out of bounds for 2 devices.',
+    ]);
+    expect(d.category, d.reason).toBe('backend_assertion');
+  });
+
+  it('an index out of bounds in a tensor op is no layout refused', () => {
+    const d = diagnose(['IndexError: index 32000 is out of bounds for dimension 0 with size 32000']);
+    expect(d.category).not.toBe('backend_assertion');
+  });
+});
