@@ -187,3 +187,14 @@ describe("vLLM's worker refusing a parallel layout the node's devices cannot hol
     expect(d.category).not.toBe('backend_assertion');
   });
 });
+
+describe("a server's minimum GPU generation", () => {
+  it("SGLang's refusal of a GPU below sm75, quoted without its exception type", () => {
+    const d = diagnose(['SGLang only supports sm 75 and above']);
+    expect(d.category, d.reason).toBe('unsupported_arch');
+  });
+
+  it('and with it', () => {
+    expect(diagnose(['RuntimeError: SGLang only supports sm 75 and above.']).category).toBe('unsupported_arch');
+  });
+});
