@@ -198,3 +198,32 @@ describe("a server's minimum GPU generation", () => {
     expect(diagnose(['RuntimeError: SGLang only supports sm 75 and above.']).category).toBe('unsupported_arch');
   });
 });
+
+describe('a wait that timed out is no watchdog by itself', () => {
+  it("Python's TimeoutError from a process's read of its own IPC queue names no watchdog or health check", () => {
+    const d = diagnose(
+      tb(
+        [
+          [
+            '/x/vllm/v1/executor/multiproc_executor.py',
+            'get_response',
+            'status, result = mq.dequeue(timeout=dequeue_timeout)',
+          ],
+          ['/x/vllm/distributed/device_communicators/shm_broadcast.py', 'acquire_read', 'raise TimeoutError'],
+        ],
+        'TimeoutError',
+      ),
+    );
+    expect(d.category, d.reason).toBe('other');
+  });
+
+  it("a client's HTTP read of the server that timed out is the server not answering", () => {
+    const d = diagnose(
+      tb(
+        [['/x/requests/adapters.py', 'send', 'raise ReadTimeout(e, request=request)']],
+        "requests.exceptions.ReadTimeout: HTTPConnectionPool(host='localhost', port=30000): Read timed out. (read timeout=600)",
+      ),
+    );
+    expect(d.category, d.reason).toBe('watchdog_timeout');
+  });
+});
