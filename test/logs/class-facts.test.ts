@@ -194,6 +194,11 @@ describe("a server's minimum GPU generation", () => {
     expect(d.category, d.reason).toBe('unsupported_arch');
   });
 
+  it('a notice that a kernel needs a newer GPU and the server falls back is no crash', () => {
+    const d = diagnose(['[2026-01-05 10:00:00] FlashMLA only supports sm90 or newer, falling back to triton']);
+    expect(d.category, d.reason).toBe('none');
+  });
+
   it('and with it', () => {
     expect(diagnose(['RuntimeError: SGLang only supports sm 75 and above.']).category).toBe('unsupported_arch');
   });
