@@ -79,6 +79,15 @@ describe('built-in catalog', () => {
       }
     }
   });
+
+  it('pre-filters a root with literals no ordinary line carries (a bare word every log prints sends the whole log through)', () => {
+    const ordinary = ['error', 'error ', ' error', 'warning', 'info', 'failed', 'fail', 'exception', 'traceback'];
+    const roots = catalog.signatures.filter((s) => s.role === 'root');
+    const bare = roots.flatMap((s) =>
+      s.anchors.filter((a) => ordinary.includes(a.text.toLowerCase())).map((a) => `${s.id}: ${a.text}`),
+    );
+    expect(bare).toEqual([]);
+  });
 });
 
 describe('user signatures', () => {

@@ -659,7 +659,7 @@ export class ClassifierEngine {
     const confidence = this.death ? 0.8 : 0.7;
     const f = matchingFrame(rule, tb.frames);
     const where = f
-      ? ` ${rule.where === 'any' ? 'under' : 'raised in'} ${f.func} (${f.file.slice(f.file.lastIndexOf('/') + 1)})`
+      ? ` ${rule.where === 'any' ? 'under' : 'raised in'} ${f.func} (${f.file.slice(Math.max(f.file.lastIndexOf('/'), f.file.lastIndexOf('\\')) + 1)})`
       : '';
     return {
       classification: classification(

@@ -141,9 +141,18 @@ export function matchingFrame(rule: ExceptionRule, frames: readonly Frame[]): Fr
   const wanted = rule.frames;
   for (let i = pool.length - 1; i >= 0; i--) {
     const f = pool[i] as Frame;
-    if (wanted.some((w) => f.file.includes(w) || f.func === w)) return f;
+    const file = slashed(f.file);
+    if (wanted.some((w) => file.includes(w) || f.func === w)) return f;
   }
   return null;
+}
+
+/**
+ * A Windows traceback's path with `/` for `\` (`D:\envs\x\site-packages\vllm\model_executor\models\registry.py`):
+ * Python prints the path as the OS spells it, and the rules name modules by their `/` paths.
+ */
+function slashed(file: string): string {
+  return file.includes('\\') ? file.replaceAll('\\', '/') : file;
 }
 
 function framesOf(rule: ExceptionRule, frames: readonly Frame[]): readonly Frame[] {

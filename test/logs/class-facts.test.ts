@@ -1,0 +1,234 @@
+// Issue 11, the class from what generalises (the i- dev misses' kinds): what the CUDA compilers say when a GPU
+// generation lacks what a kernel needs, a TPU core's on-chip memory, vLLM's free-memory check, a setting refused by
+// the list of values it allows, MoE expert-parallel code, a multimodal processor's config, a hub download cut off at
+// start-up, a Windows traceback's paths. Each log is built from the documented messages and modules the rules name.
+import { describe, expect, it } from 'vitest';
+import { diagnoseText } from '../../src/logs/classify/index.ts';
+
+function diagnose(lines: string[]) {
+  const d = diagnoseText([...lines, ''].join('\n'));
+  return { category: d.classification.category, root: d.classification.evidence[0]?.text, reason: d.reason };
+}
+
+const tb = (frames: [string, string, string][], exc: string): string[] => [
+  'Traceback (most recent call last):',
+  ...frames.flatMap(([file, func, src]) => [`  File "${file}", line 10, in ${func}`, `    ${src}`]),
+  exc,
+];
+
+describe('the CUDA compilers refusing this GPU generation', () => {
+  it("ptxas: a kernel's instruction that this target does not have is no kernel for the GPU", () => {
+    const ptxas = "ptxas /tmp/k.ptx, line 12; error   : Feature '.bf16' requires .target sm_80 or higher";
+    const d = diagnose([
+      ...tb(
+        [['/x/triton/backends/nvidia/compiler.py', 'make_cubin', 'raise PTXASError(f"{error}")']],
+        'triton.runtime.errors.PTXASError: PTXAS error: Internal Triton PTX codegen error',
+      ),
+      '`ptxas` stderr:',
+      ptxas,
+    ]);
+    expect(d.category, d.reason).toBe('unsupported_arch');
+    expect(d.root).toBe(ptxas);
+  });
+
+  it("ptxas's 'not supported on .target', cut by the excerpt inside the target's name", () => {
+    const line = "ptxas /tmp/k.ptx, line 3; error   : Instruction 'cvt with .e4m3x2' not supported on .t";
+    expect(diagnose([line]).category).toBe('unsupported_arch');
+  });
+
+  it('nvcc: a toolkit that does not know the architecture', () => {
+    const d = diagnose([
+      "nvcc fatal   : Unsupported gpu architecture 'compute_120a'",
+      ...tb(
+        [['/x/deep_gemm/__init__.py', '_fn', 'return getattr(torch.ops.deep_gemm, name)(*args, **kwargs)']],
+        'RuntimeError: Assertion error (csrc/jit/compiler.hpp:150): exit_code == 0',
+      ),
+    ]);
+    expect(d.category, d.reason).toBe('unsupported_arch');
+  });
+});
+
+describe("a TPU core's on-chip memory is its scratchpad, not device memory", () => {
+  it('VMEM exhausted is a kernel too big for the on-chip memory', () => {
+    const d = diagnose(['jaxlib._jax.XlaRuntimeError: RESOURCE_EXHAUSTED: Ran out of memory in memory space vmem.']);
+    expect(d.category, d.reason).toBe('shared_memory_exceeded');
+  });
+
+  it('SMEM exhausted at compile time too', () => {
+    const line =
+      'RuntimeError: Bad StatusOr access: RESOURCE_EXHAUSTED: XLA:TPU compile permanent error. Ran out of memory in memory space smem. Used 1.02M of 1.00M smem.';
+    expect(diagnose([line]).category).toBe('shared_memory_exceeded');
+  });
+
+  it('HBM exhausted is device memory: an OOM', () => {
+    const line =
+      'jaxlib._jax.XlaRuntimeError: RESOURCE_EXHAUSTED: Ran out of memory in memory space hbm. Used 17.2G of 15.75G hbm.';
+    expect(diagnose([line]).category).toBe('cuda_oom');
+  });
+});
+
+describe('memory and settings refused at start-up', () => {
+  it("vLLM's check that the device has the free memory --gpu-memory-utilization asks for, wrapped by the paste", () => {
+    const d = diagnose([
+      'ValueError: Free memory on device npu:0 (8.0/64.0 GiB) on startup is less than desired',
+      'GPU memory utilization (0.9, 57.6 GiB). Decrease GPU memory utilization or',
+      'reduce GPU memory used by other processes.',
+    ]);
+    expect(d.category, d.reason).toBe('cuda_oom');
+  });
+
+  it('a value refused with the list of values allowed, whatever exception carries it (a KeyError here)', () => {
+    const d = diagnose(["KeyError: 'invalid tool call parser: qwen25 (chose from { hermes,mistral,pythonic })'"]);
+    expect(d.category, d.reason).toBe('backend_assertion');
+  });
+
+  it('a KeyError that is only a key is no setting refused', () => {
+    expect(diagnose(["KeyError: 'lm_head.weight'"]).category).not.toBe('backend_assertion');
+  });
+
+  it('MoE expert-parallel load balancing that has no implementation of the configured mode', () => {
+    const d = diagnose(
+      tb(
+        [
+          ['/x/sglang/srt/model_executor/model_runner.py', 'initialize', 'ExpertDistributionRecorder.init_new('],
+          ['/x/sglang/srt/eplb/expert_distribution.py', 'init_new', 'raise NotImplementedError'],
+        ],
+        'NotImplementedError',
+      ),
+    );
+    expect(d.category, d.reason).toBe('backend_assertion');
+  });
+});
+
+describe('a model that cannot be loaded', () => {
+  it("a multimodal model's processor config that transformers cannot resolve", () => {
+    const d = diagnose(
+      tb(
+        [
+          ['/x/app/serve.py', 'main', 'processor = load(args.model)'],
+          ['/x/transformers/image_processing_base.py', 'get_image_processor_dict', 'f = resolved_files[0]'],
+        ],
+        "TypeError: 'NoneType' object is not subscriptable",
+      ),
+    );
+    expect(d.category, d.reason).toBe('model_load_error');
+  });
+
+  it("the hub download's connection cut while the server starts", () => {
+    const d = diagnose(
+      tb(
+        [['/usr/lib/python3.11/ssl.py', 'do_handshake', 'self._sslobj.do_handshake()']],
+        "urllib3.exceptions.ProtocolError: ('Connection aborted.', ConnectionResetError(104, 'Connection reset by peer'))",
+      ),
+    );
+    expect(d.category, d.reason).toBe('model_load_error');
+  });
+
+  it('a client refused by a local server is no download', () => {
+    const d = diagnose(
+      tb(
+        [['/x/bench.py', 'main', 'requests.post(url, json=payload)']],
+        "requests.exceptions.ConnectionError: HTTPConnectionPool(host='localhost', port=30000): Max retries exceeded with url: /generate (Caused by NewConnectionError('Failed to establish a new connection: [Errno 111] Connection refused'))",
+      ),
+    );
+    expect(d.category).not.toBe('model_load_error');
+  });
+
+  it("a Windows traceback's backslash paths name the same modules (vLLM's model registry)", () => {
+    const d = diagnose(
+      tb(
+        [
+          [
+            'D:\\envs\\x\\lib\\site-packages\\vllm\\model_executor\\models\\registry.py',
+            '_run_in_subprocess',
+            'returned.check_returncode()',
+          ],
+          [
+            'D:\\envs\\x\\lib\\subprocess.py',
+            'check_returncode',
+            'raise CalledProcessError(self.returncode, self.args)',
+          ],
+        ],
+        "subprocess.CalledProcessError: Command '['python.exe', '-m', 'vllm.model_executor.models.registry']' returned non-zero exit status 1.",
+      ),
+    );
+    expect(d.category, d.reason).toBe('model_load_error');
+    expect(d.reason).toContain('(registry.py)');
+  });
+});
+
+describe("a kernel library's own invariant vs a setting it refuses", () => {
+  it("TensorRT-LLM's check of a member's own state (mCamelCase) is no configuration refused", () => {
+    const line =
+      '[TensorRT-LLM][ERROR] Assertion failed: mFreeBlocks.empty() (/src/tensorrt_llm/cpp/tensorrt_llm/batch_manager/kvCacheManager.cpp:412)';
+    const d = diagnose([line]);
+    expect(d.category, d.reason).toBe('other');
+    expect(d.reason).toContain('cpp-host-invariant');
+  });
+
+  it('a check that names a setting and the limit it allows still is', () => {
+    const line =
+      '[TensorRT-LLM][ERROR] Assertion failed: Invalid max_beam_width (8). max_beam_width must be smaller than mMaxBeamWidth (4) (/src/cpp/runtime/x.cpp:88)';
+    expect(diagnose([line]).category).toBe('backend_assertion');
+  });
+});
+
+describe("vLLM's worker refusing a parallel layout the node's devices cannot hold", () => {
+  it('the data-parallel rank offset past the visible devices', () => {
+    const d = diagnose([
+      '    assert self.local_rank < torch.accelerator.device_count(), (',
+      'AssertionError: DP adjusted local rank 2 is out of bounds for 2 devices.',
+    ]);
+    expect(d.category, d.reason).toBe('backend_assertion');
+  });
+
+  it('an index out of bounds in a tensor op is no layout refused', () => {
+    const d = diagnose(['IndexError: index 32000 is out of bounds for dimension 0 with size 32000']);
+    expect(d.category).not.toBe('backend_assertion');
+  });
+});
+
+describe("a server's minimum GPU generation", () => {
+  it("SGLang's refusal of a GPU below sm75, quoted without its exception type", () => {
+    const d = diagnose(['SGLang only supports sm 75 and above']);
+    expect(d.category, d.reason).toBe('unsupported_arch');
+  });
+
+  it('a notice that a kernel needs a newer GPU and the server falls back is no crash', () => {
+    const d = diagnose(['[2026-01-05 10:00:00] FlashMLA only supports sm90 or newer, falling back to triton']);
+    expect(d.category, d.reason).toBe('none');
+  });
+
+  it('and with it', () => {
+    expect(diagnose(['RuntimeError: SGLang only supports sm 75 and above.']).category).toBe('unsupported_arch');
+  });
+});
+
+describe('a wait that timed out is no watchdog by itself', () => {
+  it("Python's TimeoutError from a process's read of its own IPC queue names no watchdog or health check", () => {
+    const d = diagnose(
+      tb(
+        [
+          [
+            '/x/vllm/v1/executor/multiproc_executor.py',
+            'get_response',
+            'status, result = mq.dequeue(timeout=dequeue_timeout)',
+          ],
+          ['/x/vllm/distributed/device_communicators/shm_broadcast.py', 'acquire_read', 'raise TimeoutError'],
+        ],
+        'TimeoutError',
+      ),
+    );
+    expect(d.category, d.reason).toBe('other');
+  });
+
+  it("a client's HTTP read of the server that timed out is the server not answering", () => {
+    const d = diagnose(
+      tb(
+        [['/x/requests/adapters.py', 'send', 'raise ReadTimeout(e, request=request)']],
+        "requests.exceptions.ReadTimeout: HTTPConnectionPool(host='localhost', port=30000): Read timed out. (read timeout=600)",
+      ),
+    );
+    expect(d.category, d.reason).toBe('watchdog_timeout');
+  });
+});
