@@ -2,7 +2,7 @@
 // 3 a class that happens at one point only, 4 unknown; each step's data on its own, then the steps' order.
 import { describe, expect, it } from 'vitest';
 import { diagnoseText } from '../../src/logs/classify/index.ts';
-import { type Frame, phaseByRule, phaseFromFrames } from '../../src/logs/classify/phase.ts';
+import { type Frame, phaseByRule, phaseFromFrames, reportedCall } from '../../src/logs/classify/phase.ts';
 import { parseMilestone } from '../../src/logs/milestones.ts';
 
 const frame = (file: string, func: string, source?: string): Frame => ({
@@ -154,6 +154,38 @@ describe('phase rule 2: the frames', () => {
       ]),
     ).toBe('decode');
     expect(phaseFromFrames([frame('/x/sglang/srt/managers/scheduler.py', 'event_loop_overlap')])).toBe('runtime');
+  });
+});
+
+describe("phase rule 2: the call a vLLM worker's record says it ran", () => {
+  const wrap = (line: string) =>
+    `(VllmWorkerProcess pid=41) ERROR 02-03 10:00:00 multiproc_worker_utils.py:226] ${line}`;
+  const report = (method: string) => wrap(`Exception in worker VllmWorkerProcess while processing method ${method}.`);
+  // the traceback logged after the report, cut after the worker loop's own frame
+  const cut = [
+    wrap('Traceback (most recent call last):'),
+    wrap('  File "/x/vllm/executor/multiproc_worker_utils.py", line 223, in _run_worker_process'),
+    wrap('    output = executor(*args, **kwargs)'),
+    wrap('RuntimeError: boom'),
+  ];
+
+  it('reads `while processing method <m>` as the frame the worker ran', () => {
+    expect(reportedCall(report('init_device'))).toMatchObject([{ func: 'init_device' }]);
+    expect(reportedCall('Exception in worker VllmWorkerProcess.')).toEqual([]);
+    expect(phaseOf(report('init_device'), ...cut)).toBe('startup');
+    expect(phaseOf(report('load_model'), ...cut)).toBe('weight_load');
+    expect(phaseOf(report('start_worker_execution_loop'), ...cut)).toBe('runtime');
+    // without the report the frames name no step
+    expect(phaseOf(...cut)).toBe('unknown');
+  });
+
+  it('the frames shown inside the method still win (the innermost init step)', () => {
+    const inside = [...cut.slice(0, 3), wrap('  File "/x/vllm/worker/worker.py", line 9, in load_model'), cut[3] ?? ''];
+    expect(phaseOf(report('start_worker_execution_loop'), ...inside)).toBe('weight_load');
+  });
+
+  it('reads the report alone, its traceback cut off, the same way', () => {
+    expect(phaseOf(report('init_device'))).toBe('startup');
   });
 });
 

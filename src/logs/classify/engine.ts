@@ -29,6 +29,7 @@ import {
   lastFrequent,
   type PhaseState,
   phaseByRule,
+  reportedCall,
 } from './phase.ts';
 import {
   clientError,
@@ -628,10 +629,13 @@ export class ClassifierEngine {
    * only (the signature's or rule's `phase`, else the catalog's `default_phases`).
    */
   private phaseOf(tb: Traceback | null, at: Phase, category: Category, named?: Phase): Phase {
-    const others = this.tracebacks.unsurvived.filter((o) => o !== tb).map((o) => o.frames);
+    // the call a worker's record says it was running goes outside its traceback's frames (phase.ts reportedCall)
+    const stack = (t: Traceback) => [...reportedCall(t.logged?.ev.text), ...t.frames];
+    const others = this.tracebacks.unsurvived.filter((o) => o !== tb).map(stack);
+    const records = this.tracebacks.records.map((r) => reportedCall(r.ev.text));
     return phaseByRule({
       milestones: at,
-      stacks: [tb?.frames ?? [], ...others, ...this.tracebacks.dumps],
+      stacks: [tb ? stack(tb) : [], ...others, ...records, ...this.tracebacks.dumps],
       onePoint: named ?? this.catalog.defaultPhases[category],
     });
   }

@@ -446,6 +446,20 @@ function constructing(f: Frame | undefined): boolean {
 }
 
 /**
+ * vLLM's multiprocessing workers run each call of their executor as `run_method(worker, method, args, kwargs)` and
+ * report its failure as `Exception in worker <name> while processing method <method>.`, the traceback after it
+ * (vllm/executor/multiproc_worker_utils.py `_run_worker_process`, `logger.exception`). So `<method>` is the worker
+ * method the traceback's next frame runs (`init_device`, `load_model`, `start_worker_execution_loop`), often the
+ * frame an excerpt cut; in the record it stands for that frame. An empty list when the record names none.
+ */
+const WORKER_METHOD = /while processing method (\w+)/;
+
+export function reportedCall(record: string | undefined): Frame[] {
+  const func = record === undefined ? undefined : WORKER_METHOD.exec(record)?.[1];
+  return func ? [{ line: 0, text: '', file: '', func }] : [];
+}
+
+/**
  * Rule 2 of the phase rule (corpus/README.md): the phase one stack's frames name. The innermost init step wins (an
  * engine part being constructed, when nothing inside it is shown); else the pass that failed while serving. Null when
  * the frames say nothing.
