@@ -144,6 +144,12 @@ describe('phase rule 2: the frames', () => {
     expect(phaseFromFrames([frame('/x/vllm/v1/engine/core.py', 'step')])).toBe('runtime');
   });
 
+  it("reads vLLM's dump_input_when_exception wrapper as the execute_model it decorates", () => {
+    expect(phaseFromFrames([frame('/x/vllm/worker/model_runner_base.py', '_wrapper')])).toBe('runtime');
+    // the file's other functions are no such call
+    expect(phaseFromFrames([frame('/x/vllm/worker/model_runner_base.py', 'from_broadcasted_tensor_dict')])).toBeNull();
+  });
+
   it("names the pass by its forward, or by the scheduler's processing of that pass's output", () => {
     expect(phaseFromFrames([frame('/x/m.py', 'forward_decode')])).toBe('decode');
     expect(phaseFromFrames([frame('/x/m.py', 'forward_extend')])).toBe('prefill');

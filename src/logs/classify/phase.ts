@@ -331,6 +331,14 @@ const RUNTIME_HINTS: Hint[] = [
       '_sample',
     ],
   },
+  {
+    // vLLM's `dump_input_when_exception` (worker/model_runner_base.py) decorates the model runners' `execute_model`
+    // and nothing else: its `_wrapper` frame is that call, the rule's `execute_model`.
+    phase: 'runtime',
+    funcs: [],
+    file: /(^|[/\\])model_runner_base\.py$/,
+    not: (w) => w.length !== 1 || w[0] !== 'wrapper',
+  },
 ];
 
 // Words that name a serving step in any engine's function names (SGLang, vLLM, TensorRT-LLM, transformers'
