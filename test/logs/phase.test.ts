@@ -68,6 +68,46 @@ describe('phase rule 1: the milestones before the failure', () => {
     });
   });
 
+  it("reads TGI's, vLLM's and SGLang's diffusion words for the steps", () => {
+    // TGI's launcher starting the model server, its router warming up
+    expect(
+      phaseOf('2024-01-01T00:00:00Z  INFO shard-manager: text_generation_launcher: Starting shard rank=0', ...boom),
+    ).toBe('startup');
+    expect(
+      phaseOf('2024-01-01T00:00:00Z  INFO text_generation_router: router/src/main.rs:1: Warming up model', ...boom),
+    ).toBe('warmup');
+    // SGLang's diffusion loader before the transformer's weight files
+    expect(phaseOf("[01-01 00:00:00] Loading model from 2 safetensors files: ['/m/a.safetensors']", ...boom)).toBe(
+      'weight_load',
+    );
+    // vLLM's memory profile done (V1, V0), its engine initialised before the API server starts
+    expect(phaseOf('INFO [gpu_worker.py:1] Available KV cache memory: 12.30 GiB', ...boom)).toBe('kv_alloc');
+    expect(phaseOf('INFO [worker.py:1] Memory profiling takes 4.12 seconds', ...boom)).toBe('kv_alloc');
+    expect(
+      phaseOf('INFO [core.py:1] init engine (profile, create kv cache, warmup model) took 42.00 seconds', ...boom),
+    ).toBe('warmup');
+  });
+
+  it("reads uvicorn's and TGI's shutdown lines as the shutdown, which does not excuse a failure before it", () => {
+    for (const line of [
+      'INFO:     Shutting down',
+      'INFO:     Waiting for application shutdown.',
+      'INFO:     Application shutdown complete.',
+      'INFO:     Finished server process [4242]',
+      '2024-01-01T00:00:00Z  INFO text_generation_launcher: Shutting down shards',
+    ]) {
+      expect(parseMilestone(line)).toEqual({ kind: 'shutdown' });
+      expect(phaseOf('INFO:     Application startup complete.', line, ...boom)).toBe('shutdown');
+    }
+    // words that only mention it
+    expect(parseMilestone('WARNING Shutting down the engine because the scheduler died: x')).toBeNull();
+    // a failure record, then the process shuts down: still the crash
+    const record = '2025-01-01 12:00:00 ERROR Failed to initialize the engine: TypeError: bad operand';
+    for (const stop of ['INFO:     Shutting down', '[2025-01-01] SIGTERM received. signum=15']) {
+      expect(diagnoseText([record, stop].join('\n')).classification.category).toBe('other');
+    }
+  });
+
   it('decides before the frames: a server-args line alone is start-up, whatever step the traceback shows', () => {
     const load = traceback(['/x/sglang/srt/model_executor/model_runner.py', 'load_model']);
     expect(phaseOf(...load)).toBe('weight_load');

@@ -409,7 +409,8 @@ export class ClassifierEngine {
 
   private milestone(m: Milestone): void {
     applyMilestone(this.phase, m);
-    this.tracebacks.carriedOn();
+    // a failing process goes on to shut down: its shutdown lines are no sign that it carried on past a failure
+    if (m.kind !== 'shutdown') this.tracebacks.carriedOn();
     if (m.kind === 'ready') this.tracebacks.survived();
   }
 

@@ -38,6 +38,16 @@ export const STRUCTURE_ANCHORS: Anchor[] = [
   { text: 'Uvicorn running on', ci: false },
   { text: 'Application startup complete', ci: false },
   { text: 'fired up and ready to roll', ci: false },
+  { text: 'Starting shard', ci: false },
+  { text: 'safetensors files', ci: false },
+  { text: 'Available KV cache memory', ci: false },
+  { text: 'Memory profiling takes', ci: false },
+  { text: 'Warming up model', ci: false },
+  { text: 'init engine (profile', ci: false },
+  { text: 'Shutting down', ci: false },
+  // `Waiting for application shutdown.`, `Application shutdown complete.`
+  { text: 'application shutdown', ci: true },
+  { text: 'Finished server process', ci: false },
   { text: 'SIGTERM received', ci: false },
   { text: 'Gracefully exiting', ci: false },
   { text: 'Traceback (most recent call last)', ci: false },
@@ -123,6 +133,7 @@ function advance(s: PhaseState, target: Phase): void {
  */
 const ADVANCE: Partial<Record<Milestone['kind'], Phase>> = {
   server_args: 'startup',
+  server_start: 'startup',
   dist_init_begin: 'startup',
   weights_begin: 'weight_load',
   shards: 'weight_load',
@@ -136,6 +147,7 @@ const ADVANCE: Partial<Record<Milestone['kind'], Phase>> = {
   graph_end: 'warmup',
   scheduler_ready: 'warmup',
   uvicorn_running: 'warmup',
+  warmup_begin: 'warmup',
 };
 
 /**
