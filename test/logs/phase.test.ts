@@ -190,6 +190,12 @@ describe('phase rule 2: the frames', () => {
     expect(phaseFromFrames([frame('/x/vllm/worker/model_runner_base.py', 'from_broadcasted_tensor_dict')])).toBeNull();
   });
 
+  it("reads vLLM's input processor as a request handled, not its construction", () => {
+    expect(phaseFromFrames([frame('/x/vllm/v1/engine/processor.py', '_validate_model_input')])).toBe('runtime');
+    expect(phaseFromFrames([frame('/x/vllm/v1/engine/input_processor.py', 'process_inputs')])).toBe('runtime');
+    expect(phaseFromFrames([frame('/x/vllm/v1/engine/processor.py', '__init__')])).toBeNull();
+  });
+
   it("names the pass by its forward, or by the scheduler's processing of that pass's output", () => {
     expect(phaseFromFrames([frame('/x/m.py', 'forward_decode')])).toBe('decode');
     expect(phaseFromFrames([frame('/x/m.py', 'forward_extend')])).toBe('prefill');

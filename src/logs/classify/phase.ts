@@ -351,6 +351,15 @@ const RUNTIME_HINTS: Hint[] = [
     file: /(^|[/\\])model_runner_base\.py$/,
     not: (w) => w.length !== 1 || w[0] !== 'wrapper',
   },
+  {
+    // vLLM V1's input processor turns one request's prompt and parameters into the engine's request (engine/
+    // processor.py, later input_processor.py: `process_inputs`, called by LLMEngine's and AsyncLLM's `add_request`),
+    // validating it (`_validate_model_inputs`): request handling. Not its construction, at the engine's start.
+    phase: 'runtime',
+    funcs: [],
+    file: /v1[/\\]engine[/\\](?:input_)?processor\.py$/,
+    not: (w) => w.includes('init'),
+  },
 ];
 
 // Words that name a serving step in any engine's function names (SGLang, vLLM, TensorRT-LLM, transformers'
