@@ -122,6 +122,13 @@ const RULES: Array<[Rule, (m: RegExpMatchArray) => Milestone]> = [
     () => ({ kind: 'warmup_begin' }),
   ],
   [/The server is fired up and ready to roll!/, () => ({ kind: 'ready' })],
+  // Other servers' ready lines: TGI's router once its warm-up is done and its shards answer (router/src/server.rs:
+  // `Connected`, under its `text_generation_router` target), Triton's once its endpoints listen (`Started
+  // HTTPService at 0.0.0.0:8000`, `Started GRPCInferenceService at ...`).
+  [
+    /text_generation_router[\w:]*: \S+: Connected\s*$|Started (?:HTTPService|GRPCInferenceService) at /,
+    () => ({ kind: 'ready' }),
+  ],
   [/Application startup complete\./, () => ({ kind: 'app_started' })],
   [/Prefill batch[,.]/, () => ({ kind: 'prefill' })],
   [/Decode batch[,.]/, () => ({ kind: 'decode' })],
@@ -138,7 +145,7 @@ const RULES: Array<[Rule, (m: RegExpMatchArray) => Milestone]> = [
 export function parseMilestone(line: string): Milestone | null {
   // Cheap pre-filter: every rule's line contains one of these words, and most log lines contain none.
   if (
-    !/ServerArgs|non-default args|torch distributed|weight|load model|drafter model|loading took|shard|safetensors files|Fastsafetensor|KV Cache|GPU blocks|Memory pool|Memory profiling|graph|max_total_num_tokens|Uvicorn|startup complete|fired up|batch|warming up|init engine|SIGTERM|Gracefully|shutting down|shutdown|server process/i.test(
+    !/ServerArgs|non-default args|torch distributed|weight|load model|drafter model|loading took|shard|safetensors files|Fastsafetensor|KV Cache|GPU blocks|Memory pool|Memory profiling|graph|max_total_num_tokens|Uvicorn|startup complete|fired up|Connected|Service at|batch|warming up|init engine|SIGTERM|Gracefully|shutting down|shutdown|server process/i.test(
       line,
     )
   ) {

@@ -88,6 +88,19 @@ describe('phase rule 1: the milestones before the failure', () => {
     ).toBe('warmup');
   });
 
+  it("reads TGI's and Triton's ready lines as the ready line", () => {
+    for (const ready of [
+      '2024-01-01T00:00:00.000000Z  INFO text_generation_router::server: router/src/server.rs:1898: Connected',
+      'I0101 00:00:00.000000 1 http_server.cc:4637] Started HTTPService at 0.0.0.0:8000',
+      'I0101 00:00:00.000000 1 grpc_server.cc:2451] Started GRPCInferenceService at 0.0.0.0:8001',
+    ]) {
+      expect(parseMilestone(ready)).toEqual({ kind: 'ready' });
+      expect(phaseOf(ready, ...boom)).toBe('runtime');
+    }
+    // another program's `Connected`
+    expect(parseMilestone('2024-01-01 INFO redis: Connected')).toBeNull();
+  });
+
   it("reads uvicorn's and TGI's shutdown lines as the shutdown, which does not excuse a failure before it", () => {
     for (const line of [
       'INFO:     Shutting down',

@@ -38,6 +38,8 @@ export const STRUCTURE_ANCHORS: Anchor[] = [
   { text: 'Uvicorn running on', ci: false },
   { text: 'Application startup complete', ci: false },
   { text: 'fired up and ready to roll', ci: false },
+  { text: ': Connected', ci: false },
+  { text: 'Service at ', ci: false },
   { text: 'Starting shard', ci: false },
   { text: 'safetensors files', ci: false },
   { text: 'Available KV cache memory', ci: false },
