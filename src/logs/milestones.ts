@@ -4,6 +4,8 @@
 
 export type Milestone =
   | { kind: 'server_args' }
+  /** A launcher started the model server's process (TGI's `Starting shard`). */
+  | { kind: 'server_start' }
   | { kind: 'dist_init_begin' }
   | { kind: 'weights_begin' }
   | { kind: 'shards'; done: number; total: number; percent: number }
@@ -16,6 +18,8 @@ export type Milestone =
   | { kind: 'graph_end'; seconds?: number }
   | { kind: 'scheduler_ready'; maxTotalTokens: number }
   | { kind: 'uvicorn_running'; port: number }
+  /** The server's own warm-up started (TGI's router `Warming up model`; vLLM's engine init done, its API server next). */
+  | { kind: 'warmup_begin' }
   /** uvicorn's `Application startup complete.`: vLLM's ready line; SGLang warms up after it. */
   | { kind: 'app_started' }
   | { kind: 'ready' }
@@ -63,11 +67,17 @@ const RULES: Array<[Rule, (m: RegExpMatchArray) => Milestone]> = [
   [/server_args=ServerArgs\(/, () => ({ kind: 'server_args' })],
   // vLLM's CLI prints the arguments it was given (vllm/entrypoints/utils.py log_non_default_args).
   [/non-default args: \{/, () => ({ kind: 'server_args' })],
+  // TGI's launcher, right before it spawns the model server (`text-generation-server`) that loads the model
+  // (launcher/src/main.rs shard_manager: `Starting shard`; older versions add the rank after it).
+  [/\bStarting shard(?: rank=\d+| \d+)?\s*$/, () => ({ kind: 'server_start' })],
   [/Init torch distributed begin\./, () => ({ kind: 'dist_init_begin' })],
   [/Load weight begin\./, () => ({ kind: 'weights_begin' })],
   // vLLM: `Starting to load model <name>...` and, for a speculative decoding drafter, `Loading drafter model...`
   // (gpu_model_runner.py load_model).
   [/Starting to load model |Loading drafter model\.\.\./, () => ({ kind: 'weights_begin' })],
+  // SGLang's diffusion (multimodal_gen) loader, before it reads the transformer's weight files: `Loading model from 3
+  // safetensors files: [...]`.
+  [/Loading model from \d+ safetensors files/, () => ({ kind: 'weights_begin' })],
   // Progress bars of a weight load: SGLang's and vLLM's `Loading safetensors checkpoint shards:  50% Completed | 1/2`,
   // transformers' tqdm `Loading checkpoint shards:  75%|███▌ | 3/4`, TensorRT-LLM's `Loading weights concurrently:`.
   [
@@ -85,6 +95,9 @@ const RULES: Array<[Rule, (m: RegExpMatchArray) => Milestone]> = [
   [/Memory pool end\./, () => ({ kind: 'mem_pool_end' })],
   // vLLM V0 (executor: `# GPU blocks: 1478, # CPU blocks: 2048`) and V1 (kv_cache_utils.py: `GPU KV cache size: N tokens`).
   [/# GPU blocks: \d+|GPU KV cache size: [\d,]+ tokens/, () => ({ kind: 'kv_sized' })],
+  // vLLM V1's worker after its memory profile (gpu_worker.py determine_available_memory: `Available KV cache memory:
+  // 12.3 GiB`), and V0's (worker.py determine_num_available_blocks: `Memory profiling takes 5.1 seconds`).
+  [/Available KV cache memory: -?[\d.]+ GiB|Memory profiling takes [\d.]+ seconds/, () => ({ kind: 'kv_sized' })],
   // `Capture .*graph begin`, case-insensitive (`Capture piecewise CUDA graph begin`).
   [capture(/graph begin/gi), () => ({ kind: 'graph_begin' })],
   [capture(/graph end\.(?: Time elapsed: ([\d.]+) s)?/gi), (m) => ({ kind: 'graph_end', seconds: num(m[1]) })],
@@ -101,17 +114,38 @@ const RULES: Array<[Rule, (m: RegExpMatchArray) => Milestone]> = [
     (m) => ({ kind: 'scheduler_ready', maxTotalTokens: num(m[1]) }),
   ],
   [/Uvicorn running on https?:\/\/[^\s:]+:(\d+)/, (m) => ({ kind: 'uvicorn_running', port: num(m[1]) })],
+  // TGI's router before its warm-up batch (`Warming up model`); vLLM V1's engine core once it has profiled, sized the
+  // KV cache and compiled or captured (core.py _initialize_kv_caches: `init engine (profile, create kv cache, warmup
+  // model) took N seconds`), its API server's start-up next.
+  [
+    /\bWarming up model\b|init engine \(profile, create kv cache, warmup model\) took/,
+    () => ({ kind: 'warmup_begin' }),
+  ],
   [/The server is fired up and ready to roll!/, () => ({ kind: 'ready' })],
+  // Other servers' ready lines: TGI's router once its warm-up is done and its shards answer (router/src/server.rs:
+  // `Connected`, under its `text_generation_router` target), Triton's once its endpoints listen (`Started
+  // HTTPService at 0.0.0.0:8000`, `Started GRPCInferenceService at ...`).
+  [
+    /text_generation_router[\w:]*: \S+: Connected\s*$|Started (?:HTTPService|GRPCInferenceService) at /,
+    () => ({ kind: 'ready' }),
+  ],
   [/Application startup complete\./, () => ({ kind: 'app_started' })],
   [/Prefill batch[,.]/, () => ({ kind: 'prefill' })],
   [/Decode batch[,.]/, () => ({ kind: 'decode' })],
   [/SIGTERM received\. signum=|Gracefully exiting\.\.\./, () => ({ kind: 'shutdown' })],
+  // uvicorn stopping (server.py shutdown: `Shutting down`, then its lifespan's `Waiting for application shutdown.`,
+  // `Application shutdown complete.`; `Finished server process [N]`), the HTTP server of SGLang, vLLM and lmdeploy;
+  // TGI's launcher stopping its shards (`Shutting down shards`).
+  [
+    /(?:^|\s)Shutting down(?: shards)?\s*$|Waiting for application shutdown\.|Application shutdown complete\.|Finished server process \[\d+\]/,
+    () => ({ kind: 'shutdown' }),
+  ],
 ];
 
 export function parseMilestone(line: string): Milestone | null {
   // Cheap pre-filter: every rule's line contains one of these words, and most log lines contain none.
   if (
-    !/ServerArgs|non-default args|torch distributed|weight|load model|drafter model|loading took|shards|Fastsafetensor|KV Cache|GPU blocks|Memory pool|graph|max_total_num_tokens|Uvicorn|startup complete|fired up|batch|SIGTERM|Gracefully/i.test(
+    !/ServerArgs|non-default args|torch distributed|weight|load model|drafter model|loading took|shard|safetensors files|Fastsafetensor|KV Cache|GPU blocks|Memory pool|Memory profiling|graph|max_total_num_tokens|Uvicorn|startup complete|fired up|Connected|Service at|batch|warming up|init engine|SIGTERM|Gracefully|shutting down|shutdown|server process/i.test(
       line,
     )
   ) {

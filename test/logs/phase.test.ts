@@ -2,7 +2,7 @@
 // 3 a class that happens at one point only, 4 unknown; each step's data on its own, then the steps' order.
 import { describe, expect, it } from 'vitest';
 import { diagnoseText } from '../../src/logs/classify/index.ts';
-import { type Frame, phaseByRule, phaseFromFrames } from '../../src/logs/classify/phase.ts';
+import { type Frame, phaseByRule, phaseFromFrames, reportedCall } from '../../src/logs/classify/phase.ts';
 import { parseMilestone } from '../../src/logs/milestones.ts';
 
 const frame = (file: string, func: string, source?: string): Frame => ({
@@ -66,6 +66,59 @@ describe('phase rule 1: the milestones before the failure', () => {
       done: 4,
       total: 7,
     });
+  });
+
+  it("reads TGI's, vLLM's and SGLang's diffusion words for the steps", () => {
+    // TGI's launcher starting the model server, its router warming up
+    expect(
+      phaseOf('2024-01-01T00:00:00Z  INFO shard-manager: text_generation_launcher: Starting shard rank=0', ...boom),
+    ).toBe('startup');
+    expect(
+      phaseOf('2024-01-01T00:00:00Z  INFO text_generation_router: router/src/main.rs:1: Warming up model', ...boom),
+    ).toBe('warmup');
+    // SGLang's diffusion loader before the transformer's weight files
+    expect(phaseOf("[01-01 00:00:00] Loading model from 2 safetensors files: ['/m/a.safetensors']", ...boom)).toBe(
+      'weight_load',
+    );
+    // vLLM's memory profile done (V1, V0), its engine initialised before the API server starts
+    expect(phaseOf('INFO [gpu_worker.py:1] Available KV cache memory: 12.30 GiB', ...boom)).toBe('kv_alloc');
+    expect(phaseOf('INFO [worker.py:1] Memory profiling takes 4.12 seconds', ...boom)).toBe('kv_alloc');
+    expect(
+      phaseOf('INFO [core.py:1] init engine (profile, create kv cache, warmup model) took 42.00 seconds', ...boom),
+    ).toBe('warmup');
+  });
+
+  it("reads TGI's and Triton's ready lines as the ready line", () => {
+    for (const ready of [
+      '2024-01-01T00:00:00.000000Z  INFO text_generation_router::server: router/src/server.rs:1898: Connected',
+      'I0101 00:00:00.000000 1 http_server.cc:4637] Started HTTPService at 0.0.0.0:8000',
+      'I0101 00:00:00.000000 1 grpc_server.cc:2451] Started GRPCInferenceService at 0.0.0.0:8001',
+    ]) {
+      expect(parseMilestone(ready)).toEqual({ kind: 'ready' });
+      expect(phaseOf(ready, ...boom)).toBe('runtime');
+    }
+    // another program's `Connected`
+    expect(parseMilestone('2024-01-01 INFO redis: Connected')).toBeNull();
+  });
+
+  it("reads uvicorn's and TGI's shutdown lines as the shutdown, which does not excuse a failure before it", () => {
+    for (const line of [
+      'INFO:     Shutting down',
+      'INFO:     Waiting for application shutdown.',
+      'INFO:     Application shutdown complete.',
+      'INFO:     Finished server process [4242]',
+      '2024-01-01T00:00:00Z  INFO text_generation_launcher: Shutting down shards',
+    ]) {
+      expect(parseMilestone(line)).toEqual({ kind: 'shutdown' });
+      expect(phaseOf('INFO:     Application startup complete.', line, ...boom)).toBe('shutdown');
+    }
+    // words that only mention it
+    expect(parseMilestone('WARNING Shutting down the engine because the scheduler died: x')).toBeNull();
+    // a failure record, then the process shuts down: still the crash
+    const record = '2025-01-01 12:00:00 ERROR Failed to initialize the engine: TypeError: bad operand';
+    for (const stop of ['INFO:     Shutting down', '[2025-01-01] SIGTERM received. signum=15']) {
+      expect(diagnoseText([record, stop].join('\n')).classification.category).toBe('other');
+    }
   });
 
   it('decides before the frames: a server-args line alone is start-up, whatever step the traceback shows', () => {
@@ -144,6 +197,18 @@ describe('phase rule 2: the frames', () => {
     expect(phaseFromFrames([frame('/x/vllm/v1/engine/core.py', 'step')])).toBe('runtime');
   });
 
+  it("reads vLLM's dump_input_when_exception wrapper as the execute_model it decorates", () => {
+    expect(phaseFromFrames([frame('/x/vllm/worker/model_runner_base.py', '_wrapper')])).toBe('runtime');
+    // the file's other functions are no such call
+    expect(phaseFromFrames([frame('/x/vllm/worker/model_runner_base.py', 'from_broadcasted_tensor_dict')])).toBeNull();
+  });
+
+  it("reads vLLM's input processor as a request handled, not its construction", () => {
+    expect(phaseFromFrames([frame('/x/vllm/v1/engine/processor.py', '_validate_model_input')])).toBe('runtime');
+    expect(phaseFromFrames([frame('/x/vllm/v1/engine/input_processor.py', 'process_inputs')])).toBe('runtime');
+    expect(phaseFromFrames([frame('/x/vllm/v1/engine/processor.py', '__init__')])).toBeNull();
+  });
+
   it("names the pass by its forward, or by the scheduler's processing of that pass's output", () => {
     expect(phaseFromFrames([frame('/x/m.py', 'forward_decode')])).toBe('decode');
     expect(phaseFromFrames([frame('/x/m.py', 'forward_extend')])).toBe('prefill');
@@ -154,6 +219,38 @@ describe('phase rule 2: the frames', () => {
       ]),
     ).toBe('decode');
     expect(phaseFromFrames([frame('/x/sglang/srt/managers/scheduler.py', 'event_loop_overlap')])).toBe('runtime');
+  });
+});
+
+describe("phase rule 2: the call a vLLM worker's record says it ran", () => {
+  const wrap = (line: string) =>
+    `(VllmWorkerProcess pid=41) ERROR 02-03 10:00:00 multiproc_worker_utils.py:226] ${line}`;
+  const report = (method: string) => wrap(`Exception in worker VllmWorkerProcess while processing method ${method}.`);
+  // the traceback logged after the report, cut after the worker loop's own frame
+  const cut = [
+    wrap('Traceback (most recent call last):'),
+    wrap('  File "/x/vllm/executor/multiproc_worker_utils.py", line 223, in _run_worker_process'),
+    wrap('    output = executor(*args, **kwargs)'),
+    wrap('RuntimeError: boom'),
+  ];
+
+  it('reads `while processing method <m>` as the frame the worker ran', () => {
+    expect(reportedCall(report('init_device'))).toMatchObject([{ func: 'init_device' }]);
+    expect(reportedCall('Exception in worker VllmWorkerProcess.')).toEqual([]);
+    expect(phaseOf(report('init_device'), ...cut)).toBe('startup');
+    expect(phaseOf(report('load_model'), ...cut)).toBe('weight_load');
+    expect(phaseOf(report('start_worker_execution_loop'), ...cut)).toBe('runtime');
+    // without the report the frames name no step
+    expect(phaseOf(...cut)).toBe('unknown');
+  });
+
+  it('the frames shown inside the method still win (the innermost init step)', () => {
+    const inside = [...cut.slice(0, 3), wrap('  File "/x/vllm/worker/worker.py", line 9, in load_model'), cut[3] ?? ''];
+    expect(phaseOf(report('start_worker_execution_loop'), ...inside)).toBe('weight_load');
+  });
+
+  it('reads the report alone, its traceback cut off, the same way', () => {
+    expect(phaseOf(report('init_device'))).toBe('startup');
   });
 });
 

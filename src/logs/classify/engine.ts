@@ -29,6 +29,7 @@ import {
   lastFrequent,
   type PhaseState,
   phaseByRule,
+  reportedCall,
 } from './phase.ts';
 import {
   clientError,
@@ -412,7 +413,8 @@ export class ClassifierEngine {
 
   private milestone(m: Milestone): void {
     applyMilestone(this.phase, m);
-    this.tracebacks.carriedOn();
+    // a failing process goes on to shut down: its shutdown lines are no sign that it carried on past a failure
+    if (m.kind !== 'shutdown') this.tracebacks.carriedOn();
     // ready again: a server that died of a traceback (diesWithServer) was started again
     if (m.kind === 'ready') this.tracebacks.survived(true);
   }
@@ -633,10 +635,13 @@ export class ClassifierEngine {
    * only (the signature's or rule's `phase`, else the catalog's `default_phases`).
    */
   private phaseOf(tb: Traceback | null, at: Phase, category: Category, named?: Phase): Phase {
-    const others = this.tracebacks.unsurvived.filter((o) => o !== tb).map((o) => o.frames);
+    // the call a worker's record says it was running goes outside its traceback's frames (phase.ts reportedCall)
+    const stack = (t: Traceback) => [...reportedCall(t.logged?.ev.text), ...t.frames];
+    const others = this.tracebacks.unsurvived.filter((o) => o !== tb).map(stack);
+    const records = this.tracebacks.records.map((r) => reportedCall(r.ev.text));
     return phaseByRule({
       milestones: at,
-      stacks: [tb?.frames ?? [], ...others, ...this.tracebacks.dumps],
+      stacks: [tb ? stack(tb) : [], ...others, ...records, ...this.tracebacks.dumps],
       onePoint: named ?? this.catalog.defaultPhases[category],
     });
   }

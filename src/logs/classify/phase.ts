@@ -38,6 +38,18 @@ export const STRUCTURE_ANCHORS: Anchor[] = [
   { text: 'Uvicorn running on', ci: false },
   { text: 'Application startup complete', ci: false },
   { text: 'fired up and ready to roll', ci: false },
+  { text: ': Connected', ci: false },
+  { text: 'Service at ', ci: false },
+  { text: 'Starting shard', ci: false },
+  { text: 'safetensors files', ci: false },
+  { text: 'Available KV cache memory', ci: false },
+  { text: 'Memory profiling takes', ci: false },
+  { text: 'Warming up model', ci: false },
+  { text: 'init engine (profile', ci: false },
+  { text: 'Shutting down', ci: false },
+  // `Waiting for application shutdown.`, `Application shutdown complete.`
+  { text: 'application shutdown', ci: true },
+  { text: 'Finished server process', ci: false },
   { text: 'SIGTERM received', ci: false },
   { text: 'Gracefully exiting', ci: false },
   { text: 'Traceback (most recent call last)', ci: false },
@@ -123,6 +135,7 @@ function advance(s: PhaseState, target: Phase): void {
  */
 const ADVANCE: Partial<Record<Milestone['kind'], Phase>> = {
   server_args: 'startup',
+  server_start: 'startup',
   dist_init_begin: 'startup',
   weights_begin: 'weight_load',
   shards: 'weight_load',
@@ -136,6 +149,7 @@ const ADVANCE: Partial<Record<Milestone['kind'], Phase>> = {
   graph_end: 'warmup',
   scheduler_ready: 'warmup',
   uvicorn_running: 'warmup',
+  warmup_begin: 'warmup',
 };
 
 /**
@@ -331,6 +345,23 @@ const RUNTIME_HINTS: Hint[] = [
       '_sample',
     ],
   },
+  {
+    // vLLM's `dump_input_when_exception` (worker/model_runner_base.py) decorates the model runners' `execute_model`
+    // and nothing else: its `_wrapper` frame is that call, the rule's `execute_model`.
+    phase: 'runtime',
+    funcs: [],
+    file: /(^|[/\\])model_runner_base\.py$/,
+    not: (w) => w.length !== 1 || w[0] !== 'wrapper',
+  },
+  {
+    // vLLM V1's input processor turns one request's prompt and parameters into the engine's request (engine/
+    // processor.py, later input_processor.py: `process_inputs`, called by LLMEngine's and AsyncLLM's `add_request`),
+    // validating it (`_validate_model_inputs`): request handling. Not its construction, at the engine's start.
+    phase: 'runtime',
+    funcs: [],
+    file: /v1[/\\]engine[/\\](?:input_)?processor\.py$/,
+    not: (w) => w.includes('init'),
+  },
 ];
 
 // Words that name a serving step in any engine's function names (SGLang, vLLM, TensorRT-LLM, transformers'
@@ -443,6 +474,20 @@ function enginePart(file: string): boolean {
  */
 function constructing(f: Frame | undefined): boolean {
   return f !== undefined && (f.func === '__init__' || f.func === 'init') && enginePart(f.file);
+}
+
+/**
+ * vLLM's multiprocessing workers run each call of their executor as `run_method(worker, method, args, kwargs)` and
+ * report its failure as `Exception in worker <name> while processing method <method>.`, the traceback after it
+ * (vllm/executor/multiproc_worker_utils.py `_run_worker_process`, `logger.exception`). So `<method>` is the worker
+ * method the traceback's next frame runs (`init_device`, `load_model`, `start_worker_execution_loop`), often the
+ * frame an excerpt cut; in the record it stands for that frame. An empty list when the record names none.
+ */
+const WORKER_METHOD = /while processing method (\w+)/;
+
+export function reportedCall(record: string | undefined): Frame[] {
+  const func = record === undefined ? undefined : WORKER_METHOD.exec(record)?.[1];
+  return func ? [{ line: 0, text: '', file: '', func }] : [];
 }
 
 /**
