@@ -3,7 +3,7 @@
 // names exists, and every config key and environment variable the bot reads is named. (The YAML examples load:
 // test/config/readme.test.ts; the scrape config: test/metrics/dashboard.test.ts.)
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { COMMANDS } from '../../commands/index.ts';
@@ -57,6 +57,23 @@ function configKeys(schema: z.ZodType): string[] {
   return [];
 }
 
+
+/** The repository folders (or files) a source imports by a relative path: src/lifecycle, commands, src/app.ts, ... */
+function importsOf(part: string): string[] {
+  const at = join(PACKAGE_ROOT, part);
+  const files = part.endsWith('.ts')
+    ? [part]
+    : readdirSync(at, { recursive: true })
+        .map(String)
+        .filter((f) => f.endsWith('.ts'))
+        .map((f) => join(part, f));
+  return files.flatMap((f) =>
+    [...readFileSync(join(PACKAGE_ROOT, f), 'utf8').matchAll(/(?:from|import\()\s*'(\.[^']+)'/g)].map((m) =>
+      relative(PACKAGE_ROOT, resolve(PACKAGE_ROOT, dirname(f), m[1]!)),
+    ),
+  );
+}
+
 describe('README as a newcomer reads it', () => {
   it('every command line it shows parses with the registry the bot uses', () => {
     const dispatch = createDispatch(COMMANDS);
@@ -106,6 +123,24 @@ describe('README as a newcomer reads it', () => {
       }
     }
     expect(checked).toBeGreaterThan(50);
+  });
+
+  it("the parts diagram's arrows are imports: each part it names imports the part an arrow points to", () => {
+    const chart = /```mermaid\n([\s\S]*?)```/.exec(README)?.[1] ?? '';
+    const parts = new Map<string, string[]>();
+    for (const m of chart.matchAll(/(\w+)\["([^"<]+)/g))
+      parts.set(m[1]!, m[2]!.split(', ').map((p) => p.trim().replace(/\/$/, '')));
+    const edges = [...chart.matchAll(/^\s*(\w+)(?:\[[^\]]*\])? --> (\w+)/gm)].map((m) => [m[1]!, m[2]!] as const);
+    expect(edges.length).toBeGreaterThan(15);
+    const wrong: string[] = [];
+    for (const [from, to] of edges) {
+      const targets = parts.get(to) ?? [];
+      for (const part of parts.get(from) ?? []) {
+        const reaches = importsOf(part).some((i) => targets.some((t) => i === t || i.startsWith(`${t}/`)));
+        if (!reaches) wrong.push(`${part} --> ${targets.join(', ')}`);
+      }
+    }
+    expect(wrong, 'README diagram arrows that are no import').toEqual([]);
   });
 
   it('names every config key the schema has', () => {
