@@ -52,11 +52,11 @@ function configKeys(schema: z.ZodType): string[] {
   const def = (schema as unknown as { def: Record<string, unknown> }).def;
   if (schema instanceof z.ZodObject)
     return Object.entries(schema.shape).flatMap(([k, v]) => [k, ...configKeys(v as z.ZodType)]);
-  for (const inner of ['innerType', 'element', 'valueType', 'in']) if (def[inner]) return configKeys(def[inner] as z.ZodType);
+  for (const inner of ['innerType', 'element', 'valueType', 'in'])
+    if (def[inner]) return configKeys(def[inner] as z.ZodType);
   if (Array.isArray(def.options)) return (def.options as z.ZodType[]).flatMap(configKeys);
   return [];
 }
-
 
 /** The repository folders (or files) a source imports by a relative path: src/lifecycle, commands, src/app.ts, ... */
 function importsOf(part: string): string[] {
@@ -108,7 +108,9 @@ describe('README as a newcomer reads it', () => {
     const top = new Set(readdirSync(PACKAGE_ROOT));
     const inTree = (name: string) =>
       ['src', 'commands'].some((d) =>
-        readdirSync(join(PACKAGE_ROOT, d), { recursive: true }).some((p) => String(p).endsWith(`/${name}`) || p === name),
+        readdirSync(join(PACKAGE_ROOT, d), { recursive: true }).some(
+          (p) => String(p).endsWith(`/${name}`) || p === name,
+        ),
       );
     let checked = 0;
     for (const s of new Set(spans)) {
@@ -129,7 +131,10 @@ describe('README as a newcomer reads it', () => {
     const chart = /```mermaid\n([\s\S]*?)```/.exec(README)?.[1] ?? '';
     const parts = new Map<string, string[]>();
     for (const m of chart.matchAll(/(\w+)\["([^"<]+)/g))
-      parts.set(m[1]!, m[2]!.split(', ').map((p) => p.trim().replace(/\/$/, '')));
+      parts.set(
+        m[1]!,
+        m[2]!.split(', ').map((p) => p.trim().replace(/\/$/, '')),
+      );
     const edges = [...chart.matchAll(/^\s*(\w+)(?:\[[^\]]*\])? --> (\w+)/gm)].map((m) => [m[1]!, m[2]!] as const);
     expect(edges.length).toBeGreaterThan(15);
     const wrong: string[] = [];
