@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import { chatPromptTokens, countTokens, plan } from './generate.mjs';
-import { timestamp } from './log.mjs';
+import { timestamp, writeErr } from './log.mjs';
 import * as M from './messages.mjs';
 import { pyFloat } from './pyrepr.mjs';
 import { eventAt } from './scenario.mjs';
@@ -276,6 +276,8 @@ export function startHttp(srv, { dummy }) {
     const hangRequest = () => {
       srv.hung = true;
     };
+    // A helper thread's traceback (scenario `thread_traceback`): logged, and this request is served as always.
+    if (ev?.kind === 'thread_traceback') writeErr(M.helperThreadTraceback());
     if (ev && ev.sub === 'prefill') {
       if (ev.kind === 'stall') return hangRequest();
       at(Math.max(1, ttftMs / 2), () => srv.crash(srv.crashFor(ev)));
