@@ -276,8 +276,10 @@ export function startHttp(srv, { dummy }) {
     const hangRequest = () => {
       srv.hung = true;
     };
-    // A helper thread's traceback (scenario `thread_traceback`): logged, and this request is served as always.
-    if (ev?.kind === 'thread_traceback') writeErr(M.helperThreadTraceback());
+    // A helper thread's traceback (scenario `thread_traceback`): this request is served as always, and the thread
+    // dies after it, on a server that is idle then (nothing else logged after the traceback).
+    if (ev?.kind === 'thread_traceback')
+      res.once('close', () => setTimeout(() => srv.dead || writeErr(M.helperThreadTraceback()), 50));
     if (ev && ev.sub === 'prefill') {
       if (ev.kind === 'stall') return hangRequest();
       at(Math.max(1, ttftMs / 2), () => srv.crash(srv.crashFor(ev)));

@@ -26,18 +26,26 @@ export interface SurvivableDiagnoser extends Diagnoser {
 
 /**
  * Wraps a diagnoser so that a crash confirmed survived (by its dedup key: the same class and root) reads as a failure
- * record from then on: crashedBeforeExit is false for it, showsCrash decides at the exit. A different crash read
- * later is not covered and is confirmed again.
+ * record from then on: crashedBeforeExit is false for it, showsCrash decides at the exit. The classifier may take
+ * it back once lines of a server that carries on follow (the check's own request among them): the survived crash
+ * still stands then, as the exit's evidence. A different crash read later is not covered and is confirmed again.
  */
 export function survivable(d: Diagnoser): SurvivableDiagnoser {
   const survived = new Set<string>();
+  let last: Diagnosis | undefined;
+  const mark = (r: Diagnosis): Diagnosis => ({ ...r, survivable: true });
   return {
     ...d,
+    crashed: () => d.crashed() || last !== undefined,
     result: () => {
       const r = d.result();
-      return survived.has(r.dedupKey) ? { ...r, survivable: true } : r;
+      if (survived.has(r.dedupKey)) return mark(r);
+      return r.category === 'none' && last ? mark(last) : r;
     },
-    survive: (r) => void survived.add(r.dedupKey),
+    survive: (r) => {
+      survived.add(r.dedupKey);
+      last = r;
+    },
   };
 }
 
@@ -107,10 +115,8 @@ export function createEarlyAlert(
       const lineSeenAt = engine.clock.now();
       timer = setTimeout(() => {
         timer = undefined;
-        if (diag.result().category === 'none') {
-          fired = true;
-          return;
-        }
+        // Taken back by the lines that followed (the server carried on): nothing to tell; a later crash is checked.
+        if (!crashedBeforeExit(diag)) return;
         confirming = true;
         void confirmCrash(engine, attempt, 0, diag, serving)
           .then((crash) => {
