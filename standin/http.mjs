@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import { chatPromptTokens, countTokens, plan } from './generate.mjs';
-import { timestamp } from './log.mjs';
+import { timestamp, writeErr } from './log.mjs';
 import * as M from './messages.mjs';
 import { pyFloat } from './pyrepr.mjs';
 import { eventAt } from './scenario.mjs';
@@ -276,6 +276,10 @@ export function startHttp(srv, { dummy }) {
     const hangRequest = () => {
       srv.hung = true;
     };
+    // A helper thread's traceback (scenario `thread_traceback`): this request is served as always, and the thread
+    // dies after it, on a server that is idle then (nothing else logged after the traceback).
+    if (ev?.kind === 'thread_traceback')
+      res.once('close', () => setTimeout(() => srv.dead || writeErr(M.helperThreadTraceback()), 50));
     if (ev && ev.sub === 'prefill') {
       if (ev.kind === 'stall') return hangRequest();
       at(Math.max(1, ttftMs / 2), () => srv.crash(srv.crashFor(ev)));

@@ -1054,3 +1054,31 @@ export function invalidDeviceOrdinal(visible) {
       rank < visible ? '' : `${traceback(frames)}${cudaErrorTail('invalid device ordinal', 'cudaErrorInvalidDevice')}`,
   };
 }
+
+/**
+ * A helper thread of the main process dies while the server serves on: CPython's threading.excepthook prints
+ * `Exception in thread NAME (TARGET):` and the traceback to stderr, without the logging prefix (Lib/threading.py,
+ * _make_invoke_excepthook; the `(TARGET)` suffix since Python 3.10). The thread here pushes metrics to a collector
+ * over urllib and the collector refuses the connection; the thread and its target are illustrative (no upstream issue
+ * is copied), the frames are Python 3.12's own (Lib/threading.py, Lib/urllib/request.py). The main process, its
+ * schedulers and /health are untouched: the log reads like a crash, the server is not one.
+ */
+export function helperThreadTraceback() {
+  const py = (p) => `/usr/lib/python3.12/${p}`;
+  return (
+    'Exception in thread Thread-3 (push_metrics):\n' +
+    traceback([
+      fr(py('urllib/request.py'), 1344, 'do_open', 'h.request(req.get_method(), req.selector, req.data, headers,'),
+      fr(py('socket.py'), 852, 'create_connection', 'sock.connect(sa)'),
+    ]) +
+    'ConnectionRefusedError: [Errno 111] Connection refused\n' +
+    '\nDuring handling of the above exception, another exception occurred:\n\n' +
+    traceback([
+      fr(py('threading.py'), 1075, '_bootstrap_inner', 'self.run()'),
+      fr(py('threading.py'), 1012, 'run', 'self._target(*self._args, **self._kwargs)'),
+      fr(py('urllib/request.py'), 215, 'urlopen', 'return opener.open(url, data, timeout)'),
+      fr(py('urllib/request.py'), 1347, 'do_open', 'raise URLError(err)'),
+    ]) +
+    'urllib.error.URLError: <urlopen error [Errno 111] Connection refused>\n'
+  );
+}

@@ -21,6 +21,7 @@ const SIMPLE = [
   'watchdog_timeout',
   'nccl_error',
   'exit_quietly',
+  'thread_traceback',
 ];
 const CRASH_PHASES = [
   'startup',
@@ -160,6 +161,9 @@ export function forcedEvents(word, cfg) {
       return [{ phase: 'request', kind: 'watchdog_timeout', sub: 'decode' }];
     case 'nccl_error':
       return [{ phase: 'dist_init', kind: 'nccl_error' }];
+    case 'thread_traceback':
+      // Logged, not fatal: the request is answered as always (http.mjs).
+      return [{ phase: 'request', kind: 'thread_traceback', sub: 'log' }];
     default:
       return [];
   }

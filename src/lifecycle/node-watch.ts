@@ -10,11 +10,12 @@ import {
   survived,
 } from '../logs/diagnosis.ts';
 import { backendFor } from './backends.ts';
-import { createEarlyAlert, SETTLE_MS } from './early-alert.ts';
+import { confirmCrash, createEarlyAlert, SETTLE_MS, type ServingCheck, survivable } from './early-alert.ts';
 import { type Engine, hostOf, publish } from './engine.ts';
 import type { LaunchEvent } from './launch/types.ts';
 import { headNode, type NodeRef, nodeLabel, nodesOf } from './nodes.ts';
 import { readRemoteState } from './remote-state.ts';
+import { stillServing } from './serving-check.ts';
 import { stopRequested } from './stop.ts';
 import { primeOnResume, watchNode } from './watch.ts';
 
@@ -34,11 +35,14 @@ export function watchNodes(engine: Engine, attempt: Attempt, diagnoser: Diagnose
   // restart, or the monitor taking over from the launch) may start past the ready line and its context window
   // (watch.ts), and reads on as a serving server's log.
   const opts = { serving: attempt.status === 'ready' };
-  const diag = multi ? namedDiagnoser(diagnoser(opts), headNode(attempt)) : diagnoser(opts);
+  // A crash a ready server is seen to serve past becomes survivable (early-alert.ts): told at the exit if it ends so.
+  const diag = survivable(multi ? namedDiagnoser(diagnoser(opts), headNode(attempt)) : diagnoser(opts));
   primeOnResume(engine, headNode(attempt), primer(diag));
   // Multi-node: the head's first crash line may only blame a lost peer, so the alert waits for the verdict over all
   // nodes (about a second later, in failNodes or recordExit) instead of going out early.
-  const early = multi ? { check() {}, cancel() {} } : createEarlyAlert(engine, attempt, diag);
+  const early = multi
+    ? { check() {}, cancel() {} }
+    : createEarlyAlert(engine, attempt, diag, servingCheck(engine, headNode(attempt)));
   let failure: NodeFailure | undefined;
   const workers = watchWorkers(
     engine,
@@ -71,6 +75,21 @@ export function watchNodes(engine: Engine, attempt: Attempt, diagnoser: Diagnose
       return failure;
     },
   };
+}
+
+/**
+ * stillServing for one node: its process as its host records the run (alive, no exit status: a zombie or an exited
+ * leader reads as dead, scripts.ts `alive`), or its job as the scheduler does.
+ */
+function servingCheck(engine: Engine, node: NodeRef): ServingCheck {
+  const backend = backendFor(engine, node.host);
+  const processUp = async (): Promise<string | null> => {
+    if (backend.kind !== 'direct') return (await backend.nodeGone(engine, node)) ? null : 'its job runs';
+    const { host, cfg } = hostOf(engine, node.host);
+    const st = await readRemoteState(host, cfg, node.runId);
+    return st.state === 'alive' && st.exitCode === null ? 'its process is alive' : null;
+  };
+  return (a) => stillServing(engine, a, processUp);
 }
 
 /** The log before a resume point, read into a diagnoser as context (watch.ts reads it; no line handler sees it). */
@@ -120,7 +139,7 @@ function watchWorkers(
     onFailure(f);
   };
   const running = workers.map((node) => {
-    const diag = namedDiagnoser(diagnoser(), node);
+    const diag = survivable(namedDiagnoser(diagnoser(), node));
     diags.set(node.rank, diag);
     primeOnResume(engine, node, primer(diag));
     let settle: NodeJS.Timeout | undefined;
@@ -130,8 +149,17 @@ function watchWorkers(
       {
         onLine: (l) => {
           diag.push(l.text, l.lineNo);
+          // A ready server's worker is asked first, as the head's early alert does (confirmCrash): one that serves on
+          // survived it, and a later, different crash is asked about again.
           if (!settle && crashedBeforeExit(diag))
-            settle = setTimeout(() => tell({ node, diagnosis: diag.result() }), SETTLE_MS);
+            settle = setTimeout(() => {
+              void confirmCrash(engine, attempt, node.rank, diag, servingCheck(engine, node))
+                .catch(() => true)
+                .then((crash) => {
+                  if (crash) tell({ node, diagnosis: diag.result() });
+                  else settle = undefined;
+                });
+            }, SETTLE_MS);
           return undefined;
         },
       },

@@ -10,6 +10,7 @@ import { type GpuReport, readGpus } from './host-info.ts';
 import { nodesOf } from './nodes.ts';
 import { reconcile } from './reconcile.ts';
 import { type RemoteState, readRemoteState, runIdFor } from './remote-state.ts';
+import { readHealth } from './serving-check.ts';
 import { readServerMetrics, type ServerMetrics } from './sglang-metrics.ts';
 
 // GPU memory moves slowly; process state must be current, so only concurrent reads share it.
@@ -82,10 +83,7 @@ export async function probe(engine: Engine, hostGiven: string, attemptId?: numbe
         error: e.message,
       }),
     ),
-    host
-      .http(port, { method: 'GET', path: '/health', timeoutMs: 25_000, address })
-      .then((r) => ({ status: r.status as number | null, error: undefined as string | undefined }))
-      .catch((e: Error) => ({ status: null, error: e.message })),
+    readHealth(host, port, address, 25_000),
     readServerInfo(engine, hostName, port, auth, address),
     host
       .http(port, { method: 'GET', path: '/v1/models', headers: auth, timeoutMs: 5000, address })

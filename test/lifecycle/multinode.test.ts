@@ -2,7 +2,7 @@
 // attempt is ready only when node 0 is, and a crash on node 1 is the attempt's crash, named by its node, alerted
 // once, with node 0 stopped by the bot.
 import { execFileSync } from 'node:child_process';
-import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -192,6 +192,43 @@ describe('multi-node launch', () => {
     expect(alerts).toHaveLength(1);
     expect(alerts[0]).toMatch(/CRASH other during .*: attempt #1 small\.tp-2 on node0\+node1/);
     expect(alerts[0]).toMatch(/node 1 \(node1\): .*Failed to push metrics/);
+  });
+
+  it("a crash-looking traceback in a ready worker's log while it serves on: no node failure until its exit 1", async () => {
+    const control = join(userDir('glm-ctl-'), 'control');
+    writeFileSync(control, '', { mode: 0o666 });
+    const b = pairBot([{}, { STANDIN_CONTROL: control }]);
+    expect((await b.run('launch small --set tp=2 --host pair --port 30600')).exitCode ?? 0).toBe(0);
+    // A helper thread of the worker's main process dies (CPython's threading excepthook output); nothing follows it.
+    const root = 'ConnectionRefusedError: [Errno 111] Connection refused';
+    const traceback = [
+      'Exception in thread Thread-3 (push_metrics):',
+      'Traceback (most recent call last):',
+      '  File "/usr/lib/python3.12/threading.py", line 1075, in _bootstrap_inner',
+      '    self.run()',
+      '  File "/usr/lib/python3.12/socket.py", line 852, in create_connection',
+      '    sock.connect(sa)',
+      root,
+    ];
+    const worker = b.app.engine.attempts.nodes(1).find((n) => n.rank === 1)!;
+    appendFileSync(worker.logPath!, `${traceback.join('\n')}\n`);
+    // The worker's process is alive and the head answers /health_generate: it survived that, nothing is stopped.
+    await until(() => b.app.engine.attempts.events(1).some((e) => e.kind === 'error_survived'), 20_000);
+    const ev = b.app.engine.attempts.events(1).find((e) => e.kind === 'error_survived')!;
+    expect(ev.data).toMatchObject({ category: 'other', rank: 1, root });
+    expect(b.app.engine.attempts.events(1).map((e) => e.kind)).not.toContain('node_failed');
+    expect(b.app.engine.attempts.get(1)).toMatchObject({ active: true, status: 'ready' });
+    // Then the worker exits 1: the traceback is its crash, named by its node, told once.
+    writeFileSync(control, 'exit_quietly\n');
+    await until(() => b.app.engine.attempts.get(1)?.active === false, 20_000);
+    const a = b.app.engine.attempts.get(1)!;
+    expect(a).toMatchObject({ status: 'crashed', outcome: 'other', exitCode: 1 });
+    const d = a.classification as { summary: string; evidence: Array<{ text: string }> };
+    expect(d.summary).toMatch(/^node 1 \(node1\): /);
+    expect(d.evidence.map((e) => e.text)).toContain(root);
+    await b.app.engine.notifier?.idle();
+    await until(() => b.printed.some((p) => p.includes('CRASH ')), 10_000);
+    expect(b.printed.filter((p) => p.includes('CRASH '))).toHaveLength(1);
   });
 
   it('an unreachable worker host fails the launch before any node starts, naming the host', async () => {

@@ -48,6 +48,9 @@ describe('resuming a follower after a bot restart', () => {
     expect(await resumeWatches(engine, (e) => events.push(e.kind), second.app.diagnoser)).toBe(1);
     await wait(500);
     appendFileSync(logPath, `${AFTER.join('\n')}\n`);
+    // The crash ends the server, as it would: a ready server that still served would be asked and no crash told
+    // (early-alert.ts).
+    process.kill(-engine.attempts.get(id)!.pgid!, 'SIGKILL');
 
     await until(() => engine.attempts.get(id)?.classification != null, 15_000);
     const c = engine.attempts.get(id)!.classification as {
@@ -108,6 +111,7 @@ describe('resuming a follower after a bot restart', () => {
         '',
       ].join('\n'),
     );
+    process.kill(-engine.attempts.get(id)!.pgid!, 'SIGKILL');
     await until(() => engine.attempts.get(id)?.classification != null, 15_000);
     const c = engine.attempts.get(id)!.classification as { category: string; evidence: Array<{ text: string }> };
     expect(c.category).toBe('illegal_memory_access');

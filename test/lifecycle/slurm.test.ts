@@ -1,7 +1,7 @@
 // Launch, queue, watch, stop and reconcile on a real Slurm (slurmctld + slurmd on loopback, test/helpers/slurm.ts),
 // its login node the test's own sshd, the job's python the SGLang stand-in.
 import { execFileSync } from 'node:child_process';
-import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -284,4 +284,40 @@ describe.skipIf(!slurmAvailable)('Slurm backend on a real slurmctld/slurmd', () 
       await two.app.close();
     }
   }, 200_000);
+
+  test("a crash-looking traceback in a ready job's log while it serves on: asked of Slurm and the job's /health_generate, not told", async () => {
+    const { workdir, dataDir } = freshDirs();
+    const bot = makeChatBot(clusterConfig(workdir, dataDir));
+    try {
+      const r = await bot.run(`launch small --host cluster --port ${await freePort()}`);
+      expect(r.text).toMatch(/^ready: attempt #1 /);
+      const a = bot.app.engine.attempts.get(1)!;
+      // A helper thread of the server's main process dies (CPython's threading excepthook output); nothing follows.
+      const root = 'ConnectionRefusedError: [Errno 111] Connection refused';
+      appendFileSync(
+        a.logPath!,
+        `${[
+          'Exception in thread Thread-3 (push_metrics):',
+          'Traceback (most recent call last):',
+          '  File "/usr/lib/python3.12/threading.py", line 1075, in _bootstrap_inner',
+          '    self.run()',
+          '  File "/usr/lib/python3.12/socket.py", line 852, in create_connection',
+          '    sock.connect(sa)',
+          root,
+        ].join('\n')}\n`,
+      );
+      await until(() => bot.app.engine.attempts.events(1).some((e) => e.kind === 'error_survived'), 30_000);
+      const ev = bot.app.engine.attempts.events(1).find((e) => e.kind === 'error_survived')!;
+      expect(ev.data).toMatchObject({ category: 'other', root, why: 'its job runs and /health_generate answered 200' });
+      expect(bot.app.engine.attempts.events(1).map((e) => e.kind)).not.toContain('crash_seen');
+      expect(bot.app.engine.attempts.get(1)).toMatchObject({ active: true, status: 'ready', classification: null });
+      await bot.app.engine.notifier!.idle();
+      await bot.app.delivery!.flush(5000);
+      expect(bot.printed.filter((p) => p.includes('CRASH '))).toEqual([]);
+      await bot.run('stop --attempt 1');
+      expect(jobsOf()).toEqual([]);
+    } finally {
+      await bot.app.close();
+    }
+  }, 120_000);
 });

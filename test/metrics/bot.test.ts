@@ -39,6 +39,8 @@ describe('/metrics after a real crash', () => {
     writeFileSync(ctl, 'nan_decode\n');
     await postGenerate(b.app, 'gpu', port);
     await until(() => b.printed.some((p) => p.includes('CRASH ')), 20_000);
+    // The early alert goes out before the exit is recorded (glm_attempts counts closed attempts): wait for both.
+    await until(() => b.app.engine.attempts.get(1)?.active === false, 20_000);
     await b.app.delivery!.flush(5000);
     const m = await b.scrape();
     expect(m).toMatch(/^# TYPE glm_alert_latency_seconds histogram$/m);
