@@ -42,9 +42,13 @@ function cls(a: Attempt): Cls | undefined {
   return c?.category && c.category !== 'none' ? c : undefined;
 }
 
-/** A crash of the server itself; launches the bot could not even start (launch_refused, ...) are not SGLang's. */
+/**
+ * A crash of the server itself; launches the bot could not even start (launch_refused, ...) are not SGLang's, and an
+ * attempt a person stopped is no failure whatever its row holds: rows written before the survival rules kept a
+ * failure record the server served on after as its classification.
+ */
 export function isFailing(a: Attempt): boolean {
-  return !a.active && (cls(a) !== undefined || a.status === 'crashed');
+  return !a.active && a.status !== 'stopped' && (cls(a) !== undefined || a.status === 'crashed');
 }
 
 function modelPathOf(a: Attempt): string {
