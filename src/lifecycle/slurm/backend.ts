@@ -617,7 +617,14 @@ async function stop(engine: Engine, attempt: Attempt): Promise<NodeStop[]> {
   const first = await readJob(host, cfg, jobId);
   if (!first || !isActive(first)) return [{ node, how: 'already-gone', exitCode: first?.exitCode ?? null }];
   let how: NodeStop['how'] = 'TERM';
-  if (first.state === 'PENDING') {
+  let note: string | undefined;
+  if (REQUEUED_JOB_STATES.includes(first.state)) {
+    // Waiting in the queue (pending, held, requeued, requeued held): no process of it runs anywhere, so there is
+    // nothing to signal. scancel's --signal goes to the slurmd where the job runs (scancel(1)); to a job that runs
+    // nowhere, slurmctld answers "Job can not be altered now, try again later" and scancel asks again and again
+    // (seen: still asking after 15 s), so a plain scancel takes it out of the queue.
+    how = 'dequeued';
+    note = `Slurm had it ${first.state}${first.reason && first.reason !== 'None' ? `, ${first.reason}` : ''}`;
     await scancel([]);
   } else {
     // TERM to the batch shell and every step; the grace period; then KILL; then the job itself is cancelled.
@@ -636,7 +643,7 @@ async function stop(engine: Engine, attempt: Attempt): Promise<NodeStop[]> {
       hint: `look with: scontrol show job ${jobId}; a node may be unresponsive (an administrator can down it)`,
     });
   }
-  return [{ node, how, exitCode: last?.exitCode ?? null }];
+  return [{ node, how, exitCode: last?.exitCode ?? null, ...(note ? { note } : {}) }];
 }
 
 async function reconcile(engine: Engine, a: Attempt, opts: { skipStarting?: boolean }): Promise<Reconciled | null> {
