@@ -8,6 +8,7 @@ import type { Ending } from '../backend.ts';
 import { backendFor } from '../backends.ts';
 import { type Engine, publish } from '../engine.ts';
 import type { Progress } from '../progress.ts';
+import { stopRequested } from '../stop.ts';
 import { judgeEnd, recordEnding } from './ending.ts';
 import type { LaunchEvent, LaunchResult } from './types.ts';
 
@@ -77,7 +78,7 @@ export function closedByStop(
   exitCode: number | null,
   diagnosis?: Diagnosis,
 ): LaunchResult | null {
-  if (!engine.attempts.events(attempt.id).some((e) => e.kind === 'stop_requested')) return null;
+  if (!stopRequested(engine, attempt.id)) return null;
   engine.attempts.finish(attempt.id, {
     status: 'stopped',
     outcome: 'stopped',
