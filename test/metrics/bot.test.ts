@@ -40,9 +40,10 @@ describe('/metrics after a real crash', () => {
     writeFileSync(ctl, 'nan_decode\n');
     await postGenerate(b.app, 'gpu', port);
     await until(() => b.printed.some((p) => p.includes('CRASH ')), 20_000);
-    await b.app.delivery!.flush(5000);
-    // The alert is told when the crash is read; the attempt (glm_attempts) is closed at the server's exit, after.
+    // The alert is told when the crash is read; the attempt (glm_attempts) is closed at the server's exit, after,
+    // and its message updated then: flushed once that is queued too.
     await until(() => b.app.engine.attempts.get(a.id)?.active === false, 20_000);
+    await b.app.delivery!.flush(5000);
     const m = await b.scrape();
     expect(m).toMatch(/^# TYPE glm_alert_latency_seconds histogram$/m);
     expect(m).toMatch(/^glm_alert_latency_seconds_count\{from="log"\} 1$/m);
