@@ -42,13 +42,17 @@ function cls(a: Attempt): Cls | undefined {
   return c?.category && c.category !== 'none' ? c : undefined;
 }
 
-/**
- * A crash of the server itself; launches the bot could not even start (launch_refused, ...) are not SGLang's, and an
- * attempt a person stopped is no failure whatever its row holds: rows written before the survival rules kept a
- * failure record the server served on after as its classification.
- */
+/** A crash of the server itself; launches the bot could not even start (launch_refused, ...) are not SGLang's. */
 export function isFailing(a: Attempt): boolean {
-  return !a.active && a.status !== 'stopped' && (cls(a) !== undefined || a.status === 'crashed');
+  return !a.active && (cls(a) !== undefined || a.status === 'crashed');
+}
+
+/**
+ * A failing attempt a bug report counts: never one a person stopped, whatever its row holds (rows written before the
+ * survival rules kept a failure record the server served on after as its classification).
+ */
+export function isReportable(a: Attempt): boolean {
+  return isFailing(a) && a.status !== 'stopped';
 }
 
 function modelPathOf(a: Attempt): string {
@@ -71,7 +75,7 @@ export function selectAttempts(all: Attempt[], ids: number[]): Attempt[] {
       });
     }
     const picked = [...new Set(ids)].sort((a, b) => a - b).map((id) => byId.get(id)!);
-    if (!picked.some(isFailing)) {
+    if (!picked.some(isReportable)) {
       throw new UserError('none of these attempts failed: a bug report needs a crash', {
         kind: 'command',
         lead: 'list them with',
@@ -80,7 +84,7 @@ export function selectAttempts(all: Attempt[], ids: number[]): Attempt[] {
     }
     return picked;
   }
-  const latest = [...all].reverse().find(isFailing);
+  const latest = [...all].reverse().find(isReportable);
   if (!latest) throw new UserError('no failing attempt in the ledger to report', 'launch one first, or name attempts');
   const infra = /^launch_(refused|failed|unknown)$/;
   return all.filter(
@@ -103,7 +107,7 @@ export function choosePrimary(attempts: Attempt[], primaryId?: number): Attempt 
     if (!p) throw new UserError(`attempt #${primaryId} is not among the attempts drafted`);
     return p;
   }
-  const failing = attempts.filter(isFailing);
+  const failing = attempts.filter(isReportable);
   const count = new Map<string, number>();
   for (const a of failing) count.set(cls(a)?.category ?? 'other', (count.get(cls(a)?.category ?? 'other') ?? 0) + 1);
   let best = failing[failing.length - 1]!;
@@ -191,7 +195,7 @@ export function draftData(input: DraftInput): Record<string, unknown> {
   const hardware = (env && hardwareOf(env.facts)) ?? 'unknown GPUs';
   const hasEnv = env !== undefined && env.source !== 'unavailable' && env.text.trim() !== '';
   const sglang = env?.sglangVersion ?? primary.sglangVersion ?? 'unknown';
-  const failing = attempts.filter(isFailing);
+  const failing = attempts.filter(isReportable);
   const same = failing.filter((a) => cls(a)?.category === category).length;
   const others = [...new Set(failing.map((a) => cls(a)?.category ?? 'crashed').filter((k) => k !== category))];
   const tp = primary.flags['tp-size'] ?? '1';

@@ -12,7 +12,15 @@ import { catalogFromConfig } from '../lifecycle/classifier.ts';
 import type { Engine } from '../lifecycle/engine.ts';
 import type { EnvContext } from '../lifecycle/env.ts';
 import { captureEnvironment, type EnvReport } from '../lifecycle/env.ts';
-import { choosePrimary, type Draft, draftData, isFailing, newIssueUrl, renderDraft, selectAttempts } from './draft.ts';
+import {
+  choosePrimary,
+  type Draft,
+  draftData,
+  isReportable,
+  newIssueUrl,
+  renderDraft,
+  selectAttempts,
+} from './draft.ts';
 import { GITHUB_DEFAULTS, type IssueSearch, searchFromConfig } from './github.ts';
 import { createScrubber } from './scrub.ts';
 import { loadIssueTemplates, templatesDir } from './templates.ts';
@@ -49,7 +57,7 @@ function candidates(engine: Pick<Engine, 'attempts'>, ids: number[]): Attempt[] 
   if (ids.length > 0) return engine.attempts.byIds(ids);
   let latest: Attempt | undefined;
   for (const a of engine.attempts.failingNewestFirst()) {
-    if (isFailing(a)) {
+    if (isReportable(a)) {
       latest = a;
       break;
     }
@@ -71,7 +79,7 @@ export async function draftIssue(engine: IssueContext, req: IssueDraftRequest): 
   if (!env && engine.loaded.config.hosts[primary.host]) env = await captureEnvironment(engine, primary.host);
   const catalog = catalogFromConfig(engine.loaded.config.signatures);
   const crashes: CrashKey[] = [];
-  for (const a of [primary, ...[...attempts].reverse().filter(isFailing)]) {
+  for (const a of [primary, ...[...attempts].reverse().filter(isReportable)]) {
     const k = crashKeyOf(a.classification);
     if (k && !crashes.some((c) => c.category === k.category && c.signatureId === k.signatureId)) crashes.push(k);
   }
