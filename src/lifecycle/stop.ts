@@ -111,7 +111,7 @@ export async function stop(
         ? `stopped by ${actor}; the server had already exited${nodesNote}`
         : how === 'dequeued'
           ? `stopped by ${actor} while its job waited in the queue (${head.note ?? 'queued'}): taken out of the queue`
-          : `stopped by ${actor} (${how})${nodesNote}`,
+          : `stopped by ${actor} (${how}${head.note ? `; ${head.note}` : ''})${nodesNote}`,
     exitCode: head.exitCode,
     at: now,
   });
@@ -170,9 +170,11 @@ export function stopSummary(engine: Pick<Engine, 'attempts'>, r: StopResult): st
       ? 'it had already exited'
       : r.how === 'dequeued'
         ? `its job was waiting in the queue (${r.note ?? 'queued'}): taken out of the queue, nothing ran to signal`
-        : r.how === 'KILL'
-          ? 'it ignored SIGTERM and was killed with SIGKILL'
-          : 'it exited on SIGTERM';
+        : r.note
+          ? `it was ${r.how === 'KILL' ? 'killed' : 'ended by Slurm'} (${r.note})`
+          : r.how === 'KILL'
+            ? 'it ignored SIGTERM and was killed with SIGKILL'
+            : 'it exited on SIGTERM';
   const workers = engine.attempts.nodes(r.attempt.id).map((n) => n.host);
   const where = [r.attempt.host, ...workers].join('+');
   return `stopped attempt #${r.attempt.id} (${r.attempt.profile}) on ${where}: ${how}${workers.length ? ` (all ${workers.length + 1} nodes)` : ''}\n${gpu}`;

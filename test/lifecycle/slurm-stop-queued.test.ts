@@ -2,8 +2,12 @@
 // another job, submitted held (sbatch --hold), held while pending (scontrol hold), requeued held after it ran
 // (scontrol requeuehold) and requeued in the special state (scontrol requeuehold State=SpecialExit, as a cluster's
 // RequeueExitHold does). Nothing of such a job runs anywhere, so there is nothing to signal: the stop takes it out
-// of the queue and the ledger records it stopped by whom, not crashed, exited or lost, and no alert is raised.
+// of the queue and the ledger records it stopped by whom, not crashed, exited or lost, and no alert is raised. A job
+// an administrator suspended (scontrol suspend) is no queued one: its stopped processes take no SIGTERM, so the stop
+// cancels it as it is and says it was killed.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { dequeuedOrRan } from '../../src/lifecycle/slurm/backend.ts';
+import { parseScontrolJob } from '../../src/lifecycle/slurm/cli.ts';
 import { freshDirs, makeChatBot, until } from '../helpers/app.ts';
 import { slurmAvailable, slurmConfig, slurmHost, startCluster, type TestCluster } from '../helpers/slurm.ts';
 import { freePort, type Sshd, startSshd } from '../helpers/sshd.ts';
@@ -126,4 +130,63 @@ describe.skipIf(!slurmAvailable)('stop of a Slurm job that waits in the queue', 
       }
     }, 120_000);
   }
+
+  test('suspended by an administrator (scontrol suspend: SUSPENDED): cancelled as it is, told killed', async () => {
+    const bot = chatBot();
+    try {
+      const launching = bot.run(`launch small --host cluster --port ${await freePort()}`);
+      await until(() => bot.app.engine.attempts.get(1)?.status === 'ready', 60_000);
+      await launching;
+      const jobId = bot.app.engine.attempts.get(1)!.jobId!;
+      cluster.run(['scontrol', 'suspend', jobId]);
+      await until(() => / JobState=SUSPENDED /.test(jobLine(jobId)), 20_000);
+      const s = await bot.run('stop --attempt 1');
+      expect(s.text).toMatch(
+        /^stopped attempt #1 \(small\) on cluster: it was killed \(Slurm had it SUSPENDED\b.*: a suspended job takes no SIGTERM, cancelled as it was\)/,
+      );
+      expect(jobLine(jobId)).toMatch(/ JobState=CANCELLED /);
+      const a = bot.app.engine.attempts.get(1)!;
+      expect(a).toMatchObject({ active: false, status: 'stopped', outcome: 'stopped' });
+      expect(a.outcomeDetail).toMatch(/^stopped by U-tester \(KILL; Slurm had it SUSPENDED\b/);
+      const events = bot.app.engine.attempts.events(1);
+      expect(events.find((e) => e.kind === 'stopped')?.data).toMatchObject({ actor: 'U-tester', how: 'KILL' });
+      expect(events.some((e) => e.kind === 'ended')).toBe(false);
+    } finally {
+      cluster.run(['scancel', bot.app.engine.attempts.get(1)?.jobId ?? '0']);
+      await bot.app.close();
+    }
+  }, 120_000);
+});
+
+// A stop that reads a job waiting (PENDING) races its start: if it started before the plain scancel reached it, Slurm
+// ended a running job, and the stop says so rather than "nothing ran". dequeuedOrRan decides from Slurm's record
+// after the scancel: both kinds of record here are the real cluster's.
+describe.skipIf(!slurmAvailable)('a stop that read its job waiting, told by what Slurm says after the scancel', () => {
+  const record = (jobId: string) => parseScontrolJob(jobLine(jobId).trim())!;
+  const sbatch = (...args: string[]) =>
+    cluster.run(['sbatch', '--parsable', '--gres=gpu:1', '--output=/dev/null', ...args, '--wrap', 'sleep 300']).trim();
+  const over = (jobId: string) => until(() => / JobState=CANCELLED /.test(jobLine(jobId)), 30_000);
+
+  test('cancelled while still pending: taken out of the queue, nothing ran', async () => {
+    const jobId = sbatch('--hold');
+    const first = record(jobId);
+    expect(first.state).toBe('PENDING');
+    cluster.run(['scancel', jobId]);
+    await over(jobId);
+    expect(dequeuedOrRan(first, record(jobId))).toEqual({ how: 'dequeued', note: 'Slurm had it PENDING, JobHeldUser' });
+  }, 60_000);
+
+  test('started before the scancel came: ended by Slurm as a running job, on its nodes', async () => {
+    const jobId = sbatch('--hold');
+    const first = record(jobId);
+    expect(first.state).toBe('PENDING');
+    // It leaves the queue and starts between the stop's read and its scancel.
+    cluster.run(['scontrol', 'release', jobId]);
+    await until(() => / JobState=RUNNING /.test(jobLine(jobId)), 30_000);
+    cluster.run(['scancel', jobId]);
+    await over(jobId);
+    const r = dequeuedOrRan(first, record(jobId));
+    expect(r.how).toBe('TERM');
+    expect(r.note).toMatch(/^Slurm had it PENDING, JobHeldUser, then it started on \S+ before the stop reached it$/);
+  }, 60_000);
 });
