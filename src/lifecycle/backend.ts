@@ -38,8 +38,11 @@ export interface Reconciled {
 /** One node's stop: how it went and the exit status its host recorded. */
 export interface NodeStop {
   node: NodeRef;
-  how: 'TERM' | 'KILL' | 'already-gone';
+  /** dequeued: a job that waited in its scheduler's queue (pending, held) was taken out of it; nothing ran to signal. */
+  how: 'TERM' | 'KILL' | 'already-gone' | 'dequeued';
   exitCode: number | null;
+  /** What the backend said of the server when it was stopped (a queued job's state and reason). */
+  note?: string;
 }
 
 /** An ending the backend itself names (a scheduler's): recorded as the attempt's outcome. */

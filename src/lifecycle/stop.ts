@@ -3,6 +3,7 @@
 // reused PID is never killed). A multi-node attempt is stopped on every node at once.
 import { UserError } from '../errors.ts';
 import { type Attempt, parseGpus } from '../ledger/attempts.ts';
+import type { NodeStop } from './backend.ts';
 import { backendFor } from './backends.ts';
 import { type Engine, hostOf, publish } from './engine.ts';
 import { type GpuReport, readGpus } from './host-info.ts';
@@ -11,7 +12,9 @@ import { reconcile } from './reconcile.ts';
 
 export interface StopResult {
   attempt: Attempt;
-  how: 'TERM' | 'KILL' | 'already-gone';
+  how: NodeStop['how'];
+  /** What the backend said of the server it stopped (a queued job's state and reason). */
+  note?: string;
   exitCode: number | null;
   gpu: GpuReport | null;
   /** true/false when nvidia-smi could tell; null when it is not there. */
@@ -92,7 +95,10 @@ export async function stop(
   engine.attempts.event(attempt.id, engine.clock.now(), 'stop_requested', { actor });
   const backend = backendFor(engine, attempt.host);
   const stops = await backend.stop(engine, attempt);
-  const head = stops.find((s) => s.node.rank === 0) ?? { how: 'already-gone' as const, exitCode: null };
+  const head: Pick<NodeStop, 'how' | 'exitCode' | 'note'> = stops.find((s) => s.node.rank === 0) ?? {
+    how: 'already-gone',
+    exitCode: null,
+  };
   const how = head.how;
   const now = engine.clock.now();
   const workers = stops.filter((s) => s.node.rank > 0);
@@ -103,7 +109,9 @@ export async function stop(
     detail:
       how === 'already-gone'
         ? `stopped by ${actor}; the server had already exited${nodesNote}`
-        : `stopped by ${actor} (${how})${nodesNote}`,
+        : how === 'dequeued'
+          ? `stopped by ${actor} while its job waited in the queue (${head.note ?? 'queued'}): taken out of the queue`
+          : `stopped by ${actor} (${how}${head.note ? `; ${head.note}` : ''})${nodesNote}`,
     exitCode: head.exitCode,
     at: now,
   });
@@ -131,9 +139,10 @@ export async function stop(
     } catch {
       gpu = null;
     }
-  const result = {
+  const result: StopResult = {
     attempt: engine.attempts.get(attempt.id)!,
     how,
+    ...(head.note ? { note: head.note } : {}),
     exitCode: head.exitCode,
     gpu,
     gpuReleased,
@@ -159,9 +168,13 @@ export function stopSummary(engine: Pick<Engine, 'attempts'>, r: StopResult): st
   const how =
     r.how === 'already-gone'
       ? 'it had already exited'
-      : r.how === 'KILL'
-        ? 'it ignored SIGTERM and was killed with SIGKILL'
-        : 'it exited on SIGTERM';
+      : r.how === 'dequeued'
+        ? `its job was waiting in the queue (${r.note ?? 'queued'}): taken out of the queue, nothing ran to signal`
+        : r.note
+          ? `it was ${r.how === 'KILL' ? 'killed' : 'ended by Slurm'} (${r.note})`
+          : r.how === 'KILL'
+            ? 'it ignored SIGTERM and was killed with SIGKILL'
+            : 'it exited on SIGTERM';
   const workers = engine.attempts.nodes(r.attempt.id).map((n) => n.host);
   const where = [r.attempt.host, ...workers].join('+');
   return `stopped attempt #${r.attempt.id} (${r.attempt.profile}) on ${where}: ${how}${workers.length ? ` (all ${workers.length + 1} nodes)` : ''}\n${gpu}`;

@@ -47,6 +47,32 @@ export function isFailing(a: Attempt): boolean {
   return !a.active && (cls(a) !== undefined || a.status === 'crashed');
 }
 
+/** Whether an attempt counts in a bug report (reportableIn). */
+export type Reportable = (a: Attempt) => boolean;
+
+/**
+ * Ledger events that say the bot told a failure while the server still ran (recordHang's `hang`, the early alert's
+ * `crash_seen`, a worker node's `node_failed`): NCCL ranks hang after an error and SGLang's HTTP server outlives its
+ * scheduler, so such a server is often stopped by a person after, and it failed all the same.
+ */
+const TOLD_LIVE = new Set(['hang', 'crash_seen', 'node_failed']);
+
+/**
+ * The failing attempts a bug report counts. One a person stopped counts when its failure was told while it ran (an
+ * event of TOLD_LIVE, or a first request refused) and its classification is no failure record alone (`survivable`:
+ * a serving process logs errors it answers and serves on). Rows written before the survival rules kept such a record
+ * as the classification of a server that served on, unmarked and with no such event: those are not counted.
+ */
+export function reportableIn(events: (id: number) => Array<{ kind: string }>): Reportable {
+  return (a) => {
+    if (!isFailing(a)) return false;
+    if (a.status !== 'stopped') return true;
+    const c = a.classification as { category?: string; survivable?: boolean } | null;
+    if (c?.survivable) return false;
+    return c?.category === 'first_request_failed' || events(a.id).some((e) => TOLD_LIVE.has(e.kind));
+  };
+}
+
 function modelPathOf(a: Attempt): string {
   return a.flags['model-path'] ?? '';
 }
@@ -55,7 +81,7 @@ function modelPathOf(a: Attempt): string {
  * The attempts a draft is about. Named ones as given; else the newest failing attempt and every finished attempt of
  * the same model on the same host (the configurations tried for it). Infrastructure failures are left out.
  */
-export function selectAttempts(all: Attempt[], ids: number[]): Attempt[] {
+export function selectAttempts(all: Attempt[], ids: number[], isReportable: Reportable): Attempt[] {
   if (ids.length > 0) {
     const byId = new Map(all.map((a) => [a.id, a]));
     const missing = ids.filter((id) => !byId.has(id));
@@ -67,7 +93,7 @@ export function selectAttempts(all: Attempt[], ids: number[]): Attempt[] {
       });
     }
     const picked = [...new Set(ids)].sort((a, b) => a - b).map((id) => byId.get(id)!);
-    if (!picked.some(isFailing)) {
+    if (!picked.some(isReportable)) {
       throw new UserError('none of these attempts failed: a bug report needs a crash', {
         kind: 'command',
         lead: 'list them with',
@@ -76,7 +102,7 @@ export function selectAttempts(all: Attempt[], ids: number[]): Attempt[] {
     }
     return picked;
   }
-  const latest = [...all].reverse().find(isFailing);
+  const latest = [...all].reverse().find(isReportable);
   if (!latest) throw new UserError('no failing attempt in the ledger to report', 'launch one first, or name attempts');
   const infra = /^launch_(refused|failed|unknown)$/;
   return all.filter(
@@ -93,13 +119,13 @@ export function selectAttempts(all: Attempt[], ids: number[]): Attempt[] {
  * The attempt the report is written around: the newest one of the crash class seen most often, since a crash that
  * survives several configurations is the bug worth filing (ties: the newest class).
  */
-export function choosePrimary(attempts: Attempt[], primaryId?: number): Attempt {
+export function choosePrimary(attempts: Attempt[], isReportable: Reportable, primaryId?: number): Attempt {
   if (primaryId !== undefined) {
     const p = attempts.find((a) => a.id === primaryId);
     if (!p) throw new UserError(`attempt #${primaryId} is not among the attempts drafted`);
     return p;
   }
-  const failing = attempts.filter(isFailing);
+  const failing = attempts.filter(isReportable);
   const count = new Map<string, number>();
   for (const a of failing) count.set(cls(a)?.category ?? 'other', (count.get(cls(a)?.category ?? 'other') ?? 0) + 1);
   let best = failing[failing.length - 1]!;
@@ -165,6 +191,8 @@ function shortModel(modelPath: string): string {
 
 export interface DraftInput {
   attempts: Attempt[];
+  /** Which of them count as failing (reportableIn). */
+  isReportable: Reportable;
   primary: Attempt;
   env: EnvReport | undefined;
   catalog: Catalog;
@@ -174,7 +202,7 @@ export interface DraftInput {
 }
 
 export function draftData(input: DraftInput): Record<string, unknown> {
-  const { attempts, primary, env, scrub } = input;
+  const { attempts, primary, env, scrub, isReportable } = input;
   const c = cls(primary);
   const category = c?.category ?? 'other';
   const phase = c?.phase ?? 'unknown';
@@ -187,7 +215,7 @@ export function draftData(input: DraftInput): Record<string, unknown> {
   const hardware = (env && hardwareOf(env.facts)) ?? 'unknown GPUs';
   const hasEnv = env !== undefined && env.source !== 'unavailable' && env.text.trim() !== '';
   const sglang = env?.sglangVersion ?? primary.sglangVersion ?? 'unknown';
-  const failing = attempts.filter(isFailing);
+  const failing = attempts.filter(isReportable);
   const same = failing.filter((a) => cls(a)?.category === category).length;
   const others = [...new Set(failing.map((a) => cls(a)?.category ?? 'crashed').filter((k) => k !== category))];
   const tp = primary.flags['tp-size'] ?? '1';

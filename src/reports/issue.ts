@@ -12,7 +12,16 @@ import { catalogFromConfig } from '../lifecycle/classifier.ts';
 import type { Engine } from '../lifecycle/engine.ts';
 import type { EnvContext } from '../lifecycle/env.ts';
 import { captureEnvironment, type EnvReport } from '../lifecycle/env.ts';
-import { choosePrimary, type Draft, draftData, isFailing, newIssueUrl, renderDraft, selectAttempts } from './draft.ts';
+import {
+  choosePrimary,
+  type Draft,
+  draftData,
+  newIssueUrl,
+  type Reportable,
+  renderDraft,
+  reportableIn,
+  selectAttempts,
+} from './draft.ts';
 import { GITHUB_DEFAULTS, type IssueSearch, searchFromConfig } from './github.ts';
 import { createScrubber } from './scrub.ts';
 import { loadIssueTemplates, templatesDir } from './templates.ts';
@@ -45,11 +54,11 @@ function configuredHostNames(engine: Pick<Engine, 'loaded'>): string[] {
  * The attempts selectAttempts chooses from, read by index: the named ones, or the newest failure and the attempts of
  * its model on its host up to it (what selectAttempts keeps), not the whole ledger.
  */
-function candidates(engine: Pick<Engine, 'attempts'>, ids: number[]): Attempt[] {
+function candidates(engine: Pick<Engine, 'attempts'>, ids: number[], isReportable: Reportable): Attempt[] {
   if (ids.length > 0) return engine.attempts.byIds(ids);
   let latest: Attempt | undefined;
   for (const a of engine.attempts.failingNewestFirst()) {
-    if (isFailing(a)) {
+    if (isReportable(a)) {
       latest = a;
       break;
     }
@@ -65,13 +74,14 @@ export type IssueContext = EnvContext & Pick<Engine, 'attempts'>;
 export async function draftIssue(engine: IssueContext, req: IssueDraftRequest): Promise<IssueDraft> {
   // Templates first: a broken template should fail before the host is asked anything.
   const templates = loadIssueTemplates(templatesDir(engine.loaded));
-  const attempts = selectAttempts(candidates(engine, req.ids), req.ids);
-  const primary = choosePrimary(attempts, req.primary);
+  const isReportable = reportableIn((id) => engine.attempts.events(id));
+  const attempts = selectAttempts(candidates(engine, req.ids, isReportable), req.ids, isReportable);
+  const primary = choosePrimary(attempts, isReportable, req.primary);
   let env = engine.ledger.environments.forAttempt(primary);
   if (!env && engine.loaded.config.hosts[primary.host]) env = await captureEnvironment(engine, primary.host);
   const catalog = catalogFromConfig(engine.loaded.config.signatures);
   const crashes: CrashKey[] = [];
-  for (const a of [primary, ...[...attempts].reverse().filter(isFailing)]) {
+  for (const a of [primary, ...[...attempts].reverse().filter(isReportable)]) {
     const k = crashKeyOf(a.classification);
     if (k && !crashes.some((c) => c.category === k.category && c.signatureId === k.signatureId)) crashes.push(k);
   }
@@ -85,7 +95,7 @@ export async function draftIssue(engine: IssueContext, req: IssueDraftRequest): 
     search,
   });
   const scrub = createScrubber({ hostNames: configuredHostNames(engine) });
-  const data = draftData({ attempts, primary, env, catalog, duplicates, scrub, now: engine.clock.now() });
+  const data = draftData({ attempts, isReportable, primary, env, catalog, duplicates, scrub, now: engine.clock.now() });
   const draft = renderDraft(templates, data);
   const dir = join(engine.loaded.dataDir, 'drafts');
   mkdirSync(dir, { recursive: true });

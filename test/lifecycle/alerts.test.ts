@@ -44,6 +44,8 @@ describe('crash alerts', () => {
     expect(alert).toMatch(/looks like [\w.-]+\/[\w.-]+#\d+: .+ \((open|closed|merged)\)/);
     const stored = b.app.engine.attempts.get(a.id)?.classification as { reason?: string } | null;
     expect(stored?.reason).toContain('nan-probability-tensor');
+    // The alert is told as soon as the crash is read (before the server's exit); the attempt closes at the exit.
+    await until(() => b.app.engine.attempts.get(a.id)?.active === false, 20_000);
     expect(b.app.engine.attempts.get(a.id)).toMatchObject({ status: 'crashed', active: false });
     // The parent message was updated to say so, and the alert went into its thread.
     expect(b.printed.some((p) => /attempt #1 small on gpu by U-tester: crashed \(nan_in_sampling\)/.test(p))).toBe(

@@ -537,9 +537,12 @@ describe.skipIf(!slurmAvailable)('Slurm’s own endings on a real slurmctld/slur
       const second = crashed.find((e) => e.count === 2);
       expect(second).toBeDefined();
       expect(JSON.stringify(second!.diagnosis.evidence)).toMatch(/No CUDA GPUs are available/);
-      // Held again; cancelled by hand, the launch's follower ends.
-      c.run(['scancel', jobId]);
+      // Held again: a stop takes it out of the queue (nothing of it runs to signal); the launch's follower ends.
+      expect((await bot.run('stop --attempt 1')).text).toMatch(
+        /^stopped attempt #1 \(small\) on cluster: its job was waiting in the queue \(Slurm had it /,
+      );
       await launching;
+      expect(bot.app.engine.attempts.get(1)).toMatchObject({ status: 'stopped', outcome: 'stopped' });
     } finally {
       await bot.app.close();
     }

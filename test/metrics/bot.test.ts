@@ -36,11 +36,13 @@ describe('/metrics after a real crash', () => {
     const port = await freePort();
     expect((await b.run(`launch small --port ${port}`)).exitCode ?? 0, b.said.join('\n')).toBe(0);
     expect(await b.scrape()).not.toMatch(/^glm_alert_latency_seconds_count/m);
+    const a = b.app.engine.attempts.activeOn('gpu')!;
     writeFileSync(ctl, 'nan_decode\n');
     await postGenerate(b.app, 'gpu', port);
     await until(() => b.printed.some((p) => p.includes('CRASH ')), 20_000);
-    // The early alert goes out before the exit is recorded (glm_attempts counts closed attempts): wait for both.
-    await until(() => b.app.engine.attempts.get(1)?.active === false, 20_000);
+    // The alert is told when the crash is read; the attempt (glm_attempts) is closed at the server's exit, after,
+    // and its message updated then: flushed once that is queued too.
+    await until(() => b.app.engine.attempts.get(a.id)?.active === false, 20_000);
     await b.app.delivery!.flush(5000);
     const m = await b.scrape();
     expect(m).toMatch(/^# TYPE glm_alert_latency_seconds histogram$/m);

@@ -89,13 +89,19 @@ describe('delivery when Slack misbehaves', () => {
     await fake.down();
     await crashOne(first, 3, 'k3');
     await crashOne(first, 4, 'k1');
-    await new Promise((r) => setTimeout(r, 600));
+    // Each bot tries while Slack is down and is refused (waited for, not slept for: on a loaded machine a try can
+    // take longer than any fixed pause, and then no bot would have tried while Slack was away).
+    const refused = (f: Face) =>
+      f.logLines.some(
+        (l) => l.includes('chat delivery will retry') && (l.includes('fetch failed') || l.includes('ECONNREFUSED')),
+      );
+    await waitFor('the first bot refused', () => refused(first), 10_000);
     // The bot dies without flushing (its loop stops; nothing is drained on the way out) and a new one starts on the
     // same ledger while Slack is still down.
     await first.glm.delivery!.stop();
     const second = await startFace(fake, loaded);
     faces.push(second);
-    await new Promise((r) => setTimeout(r, 500));
+    await waitFor('the second bot refused', () => refused(second), 10_000);
     await fake.up();
 
     await waitFor('everything delivered', () => second.glm.outbox.counts().pending === undefined, 20_000);
@@ -127,8 +133,7 @@ describe('delivery when Slack misbehaves', () => {
       expect(inThread[0]).toBe(`loading weights ${i + 1}/83 shards`);
     }
     // While Slack was down, both bots tried and were refused, and said they would retry.
-    const retries = [...first.logLines, ...second.logLines].filter((l) => l.includes('chat delivery will retry'));
-    expect(retries.some((l) => l.includes('fetch failed') || l.includes('ECONNREFUSED'))).toBe(true);
+    expect([refused(first), refused(second)]).toEqual([true, true]);
     // The outbox did the retrying (one client call per try), and waited out Retry-After before trying again.
     const posts = fake.calls.filter((c) => c.method === 'chat.postMessage');
     expect(posts.length).toBe(fake.messages.length);
@@ -334,6 +339,9 @@ describe('a post whose answer was lost (issue 17, item 15)', () => {
       postOne(face, 'a2', 'to CDEV second', 'CDEV');
       postOne(face, 'b1', 'to OPS', OPS);
       await waitFor('OPS delivered', () => slack.messages.find((m) => m.text === 'to OPS'), 5000);
+      // Slack has the message before the bot marks its row sent (it does once Slack's answer is back): wait for
+      // that, not for a moment that is usually long enough.
+      await waitFor('OPS marked sent', () => !face.glm.outbox.pending().some((i) => i.key === 'b1'), 5000);
       // CDEV waits out its Retry-After, its order kept.
       expect(slack.messages.filter((m) => m.channel === 'CDEV')).toEqual([]);
       expect(face.glm.outbox.pending().map((i) => i.key)).toEqual(['a1', 'a2']);

@@ -62,6 +62,10 @@ function bot(): { app: App; ctx: CommandContext; run: (s: string) => Promise<{ t
     ...dirs,
     env: { STANDIN_TTFT_MS: '20', STANDIN_TPOT_MS: '4' },
     extra: {
+      // What is asserted here is when jobs run and what they say, not the server's speed: the smokes are timed on
+      // whatever else the machine runs, and one 20% slower than the best (the default threshold) is a REGRESSION
+      // verdict, not PASS (seen under load). Comparing figures is smoke.test.ts's, as in schedule-hosts.test.ts.
+      smoke: { regression_pct: 10_000 },
       schedule: {
         catch_up_s: 7200,
         on_call: ['U0ONCALL', 'S0GPUTEAM'],

@@ -199,7 +199,9 @@ describe.concurrent('stopping', () => {
 
   it('drains an in-flight request before exiting', async (ctx) => {
     const port = await freePort();
-    const p = own(ctx, launch(['--model-path', QWEN, '--port', String(port)], baseEnv({ STANDIN_TPOT_MS: '3' })));
+    // The request must still run when SIGTERM is handled: 120 tokens 25 ms apart (3 s), where 3 ms apart (360 ms)
+    // was once over before the signal got there on a loaded machine. A window, wide against the test's own delays.
+    const p = own(ctx, launch(['--model-path', QWEN, '--port', String(port)], baseEnv({ STANDIN_TPOT_MS: '25' })));
     await p.waitFor(/fired up/);
     const req = http(port, '/generate', {
       body: { text: 'tell me a story', sampling_params: { max_new_tokens: 120, ignore_eos: true } },

@@ -12,9 +12,10 @@ import { stampOf } from '../log-read.ts';
 import { failNodes, watchNodes } from '../node-watch.ts';
 import { advance, initialProgress } from '../progress.ts';
 import { requeuedAgain } from '../requeue.ts';
+import { stopRequested } from '../stop.ts';
 import { watchAttempt } from '../watch.ts';
 import { recordEnding } from './ending.ts';
-import { recordExit, recordHang, recordRequestFailed, recordTimeout } from './outcome.ts';
+import { closedByStop, recordExit, recordHang, recordRequestFailed, recordTimeout, stopperClosed } from './outcome.ts';
 import { confirmReady, recordReady } from './ready.ts';
 import type { LaunchEvent, LaunchResult } from './types.ts';
 
@@ -28,7 +29,14 @@ export async function follow(
 ): Promise<LaunchResult> {
   // A scheduler's job may still wait in its queue: the log starts once it runs.
   const admitted = await backendFor(engine, attempt.host).admitted(engine, attempt, emit);
-  if ('ended' in admitted) return recordEnding(engine, attempt, admitted.ended, emit);
+  if ('ended' in admitted) {
+    // Taken out of the queue by a stop (a held or pending job cancelled): the stop's end, not one Slurm names, and
+    // the stopper's record of it (how, the state Slurm had it in), written once Slurm confirms the job is over.
+    if (stopRequested(engine, attempt.id)) await stopperClosed(engine, attempt.id);
+    return (
+      closedByStop(engine, attempt, admitted.ended.exitCode) ?? recordEnding(engine, attempt, admitted.ended, emit)
+    );
+  }
   attempt = admitted.attempt;
   const { host } = hostOf(engine, attempt.host);
   markFollower(engine, attempt.id);

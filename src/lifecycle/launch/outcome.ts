@@ -8,6 +8,7 @@ import type { Ending } from '../backend.ts';
 import { backendFor } from '../backends.ts';
 import { type Engine, publish } from '../engine.ts';
 import type { Progress } from '../progress.ts';
+import { stopRequested } from '../stop.ts';
 import { judgeEnd, recordEnding } from './ending.ts';
 import type { LaunchEvent, LaunchResult } from './types.ts';
 
@@ -67,6 +68,42 @@ export function recordTimeout(
   };
 }
 
+/**
+ * A stop asked for (here or by another bot process) ended it: the stop's record, whoever writes first, and no alert
+ * (the stop tells its own end). null when no stop was asked for.
+ */
+export function closedByStop(
+  engine: Pick<Engine, 'attempts' | 'clock'>,
+  attempt: Attempt,
+  exitCode: number | null,
+  diagnosis?: Diagnosis,
+): LaunchResult | null {
+  if (!stopRequested(engine, attempt.id)) return null;
+  engine.attempts.finish(attempt.id, {
+    status: 'stopped',
+    outcome: 'stopped',
+    detail: 'stopped on request',
+    exitCode,
+    at: engine.clock.now(),
+  });
+  return {
+    outcome: 'exited',
+    commandLine: attempt.commandLine,
+    attempt: engine.attempts.get(attempt.id)!,
+    ...(diagnosis ? { diagnosis } : {}),
+  };
+}
+
+/**
+ * Waits for the stop asked for to close the attempt itself (its record says how, once its backend confirmed), for as
+ * long as a stop takes at most (its grace period, then 30 s for a scheduler to confirm); a stopper that died by then
+ * leaves it to closedByStop.
+ */
+export async function stopperClosed(engine: Pick<Engine, 'attempts' | 'clock' | 'loaded'>, id: number): Promise<void> {
+  const end = Date.now() + engine.loaded.config.timeouts.stop_grace_s * 1000 + 30_000;
+  while (engine.attempts.get(id)?.active && Date.now() < end) await engine.clock.sleep(100);
+}
+
 export async function recordExit(
   engine: Engine,
   attempt: Attempt,
@@ -91,22 +128,8 @@ export async function recordExit(
         engine.log.error({ err: e.message, attempt: attempt.id }, 'could not stop the worker nodes'),
       );
   }
-  // A stop asked for (here or by another bot process) ended it: the stop's record, whoever writes first.
-  if (engine.attempts.events(attempt.id).some((e) => e.kind === 'stop_requested')) {
-    engine.attempts.finish(attempt.id, {
-      status: 'stopped',
-      outcome: 'stopped',
-      detail: 'stopped on request',
-      exitCode,
-      at: engine.clock.now(),
-    });
-    return {
-      outcome: 'exited',
-      commandLine: attempt.commandLine,
-      attempt: engine.attempts.get(attempt.id)!,
-      diagnosis: fromLog,
-    };
-  }
+  const stopped = closedByStop(engine, attempt, exitCode, fromLog);
+  if (stopped) return stopped;
   // The same rule as an attempt that ended unwatched (reconcile): judgeEnd.
   const j = judgeEnd(fromLog, exitCode, ending, 'exited');
   if (j.by === 'ending') return recordEnding(engine, attempt, j.ending, emit, fromLog);

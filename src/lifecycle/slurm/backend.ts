@@ -598,6 +598,22 @@ async function admitted(
   }
 }
 
+/** The state (and reason) Slurm had a job in, for a stop's record. */
+function slurmHad(j: JobRecord): string {
+  return `Slurm had it ${j.state}${j.reason && j.reason !== 'None' ? `, ${j.reason}` : ''}`;
+}
+
+/**
+ * How a plain scancel of a job read waiting in the queue (`first`) went, from Slurm's record after it (`last`): a job
+ * that started in between has nodes now, and Slurm ended it as it ends a running job on scancel (SIGTERM, SIGKILL
+ * after the cluster's KillWait: slurm.conf(5)); else it was taken out of the queue with nothing run.
+ */
+export function dequeuedOrRan(first: JobRecord, last: JobRecord): Pick<NodeStop, 'how' | 'note'> {
+  const had = slurmHad(first);
+  if (last.nodeList === '') return { how: 'dequeued', note: had };
+  return { how: 'TERM', note: `${had}, then it started on ${last.nodeList} before the stop reached it` };
+}
+
 /** scancel, then Slurm's record until it says the job is over (a stop is confirmed from Slurm, not assumed). */
 async function stop(engine: Engine, attempt: Attempt): Promise<NodeStop[]> {
   const node = headNode(attempt);
@@ -617,7 +633,23 @@ async function stop(engine: Engine, attempt: Attempt): Promise<NodeStop[]> {
   const first = await readJob(host, cfg, jobId);
   if (!first || !isActive(first)) return [{ node, how: 'already-gone', exitCode: first?.exitCode ?? null }];
   let how: NodeStop['how'] = 'TERM';
-  if (first.state === 'PENDING') {
+  let note: string | undefined;
+  const had = slurmHad(first);
+  if (REQUEUED_JOB_STATES.includes(first.state)) {
+    // Waiting in the queue (pending, held, requeued, requeued held): no process of it runs anywhere, so there is
+    // nothing to signal. scancel's --signal goes to the slurmd where the job runs (scancel(1)); to a job that runs
+    // nowhere, slurmctld answers "Job can not be altered now, try again later" and scancel asks again and again
+    // (seen: still asking after 15 s), so a plain scancel takes it out of the queue.
+    how = 'dequeued';
+    note = had;
+    await scancel([]);
+  } else if (first.state === 'SUSPENDED') {
+    // Suspended (scontrol suspend): its processes are stopped (SIGSTOP) on its nodes and can run no SIGTERM handler;
+    // slurmctld refuses any signal but KILL for a suspended job, and scancel --signal=TERM keeps asking (seen: ~95 s).
+    // Resuming it first would take back CPUs Slurm gave other jobs meanwhile (scontrol(1), resume) and is the
+    // administrator's call who suspended it, so a stop cancels it as it is (a plain scancel, scancel(1)): said so.
+    how = 'KILL';
+    note = `${had}: a suspended job takes no SIGTERM, cancelled as it was`;
     await scancel([]);
   } else {
     // TERM to the batch shell and every step; the grace period; then KILL; then the job itself is cancelled.
@@ -636,7 +668,9 @@ async function stop(engine: Engine, attempt: Attempt): Promise<NodeStop[]> {
       hint: `look with: scontrol show job ${jobId}; a node may be unresponsive (an administrator can down it)`,
     });
   }
-  return [{ node, how, exitCode: last?.exitCode ?? null }];
+  // Read waiting, it may have started before the scancel reached it: what Slurm says now decides (dequeuedOrRan).
+  if (how === 'dequeued' && last) ({ how, note } = dequeuedOrRan(first, last));
+  return [{ node, how, exitCode: last?.exitCode ?? null, ...(note ? { note } : {}) }];
 }
 
 async function reconcile(engine: Engine, a: Attempt, opts: { skipStarting?: boolean }): Promise<Reconciled | null> {
