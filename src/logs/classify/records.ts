@@ -223,7 +223,9 @@ export function warning(body: string): boolean {
 // (python/sglang/srt/managers/tokenizer_manager.py), the scheduler's event_loop_normal/_overlap/_pp and its process
 // entry run_scheduler_process (managers/scheduler.py), the detokenizer's event_loop and run_detokenizer_process
 // (managers/detokenizer_manager.py), the data-parallel controller's run_data_parallel_controller_process; vLLM's
-// engine core's busy loop, EngineCoreProc.run_busy_loop and its process entry run_engine_core (vllm/v1/engine/core.py).
+// engine core's busy loop, EngineCoreProc.run_busy_loop and its process entry run_engine_core (vllm/v1/engine/core.py);
+// vLLM V0's AsyncLLMEngine.run_engine_loop (vllm/engine/async_llm_engine.py), the background task that steps the
+// engine for every request (its done-callback _log_task_completion raises AsyncEngineDeadError when it ends).
 // A traceback through one of them is that loop dying, and the server with it, whatever record was logged before it.
 const SERVER_LOOPS = new Set([
   'handle_loop',
@@ -236,6 +238,7 @@ const SERVER_LOOPS = new Set([
   'run_data_parallel_controller_process',
   'run_busy_loop',
   'run_engine_core',
+  'run_engine_loop',
 ]);
 /** A call of one of SERVER_LOOPS in a record's text (asyncio's `coro=<TokenizerManager.handle_loop() running ...>`). */
 const SERVER_LOOP_CALL = new RegExp(`(?<![\\w])(?:${[...SERVER_LOOPS].join('|')})\\(`);
@@ -273,13 +276,17 @@ export function clientError(body: string): boolean {
 // answer an error response, and its tool-call parsers catch what fails in parsing one response, log `Error in
 // extracting tool call from response.` with its traceback and return the text as content
 // (entrypoints/openai/tool_parsers/hermes_tool_parser.py, extract_tool_calls). Their constructors run once at start-up
-// (OpenAIServingChat.__init__ loads the chat template and the tool parser): a failure there is the server's.
+// (OpenAIServingChat.__init__ loads the chat template and the tool parser): a failure there is the server's. So does
+// the import of their modules: a `<module>` frame is the module's top level run while it is imported, and a frame
+// named after a class (PEP 8's CapWords; Python names a class body's frame after its class) is that class's body run
+// as its module is imported (`class OpenAIServingChat(...)` then a `str | None` annotation failing on Python 3.9).
 const REQUEST_HANDLER_FILE = /entrypoints[/\\]openai[/\\](?:serving\w*\.py$|\w+[/\\]serving\.py$|tool_parsers[/\\])/;
 const CONSTRUCTOR = /^(?:__init__|__new__|_?init(?:_\w*)?)$/;
+const IMPORT_TIME = /^(?:<module>|[A-Z][A-Za-z0-9]*)$/;
 
 /** True when a frame is in an OpenAI-compatible server's handling of one request (REQUEST_HANDLER_FILE). */
 export function requestHandler(file: string, func: string): boolean {
-  return REQUEST_HANDLER_FILE.test(file) && !CONSTRUCTOR.test(func);
+  return REQUEST_HANDLER_FILE.test(file) && !CONSTRUCTOR.test(func) && !IMPORT_TIME.test(func);
 }
 
 /** True when a frame's function is one of the serving processes' own loops (SERVER_LOOPS). */
