@@ -202,6 +202,27 @@ describe("a server's minimum GPU generation", () => {
   it('and with it', () => {
     expect(diagnose(['RuntimeError: SGLang only supports sm 75 and above.']).category).toBe('unsupported_arch');
   });
+
+  it("a minimum logged at warning or info level is a notice, the line's end a full stop", () => {
+    const warned = '[2025-11-05 12:00:00] WARNING server_args.py:900: FlashAttention3 only supports sm90 and above.';
+    expect(diagnose([warned]).category).toBe('none');
+    expect(diagnose(['INFO 03-04 10:00:01 [cuda.py:12] FlashMLA only supports sm90 or newer']).category).toBe('none');
+    // an error record stating it is still the refusal
+    expect(diagnose(['[2025-11-05 12:00:00] ERROR: SGLang only supports sm75 and above.']).category).toBe(
+      'unsupported_arch',
+    );
+  });
+
+  it('a server that reaches ready and runs batches after the line did not die of it', () => {
+    const served = [
+      '[2025-11-05 12:00:00] FlashAttention3 only supports sm90 and above.',
+      '[2025-11-05 12:00:01] Load weight begin. avail mem=78.00 GB',
+      '[2025-11-05 12:00:36] The server is fired up and ready to roll!',
+      '[2025-11-05 12:01:00] Decode batch. #running-req: 1, #token: 100, token usage: 0.00, gen throughput (token/s): 50.00',
+    ];
+    expect(diagnose(served).category).toBe('none');
+    expect(diagnose(served.slice(0, 2)).category).toBe('unsupported_arch');
+  });
 });
 
 describe('a wait that timed out is no watchdog by itself', () => {
