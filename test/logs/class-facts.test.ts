@@ -124,6 +124,58 @@ describe('a model that cannot be loaded', () => {
     expect(d.category, d.reason).toBe('model_load_error');
   });
 
+  it('a connection error that names neither the hub nor runs through its clients is no download', () => {
+    // a probe of the server from another host, timed out
+    const probe = diagnose(
+      tb(
+        [
+          ['/home/u/bench/probe.py', '<module>', 'r = requests.post(url, json=payload, timeout=600)'],
+          ['/usr/lib/python3/dist-packages/requests/adapters.py', 'send', 'raise ReadTimeout(e, request=request)'],
+        ],
+        "requests.exceptions.ReadTimeout: HTTPConnectionPool(host='gpu-node-3', port=30000): Read timed out. (read timeout=600)",
+      ),
+    );
+    expect(probe.category).not.toBe('model_load_error');
+    // a disaggregated decode server that cannot reach its prefill peer's bootstrap server
+    const peer = diagnose([
+      "[2025-11-05 12:00:00] server_args=ServerArgs(model_path='/models/DeepSeek-V3', disaggregation_mode='decode')",
+      ...tb(
+        [
+          [
+            '/sgl/python/sglang/srt/disaggregation/mooncake/conn.py',
+            '_get_prefill_parallel_info_from_server',
+            'response = requests.get(url, timeout=5)',
+          ],
+          ['/x/requests/adapters.py', 'send', 'raise ConnectionError(e, request=request)'],
+        ],
+        "requests.exceptions.ConnectionError: HTTPConnectionPool(host='10.0.0.2', port=8998): Max retries exceeded with url: /route?engine_rank=-1 (Caused by NewConnectionError('Failed to establish a new connection: [Errno 113] No route to host'))",
+      ),
+    ]);
+    expect(peer.category).not.toBe('model_load_error');
+  });
+
+  it('the same errors naming the hub, a mirror, or raised in the hub client, are the download', () => {
+    const named = (host: string) =>
+      diagnose(
+        tb(
+          [['/x/requests/adapters.py', 'send', 'raise ConnectionError(e, request=request)']],
+          `requests.exceptions.ConnectionError: HTTPConnectionPool(host='${host}', port=80): Max retries exceeded with url: /Qwen/Qwen2.5-7B/resolve/main/config.json`,
+        ),
+      ).category;
+    expect(named('huggingface.co')).toBe('model_load_error');
+    expect(named('hf-mirror.com')).toBe('model_load_error');
+    const inHub = diagnose(
+      tb(
+        [
+          ['/x/huggingface_hub/file_download.py', 'hf_hub_download', 'return _hf_hub_download_to_cache_dir('],
+          ['/x/requests/adapters.py', 'send', 'raise ReadTimeout(e, request=request)'],
+        ],
+        "requests.exceptions.ReadTimeout: HTTPConnectionPool(host='10.1.2.3', port=80): Read timed out.",
+      ),
+    );
+    expect(inHub.category).toBe('model_load_error');
+  });
+
   it('a client refused by a local server is no download', () => {
     const d = diagnose(
       tb(
