@@ -128,9 +128,10 @@ const RULES: Array<[Rule, (m: RegExpMatchArray) => Milestone]> = [
   [/The server is fired up and ready to roll!/, () => ({ kind: 'ready' })],
   // Other servers' ready lines: TGI's router once its warm-up is done and its shards answer (router/src/server.rs:
   // `Connected`, under its `text_generation_router` target), Triton's once its endpoints listen (`Started
-  // HTTPService at 0.0.0.0:8000`, `Started GRPCInferenceService at ...`).
+  // HTTPService at 0.0.0.0:8000`, `Started GRPCInferenceService at ...`). Bounded runs (the target's path, the
+  // source place): an unbounded one is retried from every `text_generation_router` of a long line.
   [
-    /text_generation_router[\w:]*: \S+: Connected\s*$|Started (?:HTTPService|GRPCInferenceService) at /,
+    /text_generation_router[\w:]{0,80}: \S{1,200}: Connected\s*$|Started (?:HTTPService|GRPCInferenceService) at /,
     () => ({ kind: 'ready' }),
   ],
   [/Application startup complete\./, () => ({ kind: 'app_started' })],
