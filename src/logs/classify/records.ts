@@ -204,9 +204,18 @@ export function failureRecord(prefix: LinePrefix, text: string, tracebackFollows
   // a traceback right after a record that says it went on says it did not
   if (body === '' || warning(body) || ABSL_BEFORE_INIT.test(body)) return null;
   if (!tracebackFollows && SURVIVED.test(body)) return null;
-  // A line that ends in a colon introduces the lines after it (a reporter's `I get this error:`, `报错信息：`, a
-  // launcher's `Root Cause (first observed failure):`): they state the failure, and are read; it states none itself.
-  if (INTRODUCES.test(body) && embeddedException(body) === null) return null;
+  // A line of prose that ends in a colon introduces the lines after it (a reporter's `I get this error:`, `报错信息：`,
+  // a launcher's `Root Cause (first observed failure):`): they state the failure, and are read; it states none itself.
+  // A log record is the program's own statement, whatever it puts after it: one at an error level (`ERROR: Failed to
+  // load the model, the server cannot start:` then the reason on the next line) states the failure.
+  if (
+    INTRODUCES.test(body) &&
+    !prefix.record &&
+    !loggedAtErrorLevel(prefix, text) &&
+    embeddedException(body) === null
+  ) {
+    return null;
+  }
   if (MILD_LEVEL.test(ownLevel(frontOf(prefix, text)))) return null;
   const named = embeddedException(body);
   if (named) return named;
