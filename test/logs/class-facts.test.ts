@@ -114,6 +114,26 @@ describe('a model that cannot be loaded', () => {
     expect(d.category, d.reason).toBe('model_load_error');
   });
 
+  it("a processor's error on one request's image, raised in its __call__, is no model that cannot be loaded", () => {
+    const d = diagnose([
+      '[2025-11-05 12:00:36] The server is fired up and ready to roll!',
+      '[2025-11-05 12:01:00] Prefill batch. #new-seq: 1, #new-token: 2000, #cached-token: 0, token usage: 0.01, #running-req: 0, #queue-req: 0',
+      ...tb(
+        [
+          [
+            '/sgl/python/sglang/srt/managers/scheduler.py',
+            'handle_generate_request',
+            'mm_inputs = self.mm_processor.process(req)',
+          ],
+          ['/x/transformers/processing_utils.py', '__call__', 'image_inputs = self.image_processor(images, **kwargs)'],
+          ['/x/transformers/image_processing_utils.py', '__call__', 'return self.preprocess(images, **kwargs)'],
+        ],
+        'ValueError: Unable to infer channel dimension format',
+      ),
+    ]);
+    expect(d.category).not.toBe('model_load_error');
+  });
+
   it("the hub download's connection cut while the server starts", () => {
     const d = diagnose(
       tb(
