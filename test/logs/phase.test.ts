@@ -119,6 +119,20 @@ describe('phase rule 1: the milestones before the failure', () => {
     expect(diagnoseText([record, 'INFO:     Shutting down'].join('\n')).classification.category).toBe('other');
   });
 
+  it("starts a new run at a second launch's weight load after the first run shut down (two runs in one log)", () => {
+    const lines = [
+      'INFO 03-04 09:00:20 model_runner.py:1072] Starting to load model Qwen/Qwen2.5-7B-Instruct...',
+      'INFO:     Application startup complete.',
+      'INFO:     127.0.0.1:40000 - "POST /v1/chat/completions HTTP/1.1" 200 OK',
+      'INFO:     Shutting down',
+      'INFO:     Finished server process [4021]',
+      "INFO 03-04 10:00:00 api_server.py:586] args: Namespace(model='Qwen/Qwen2.5-72B-Instruct')",
+      'INFO 03-04 10:00:20 model_runner.py:1072] Starting to load model Qwen/Qwen2.5-72B-Instruct...',
+      ...boom,
+    ];
+    expect(diagnoseText(lines.join('\n')).classification.phase).toBe('weight_load');
+  });
+
   it("reads a stop signal's lines (SGLang's `SIGTERM received`) as the server carrying on until it was stopped", () => {
     const lines = [
       '[2025-11-05 12:00:36] The server is fired up and ready to roll!',

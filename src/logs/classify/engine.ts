@@ -25,6 +25,7 @@ import {
   applyMilestone,
   CAPTURE_PROGRESS,
   type FrequentKind,
+  fileBase,
   initialPhase,
   lastFrequent,
   type PhaseState,
@@ -667,9 +668,7 @@ export class ClassifierEngine {
     const evidence = buildEvidence([exc], header, tb.frames);
     const confidence = this.death ? 0.8 : 0.7;
     const f = matchingFrame(rule, tb.frames);
-    const where = f
-      ? ` ${rule.where === 'any' ? 'under' : 'raised in'} ${f.func} (${f.file.slice(Math.max(f.file.lastIndexOf('/'), f.file.lastIndexOf('\\')) + 1)})`
-      : '';
+    const where = f ? ` ${rule.where === 'any' ? 'under' : 'raised in'} ${f.func} (${fileBase(f.file)})` : '';
     return {
       classification: classification(
         rule.category,
