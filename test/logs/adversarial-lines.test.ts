@@ -4,8 +4,8 @@
 // line splitter re-read its growing piece at every cut), so vitest's timeout is what fails there.
 import { describe, expect, it } from 'vitest';
 import { diagnoseText, loadCatalog } from '../../src/logs/classify/index.ts';
-import { parseMilestone } from '../../src/logs/milestones.ts';
 import { splitJoined } from '../../src/logs/classify/normalise.ts';
+import { parseMilestone } from '../../src/logs/milestones.ts';
 
 describe('lines built to make a reader slow', () => {
   it('a line after an unindented frame with a long run of spaces after a colon is read in one pass', () => {
