@@ -316,12 +316,6 @@ describe("an OpenAI-compatible server's handling of one request, by its frames",
     expect(diagnoseText(`${[...READY, ...lines].join('\n')}\n`).classification.category).toBe('none');
   });
 
-  it('is a crash with no sign that the server serves nor a record naming a request (its frames alone can be start-up)', () => {
-    const lines = handlerTraceback('ValueError: the reply held three messages where two were expected');
-    expect(diagnoseText(`${lines.join('\n')}\n`).classification.category).not.toBe('none');
-    expect(diagnoseText(`${lines.join('\n')}\n`, { serving: true }).classification.category).toBe('none');
-  });
-
   it("is a crash when the handler's module is imported (`<module>` frames), even with the serving option", () => {
     const lines = [
       'INFO 03-04 10:00:01 [__init__.py:239] Automatically detected platform cuda.',

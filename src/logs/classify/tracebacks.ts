@@ -193,12 +193,12 @@ export class TracebackTracker {
         if (serverLoop(shape.func) && this.excused.has(tb)) this.unexcuse(tb);
         // raised while one request was handled (records.ts, requestHandler): answered with an error, the server
         // serves on. Only when the server is known to serve (`serving`: its ready line or a request answered read, or
-        // the caller says so) or the record logged with the traceback says it was one request's (an excerpt: SGLang's
-        // `Error in request: ...` above handle_request's frames): a handler's frames alone can be start-up. While the
+        // the caller says so), or no milestone was read (an excerpt that starts at the failure), or the record logged
+        // with the traceback says it was one request's (SGLang's `Error in request: ...` above handle_request's frames). While the
         // milestones show it starting, the request is its warm-up, which it does not outlive. Never through the
         // server's own loop either (excuse: vLLM V0's run_engine_loop under serving_chat.py's generator).
         else if (
-          (serving || (tb.logged !== null && excusesTraceback(tb.logged.message))) &&
+          (serving || tb.phaseAt === 'unknown' || (tb.logged !== null && excusesTraceback(tb.logged.message))) &&
           requestHandler(shape.file, shape.func) &&
           !STARTING.has(tb.phaseAt) &&
           !this.excused.has(tb)
