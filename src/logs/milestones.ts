@@ -27,6 +27,10 @@ export type Milestone =
   | { kind: 'decode' }
   | { kind: 'shutdown' };
 
+// SGLang's answer to SIGTERM (tokenizer_manager.py: its signal handler logs `SIGTERM received. signum=...`, then its
+// watchdog `Gracefully exiting... Remaining number of requests N`): someone stopped the server.
+const STOP_SIGNAL = /SIGTERM received\. signum=|Gracefully exiting\.\.\./;
+
 const num = (s: string | undefined): number => Number(s ?? Number.NaN);
 
 const LINE_TERMINATOR = /[\n\r\u2028\u2029]/g;
@@ -124,15 +128,16 @@ const RULES: Array<[Rule, (m: RegExpMatchArray) => Milestone]> = [
   [/The server is fired up and ready to roll!/, () => ({ kind: 'ready' })],
   // Other servers' ready lines: TGI's router once its warm-up is done and its shards answer (router/src/server.rs:
   // `Connected`, under its `text_generation_router` target), Triton's once its endpoints listen (`Started
-  // HTTPService at 0.0.0.0:8000`, `Started GRPCInferenceService at ...`).
+  // HTTPService at 0.0.0.0:8000`, `Started GRPCInferenceService at ...`). Bounded runs (the target's path, the
+  // source place): an unbounded one is retried from every `text_generation_router` of a long line.
   [
-    /text_generation_router[\w:]*: \S+: Connected\s*$|Started (?:HTTPService|GRPCInferenceService) at /,
+    /text_generation_router[\w:]{0,80}: \S{1,200}: Connected\s*$|Started (?:HTTPService|GRPCInferenceService) at /,
     () => ({ kind: 'ready' }),
   ],
   [/Application startup complete\./, () => ({ kind: 'app_started' })],
   [/Prefill batch[,.]/, () => ({ kind: 'prefill' })],
   [/Decode batch[,.]/, () => ({ kind: 'decode' })],
-  [/SIGTERM received\. signum=|Gracefully exiting\.\.\./, () => ({ kind: 'shutdown' })],
+  [STOP_SIGNAL, () => ({ kind: 'shutdown' })],
   // uvicorn stopping (server.py shutdown: `Shutting down`, then its lifespan's `Waiting for application shutdown.`,
   // `Application shutdown complete.`; `Finished server process [N]`), the HTTP server of SGLang, vLLM and lmdeploy;
   // TGI's launcher stopping its shards (`Shutting down shards`).
@@ -141,6 +146,14 @@ const RULES: Array<[Rule, (m: RegExpMatchArray) => Milestone]> = [
     () => ({ kind: 'shutdown' }),
   ],
 ];
+
+/**
+ * True when a shutdown line is the server answering a signal someone sent it (STOP_SIGNAL), not stopping by itself:
+ * it served until then, so an error it recorded before was no failure it died of.
+ */
+export function stopSignalled(line: string): boolean {
+  return STOP_SIGNAL.test(line);
+}
 
 export function parseMilestone(line: string): Milestone | null {
   // Cheap pre-filter: every rule's line contains one of these words, and most log lines contain none.

@@ -3,8 +3,9 @@
 // the fix each one ran for minutes (SOURCE_LINE's annotation backtracked in time cubic in a run of spaces; the joined
 // line splitter re-read its growing piece at every cut), so vitest's timeout is what fails there.
 import { describe, expect, it } from 'vitest';
-import { diagnoseText } from '../../src/logs/classify/index.ts';
+import { diagnoseText, loadCatalog } from '../../src/logs/classify/index.ts';
 import { splitJoined } from '../../src/logs/classify/normalise.ts';
+import { parseMilestone } from '../../src/logs/milestones.ts';
 
 describe('lines built to make a reader slow', () => {
   it('a line after an unindented frame with a long run of spaces after a colon is read in one pass', () => {
@@ -76,5 +77,21 @@ describe('lines built to make a reader slow', () => {
     const trt = run('[TensorRT-LLM][ERROR] ', 64_000);
     expect(splitJoined(run('[TensorRT-LLM][ERROR] ', 200_000))).toBeNull();
     expect(diagnoseText(`${trt}\n`).classification.category).toBe('other');
+  });
+
+  it("TGI's ready line and ptxas's refusal are read in one pass on a long line of their own prefixes", () => {
+    // 1 MiB (a follower's reader hands milestones whole lines): on the unbounded regexes each retried its run from
+    // every prefix, minutes on this line
+    const fill = (unit: string, tail: string) => unit.repeat(Math.ceil((1 << 20) / unit.length)) + tail;
+    expect(parseMilestone(fill('text_generation_router', ': Connected'))).toBeNull();
+    expect(parseMilestone(fill('text_generation_router:', ' Connected'))).toBeNull();
+    expect(
+      parseMilestone('2024-01-01T00:00:00Z  INFO text_generation_router::server: router/src/server.rs:2014: Connected'),
+    ).toEqual({ kind: 'ready' });
+    const ptxas = loadCatalog().signatures.find((s) => s.id === 'toolchain-unsupported-arch');
+    const long = fill("ptx, line 1; error   : Feature '", '');
+    expect(ptxas?.regexes.some((re) => re.test(long))).toBe(false);
+    const real = "ptxas /tmp/k.ptx, line 12; error   : Feature '.bf16' requires .target sm_80 or higher";
+    expect(ptxas?.regexes.some((re) => re.test(real))).toBe(true);
   });
 });

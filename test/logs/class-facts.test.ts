@@ -114,6 +114,26 @@ describe('a model that cannot be loaded', () => {
     expect(d.category, d.reason).toBe('model_load_error');
   });
 
+  it("a processor's error on one request's image, raised in its __call__, is no model that cannot be loaded", () => {
+    const d = diagnose([
+      '[2025-11-05 12:00:36] The server is fired up and ready to roll!',
+      '[2025-11-05 12:01:00] Prefill batch. #new-seq: 1, #new-token: 2000, #cached-token: 0, token usage: 0.01, #running-req: 0, #queue-req: 0',
+      ...tb(
+        [
+          [
+            '/sgl/python/sglang/srt/managers/scheduler.py',
+            'handle_generate_request',
+            'mm_inputs = self.mm_processor.process(req)',
+          ],
+          ['/x/transformers/processing_utils.py', '__call__', 'image_inputs = self.image_processor(images, **kwargs)'],
+          ['/x/transformers/image_processing_utils.py', '__call__', 'return self.preprocess(images, **kwargs)'],
+        ],
+        'ValueError: Unable to infer channel dimension format',
+      ),
+    ]);
+    expect(d.category).not.toBe('model_load_error');
+  });
+
   it("the hub download's connection cut while the server starts", () => {
     const d = diagnose(
       tb(
@@ -122,6 +142,58 @@ describe('a model that cannot be loaded', () => {
       ),
     );
     expect(d.category, d.reason).toBe('model_load_error');
+  });
+
+  it('a connection error that names neither the hub nor runs through its clients is no download', () => {
+    // a probe of the server from another host, timed out
+    const probe = diagnose(
+      tb(
+        [
+          ['/home/u/bench/probe.py', '<module>', 'r = requests.post(url, json=payload, timeout=600)'],
+          ['/usr/lib/python3/dist-packages/requests/adapters.py', 'send', 'raise ReadTimeout(e, request=request)'],
+        ],
+        "requests.exceptions.ReadTimeout: HTTPConnectionPool(host='gpu-node-3', port=30000): Read timed out. (read timeout=600)",
+      ),
+    );
+    expect(probe.category).not.toBe('model_load_error');
+    // a disaggregated decode server that cannot reach its prefill peer's bootstrap server
+    const peer = diagnose([
+      "[2025-11-05 12:00:00] server_args=ServerArgs(model_path='/models/DeepSeek-V3', disaggregation_mode='decode')",
+      ...tb(
+        [
+          [
+            '/sgl/python/sglang/srt/disaggregation/mooncake/conn.py',
+            '_get_prefill_parallel_info_from_server',
+            'response = requests.get(url, timeout=5)',
+          ],
+          ['/x/requests/adapters.py', 'send', 'raise ConnectionError(e, request=request)'],
+        ],
+        "requests.exceptions.ConnectionError: HTTPConnectionPool(host='10.0.0.2', port=8998): Max retries exceeded with url: /route?engine_rank=-1 (Caused by NewConnectionError('Failed to establish a new connection: [Errno 113] No route to host'))",
+      ),
+    ]);
+    expect(peer.category).not.toBe('model_load_error');
+  });
+
+  it('the same errors naming the hub, a mirror, or raised in the hub client, are the download', () => {
+    const named = (host: string) =>
+      diagnose(
+        tb(
+          [['/x/requests/adapters.py', 'send', 'raise ConnectionError(e, request=request)']],
+          `requests.exceptions.ConnectionError: HTTPConnectionPool(host='${host}', port=80): Max retries exceeded with url: /Qwen/Qwen2.5-7B/resolve/main/config.json`,
+        ),
+      ).category;
+    expect(named('huggingface.co')).toBe('model_load_error');
+    expect(named('hf-mirror.com')).toBe('model_load_error');
+    const inHub = diagnose(
+      tb(
+        [
+          ['/x/huggingface_hub/file_download.py', 'hf_hub_download', 'return _hf_hub_download_to_cache_dir('],
+          ['/x/requests/adapters.py', 'send', 'raise ReadTimeout(e, request=request)'],
+        ],
+        "requests.exceptions.ReadTimeout: HTTPConnectionPool(host='10.1.2.3', port=80): Read timed out.",
+      ),
+    );
+    expect(inHub.category).toBe('model_load_error');
   });
 
   it('a client refused by a local server is no download', () => {
@@ -201,6 +273,27 @@ describe("a server's minimum GPU generation", () => {
 
   it('and with it', () => {
     expect(diagnose(['RuntimeError: SGLang only supports sm 75 and above.']).category).toBe('unsupported_arch');
+  });
+
+  it("a minimum logged at warning or info level is a notice, the line's end a full stop", () => {
+    const warned = '[2025-11-05 12:00:00] WARNING server_args.py:900: FlashAttention3 only supports sm90 and above.';
+    expect(diagnose([warned]).category).toBe('none');
+    expect(diagnose(['INFO 03-04 10:00:01 [cuda.py:12] FlashMLA only supports sm90 or newer']).category).toBe('none');
+    // an error record stating it is still the refusal
+    expect(diagnose(['[2025-11-05 12:00:00] ERROR: SGLang only supports sm75 and above.']).category).toBe(
+      'unsupported_arch',
+    );
+  });
+
+  it('a server that reaches ready and runs batches after the line did not die of it', () => {
+    const served = [
+      '[2025-11-05 12:00:00] FlashAttention3 only supports sm90 and above.',
+      '[2025-11-05 12:00:01] Load weight begin. avail mem=78.00 GB',
+      '[2025-11-05 12:00:36] The server is fired up and ready to roll!',
+      '[2025-11-05 12:01:00] Decode batch. #running-req: 1, #token: 100, token usage: 0.00, gen throughput (token/s): 50.00',
+    ];
+    expect(diagnose(served).category).toBe('none');
+    expect(diagnose(served.slice(0, 2)).category).toBe('unsupported_arch');
   });
 });
 

@@ -1,7 +1,7 @@
 // The phase rule of corpus/README.md, step by step (phase.ts): 1 the milestones before the failure, 2 the frames,
 // 3 a class that happens at one point only, 4 unknown; each step's data on its own, then the steps' order.
 import { describe, expect, it } from 'vitest';
-import { diagnoseText } from '../../src/logs/classify/index.ts';
+import { createClassifier, diagnoseText } from '../../src/logs/classify/index.ts';
 import { type Frame, phaseByRule, phaseFromFrames, reportedCall } from '../../src/logs/classify/phase.ts';
 import { parseMilestone } from '../../src/logs/milestones.ts';
 
@@ -114,11 +114,50 @@ describe('phase rule 1: the milestones before the failure', () => {
     }
     // words that only mention it
     expect(parseMilestone('WARNING Shutting down the engine because the scheduler died: x')).toBeNull();
-    // a failure record, then the process shuts down: still the crash
+    // a failure record, then the process shuts down by itself (uvicorn's lines): still the crash
     const record = '2025-01-01 12:00:00 ERROR Failed to initialize the engine: TypeError: bad operand';
-    for (const stop of ['INFO:     Shutting down', '[2025-01-01] SIGTERM received. signum=15']) {
-      expect(diagnoseText([record, stop].join('\n')).classification.category).toBe('other');
-    }
+    expect(diagnoseText([record, 'INFO:     Shutting down'].join('\n')).classification.category).toBe('other');
+  });
+
+  it("starts a new run at a second launch's weight load after the first run shut down (two runs in one log)", () => {
+    const lines = [
+      'INFO 03-04 09:00:20 model_runner.py:1072] Starting to load model Qwen/Qwen2.5-7B-Instruct...',
+      'INFO:     Application startup complete.',
+      'INFO:     127.0.0.1:40000 - "POST /v1/chat/completions HTTP/1.1" 200 OK',
+      'INFO:     Shutting down',
+      'INFO:     Finished server process [4021]',
+      "INFO 03-04 10:00:00 api_server.py:586] args: Namespace(model='Qwen/Qwen2.5-72B-Instruct')",
+      'INFO 03-04 10:00:20 model_runner.py:1072] Starting to load model Qwen/Qwen2.5-72B-Instruct...',
+      ...boom,
+    ];
+    expect(diagnoseText(lines.join('\n')).classification.phase).toBe('weight_load');
+  });
+
+  it("reads a stop signal's lines (SGLang's `SIGTERM received`) as the server carrying on until it was stopped", () => {
+    const lines = [
+      '[2025-11-05 12:00:36] The server is fired up and ready to roll!',
+      '[2025-11-05 12:05:00] ERROR: Failed to push metrics to http://10.0.0.9:9091: connection refused',
+      '[2025-11-05 13:00:00] SIGTERM received. signum=None frame=None. Draining requests and shutting down...',
+      '[2025-11-05 13:00:01] Gracefully exiting... Remaining number of requests 0',
+    ];
+    expect(diagnoseText(lines.join('\n')).classification.category).toBe('none');
+    const c = createClassifier();
+    lines.forEach((l, i) => {
+      c.push(l, i + 1);
+    });
+    expect(c.crashed()).toBe(false);
+    // the record as the last line is still the failure (the signal's lines are what clear it)
+    expect(diagnoseText(lines.slice(0, 2).join('\n')).classification.category).toBe('other');
+    // a vLLM API server's failure record, then uvicorn's own shutdown: still the crash
+    const vllm = [
+      'INFO:     Application startup complete.',
+      'ERROR 03-04 11:00:00 [loggers.py:120] Failed to log stats to the collector: timed out',
+      'INFO:     Shutting down',
+      'INFO:     Waiting for application shutdown.',
+      'INFO:     Application shutdown complete.',
+      'INFO:     Finished server process [4021]',
+    ];
+    expect(diagnoseText(vllm.join('\n')).classification.category).toBe('other');
   });
 
   it('decides before the frames: a server-args line alone is start-up, whatever step the traceback shows', () => {

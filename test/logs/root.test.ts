@@ -101,6 +101,19 @@ describe("a paste's own lines around a log: a reporter's prose, a Markdown fence
     expect(text('Failed to start the engine: RuntimeError: no device found:').category).toBe('other');
   });
 
+  it('a log record at an error level that ends in a colon states its failure, the reason on the next line', () => {
+    const c = text(
+      "[2025-11-05 12:00:00] server_args=ServerArgs(model_path='x', tp_size=8)",
+      '[2025-11-05 12:00:05] Load weight begin. avail mem=78.00 GB',
+      '[2025-11-05 12:00:09] ERROR: Failed to load the model, the server cannot start:',
+      '    the checkpoint at /models/x has 3 of 4 shards',
+    );
+    expect(c.category).toBe('other');
+    expect(c.evidence[0]?.text).toContain('Failed to load the model');
+    // the same words as prose (a reporter's, no record prefix nor level) introduce what follows
+    expect(text('Failed to load the model, the server cannot start:', ...healthy).category).toBe('none');
+  });
+
   it('a closing fence ends the traceback it holds: the prose after it is not its exception line', () => {
     const c = text(
       '```',

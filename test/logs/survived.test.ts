@@ -304,7 +304,7 @@ describe("an OpenAI-compatible server's handling of one request, by its frames",
     '    raise ValueError(',
     exc,
   ];
-  it('is survived with no milestone read (an excerpt), the record logged with it and a separator between', () => {
+  it('is survived with the record that names one request logged with it (an excerpt), or the server known to serve', () => {
     const lines = [
       '[2025-11-05 12:01:00] Error in request: the reply held three messages where two were expected',
       '--',
@@ -312,6 +312,54 @@ describe("an OpenAI-compatible server's handling of one request, by its frames",
     ];
     expect(diagnoseText(`${lines.join('\n')}\n`).classification.category).toBe('none');
     expect(follow(lines)).toMatchObject({ category: 'none', crashed: false });
+    expect(diagnoseText(`${lines.join('\n')}\n`, { serving: true }).classification.category).toBe('none');
+    expect(diagnoseText(`${[...READY, ...lines].join('\n')}\n`).classification.category).toBe('none');
+  });
+
+  it("is a crash when the handler's module is imported (`<module>` frames), even with the serving option", () => {
+    const lines = [
+      'INFO 03-04 10:00:01 [__init__.py:239] Automatically detected platform cuda.',
+      'Traceback (most recent call last):',
+      '  File "/x/vllm/entrypoints/openai/api_server.py", line 62, in <module>',
+      '    from vllm.entrypoints.openai.serving_chat import OpenAIServingChat',
+      '  File "/x/vllm/entrypoints/openai/serving_chat.py", line 31, in <module>',
+      '    from vllm.entrypoints.openai.tool_parsers import ToolParser, ToolParserManager',
+      '  File "/x/vllm/entrypoints/openai/tool_parsers/abstract_tool_parser.py", line 10, in <module>',
+      '    from transformers import PreTrainedTokenizerFast',
+      "AttributeError: module 'transformers' has no attribute 'PreTrainedTokenizerFast'",
+    ];
+    expect(diagnoseText(`${lines.join('\n')}\n`).classification.category).not.toBe('none');
+    expect(diagnoseText(`${lines.join('\n')}\n`, { serving: true }).classification.category).not.toBe('none');
+    expect(follow(lines).crashed).toBe(true);
+  });
+
+  it('is a crash in a class body run at import (the frame named after the class), even with the serving option', () => {
+    const lines = [
+      'Traceback (most recent call last):',
+      '  File "/opt/sglang/python/sglang/srt/entrypoints/http_server.py", line 58, in <module>',
+      '    from sglang.srt.entrypoints.openai.serving_chat import OpenAIServingChat',
+      '  File "/opt/sglang/python/sglang/srt/entrypoints/openai/serving_chat.py", line 60, in <module>',
+      '    class OpenAIServingChat(OpenAIServingBase):',
+      '  File "/opt/sglang/python/sglang/srt/entrypoints/openai/serving_chat.py", line 75, in OpenAIServingChat',
+      '    def _request_id_prefix(self) -> str | None:',
+      "TypeError: unsupported operand type(s) for |: 'type' and 'type'",
+    ];
+    expect(diagnoseText(`${lines.join('\n')}\n`, { serving: true }).classification.category).not.toBe('none');
+  });
+
+  it("is a crash through vLLM V0's engine loop (run_engine_loop), the server serving", () => {
+    const lines = [
+      'Traceback (most recent call last):',
+      '  File "/x/vllm/entrypoints/openai/serving_chat.py", line 254, in chat_completion_stream_generator',
+      '    async for res in result_generator:',
+      '  File "/x/vllm/engine/async_llm_engine.py", line 865, in run_engine_loop',
+      '    result = task.result()',
+      '  File "/x/vllm/worker/model_runner.py", line 1450, in execute_model',
+      '    hidden_or_intermediate_states = model_executable(',
+      "RuntimeError: shape '[-1, 28, 128]' is invalid for input of size 0",
+    ];
+    expect(diagnoseText(`${[...READY, ...lines].join('\n')}\n`).classification.category).not.toBe('none');
+    expect(follow([...READY, ...lines]).crashed).toBe(true);
   });
 
   it("a tool-call parser's error, logged with its traceback after a request answered 200, is survived", () => {

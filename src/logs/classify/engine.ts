@@ -6,7 +6,7 @@
 // exception", Killed, ...) only mark the process as dead. A crash with a traceback but no known root is `other`,
 // its root line the exception line of the earliest traceback since the server last made progress.
 
-import { type Milestone, parseMilestone } from '../milestones.ts';
+import { type Milestone, parseMilestone, stopSignalled } from '../milestones.ts';
 import type { Catalog } from './catalog.ts';
 import {
   cppException,
@@ -25,6 +25,7 @@ import {
   applyMilestone,
   CAPTURE_PROGRESS,
   type FrequentKind,
+  fileBase,
   initialPhase,
   lastFrequent,
   type PhaseState,
@@ -262,7 +263,9 @@ export class ClassifierEngine {
     // error ...")` names no cause. Such lines are read only as structure (the reader also takes an unindented line
     // right after a frame that lost its indentation as that frame's source).
     const openBefore = this.tracebacks.current?.open === true;
-    const started = this.tracebacks.observe(shape, prefix, ev, this.phase.phase);
+    // The server is known to serve: its ready line read, or a request answered 2xx with no start-up read (`runtime`).
+    const serves = this.serving() || this.phase.phase === 'runtime';
+    const started = this.tracebacks.observe(shape, prefix, ev, this.phase.phase, serves);
     const isExc = this.tracebacks.current?.exc?.line === lineNo;
     const codeLine =
       shape.kind === 'frame' ||
@@ -290,7 +293,7 @@ export class ClassifierEngine {
     }
 
     const milestone = parseMilestone(line);
-    if (milestone && milestone.kind !== 'prefill' && milestone.kind !== 'decode') this.milestone(milestone);
+    if (milestone && milestone.kind !== 'prefill' && milestone.kind !== 'decode') this.milestone(milestone, line);
     else if (!milestone && CAPTURE_PROGRESS.test(line)) this.milestone({ kind: 'graph_begin' });
     const kind = lastFrequent(line);
     if (kind) this.frequent(kind);
@@ -411,10 +414,12 @@ export class ClassifierEngine {
     this.tracebacks.native(n.header, ev, cppException(n.type, msg), n.rank ?? prefix.rank, this.phase.phase);
   }
 
-  private milestone(m: Milestone): void {
+  private milestone(m: Milestone, line = ''): void {
     applyMilestone(this.phase, m);
-    // a failing process goes on to shut down: its shutdown lines are no sign that it carried on past a failure
-    if (m.kind !== 'shutdown') this.tracebacks.carriedOn();
+    // A failing process goes on to shut down: its own shutdown lines (uvicorn's `Shutting down` after a vLLM API
+    // server's failure record) are no sign that it carried on past a failure. A stop signal's lines (SGLang's
+    // `SIGTERM received`) are: the server ran on until someone stopped it.
+    if (m.kind !== 'shutdown' || stopSignalled(line)) this.tracebacks.carriedOn();
     // ready again: a server that died of a traceback (diesWithServer) was started again
     if (m.kind === 'ready') this.tracebacks.survived(true);
   }
@@ -663,9 +668,7 @@ export class ClassifierEngine {
     const evidence = buildEvidence([exc], header, tb.frames);
     const confidence = this.death ? 0.8 : 0.7;
     const f = matchingFrame(rule, tb.frames);
-    const where = f
-      ? ` ${rule.where === 'any' ? 'under' : 'raised in'} ${f.func} (${f.file.slice(Math.max(f.file.lastIndexOf('/'), f.file.lastIndexOf('\\')) + 1)})`
-      : '';
+    const where = f ? ` ${rule.where === 'any' ? 'under' : 'raised in'} ${f.func} (${fileBase(f.file)})` : '';
     return {
       classification: classification(
         rule.category,

@@ -160,10 +160,14 @@ const ADVANCE: Partial<Record<Milestone['kind'], Phase>> = {
 export const CAPTURE_PROGRESS = /Capturing batches \(bs=/;
 
 export function applyMilestone(s: PhaseState, m: Milestone): void {
-  if (m.kind === 'server_args' && (s.phase === 'shutdown' || s.ready)) {
-    // A new launch appended to the same log.
+  // A new launch appended to the same log: its first lines (its arguments, its server starting) after the last run got
+  // ready or shut down, or its weights starting to load after the last run shut down (vLLM's `args: Namespace(...)` is
+  // no milestone; its `Starting to load model` is the next one). A run that is serving can load weights again (a
+  // weight update), so that alone does not start one then.
+  const launch = m.kind === 'server_args' || m.kind === 'server_start';
+  if ((launch && (s.phase === 'shutdown' || s.ready)) || (m.kind === 'weights_begin' && s.phase === 'shutdown')) {
     s.ready = false;
-    s.phase = 'startup';
+    s.phase = launch ? 'startup' : 'weight_load';
     return;
   }
   if (s.phase === 'shutdown') return;
@@ -454,13 +458,18 @@ function servingPass(frames: readonly Frame[]): Phase | null {
   return hinted(serving, RUNTIME_HINTS) ?? (serving.some(servingFrame) ? 'runtime' : null);
 }
 
+/** A frame's file name without its directories, POSIX or Windows (`C:\\x\\vllm\\worker.py`): no regex, a path can be long. */
+export function fileBase(file: string): string {
+  return file.slice(Math.max(file.lastIndexOf('/'), file.lastIndexOf('\\')) + 1);
+}
+
 /**
  * A module of an engine's core, executor, scheduler or workers (`engine/core.py`, `llm_engine.py`,
  * `multiproc_executor.py`, `tp_worker.py`, `scheduler.py`), whose constructors start them. Read from the file's base
  * name without a regex: a frame's path can be as long as its line.
  */
 function enginePart(file: string): boolean {
-  const base = file.slice(Math.max(file.lastIndexOf('/'), file.lastIndexOf('\\')) + 1);
+  const base = fileBase(file);
   if (!base.endsWith('.py')) return false;
   const name = base.slice(0, -'.py'.length);
   if (name === 'core') return /engine[/\\]core\.py$/.test(file);

@@ -204,9 +204,18 @@ export function failureRecord(prefix: LinePrefix, text: string, tracebackFollows
   // a traceback right after a record that says it went on says it did not
   if (body === '' || warning(body) || ABSL_BEFORE_INIT.test(body)) return null;
   if (!tracebackFollows && SURVIVED.test(body)) return null;
-  // A line that ends in a colon introduces the lines after it (a reporter's `I get this error:`, `报错信息：`, a
-  // launcher's `Root Cause (first observed failure):`): they state the failure, and are read; it states none itself.
-  if (INTRODUCES.test(body) && embeddedException(body) === null) return null;
+  // A line of prose that ends in a colon introduces the lines after it (a reporter's `I get this error:`, `报错信息：`,
+  // a launcher's `Root Cause (first observed failure):`): they state the failure, and are read; it states none itself.
+  // A log record is the program's own statement, whatever it puts after it: one at an error level (`ERROR: Failed to
+  // load the model, the server cannot start:` then the reason on the next line) states the failure.
+  if (
+    INTRODUCES.test(body) &&
+    !prefix.record &&
+    !loggedAtErrorLevel(prefix, text) &&
+    embeddedException(body) === null
+  ) {
+    return null;
+  }
   if (MILD_LEVEL.test(ownLevel(frontOf(prefix, text)))) return null;
   const named = embeddedException(body);
   if (named) return named;
@@ -223,7 +232,9 @@ export function warning(body: string): boolean {
 // (python/sglang/srt/managers/tokenizer_manager.py), the scheduler's event_loop_normal/_overlap/_pp and its process
 // entry run_scheduler_process (managers/scheduler.py), the detokenizer's event_loop and run_detokenizer_process
 // (managers/detokenizer_manager.py), the data-parallel controller's run_data_parallel_controller_process; vLLM's
-// engine core's busy loop, EngineCoreProc.run_busy_loop and its process entry run_engine_core (vllm/v1/engine/core.py).
+// engine core's busy loop, EngineCoreProc.run_busy_loop and its process entry run_engine_core (vllm/v1/engine/core.py);
+// vLLM V0's AsyncLLMEngine.run_engine_loop (vllm/engine/async_llm_engine.py), the background task that steps the
+// engine for every request (its done-callback _log_task_completion raises AsyncEngineDeadError when it ends).
 // A traceback through one of them is that loop dying, and the server with it, whatever record was logged before it.
 const SERVER_LOOPS = new Set([
   'handle_loop',
@@ -236,6 +247,7 @@ const SERVER_LOOPS = new Set([
   'run_data_parallel_controller_process',
   'run_busy_loop',
   'run_engine_core',
+  'run_engine_loop',
 ]);
 /** A call of one of SERVER_LOOPS in a record's text (asyncio's `coro=<TokenizerManager.handle_loop() running ...>`). */
 const SERVER_LOOP_CALL = new RegExp(`(?<![\\w])(?:${[...SERVER_LOOPS].join('|')})\\(`);
@@ -273,13 +285,17 @@ export function clientError(body: string): boolean {
 // answer an error response, and its tool-call parsers catch what fails in parsing one response, log `Error in
 // extracting tool call from response.` with its traceback and return the text as content
 // (entrypoints/openai/tool_parsers/hermes_tool_parser.py, extract_tool_calls). Their constructors run once at start-up
-// (OpenAIServingChat.__init__ loads the chat template and the tool parser): a failure there is the server's.
+// (OpenAIServingChat.__init__ loads the chat template and the tool parser): a failure there is the server's. So does
+// the import of their modules: a `<module>` frame is the module's top level run while it is imported, and a frame
+// named after a class (PEP 8's CapWords; Python names a class body's frame after its class) is that class's body run
+// as its module is imported (`class OpenAIServingChat(...)` then a `str | None` annotation failing on Python 3.9).
 const REQUEST_HANDLER_FILE = /entrypoints[/\\]openai[/\\](?:serving\w*\.py$|\w+[/\\]serving\.py$|tool_parsers[/\\])/;
 const CONSTRUCTOR = /^(?:__init__|__new__|_?init(?:_\w*)?)$/;
+const IMPORT_TIME = /^(?:<module>|[A-Z][A-Za-z0-9]*)$/;
 
 /** True when a frame is in an OpenAI-compatible server's handling of one request (REQUEST_HANDLER_FILE). */
 export function requestHandler(file: string, func: string): boolean {
-  return REQUEST_HANDLER_FILE.test(file) && !CONSTRUCTOR.test(func);
+  return REQUEST_HANDLER_FILE.test(file) && !CONSTRUCTOR.test(func) && !IMPORT_TIME.test(func);
 }
 
 /** True when a frame's function is one of the serving processes' own loops (SERVER_LOOPS). */

@@ -5,7 +5,14 @@
 import { parseExceptionLine, type RaisedException } from './exceptions.ts';
 import { decorationOnly, fenceLine, type LinePrefix, type LineShape, readPrefix, statesNothing } from './lineinfo.ts';
 import type { Frame } from './phase.ts';
-import { failureRecord, loggedAtErrorLevel, ownErrorLevel, requestHandler, serverLoop } from './records.ts';
+import {
+  excusesTraceback,
+  failureRecord,
+  loggedAtErrorLevel,
+  ownErrorLevel,
+  requestHandler,
+  serverLoop,
+} from './records.ts';
 import type { Evidence, Phase } from './types.ts';
 
 const MAX_FRAMES = 200;
@@ -159,7 +166,7 @@ export class TracebackTracker {
   }
 
   /** Feed one processed line; returns the traceback that started on it, if any. */
-  observe(shape: LineShape, prefix: LinePrefix, ev: Evidence, phase: Phase): Traceback | null {
+  observe(shape: LineShape, prefix: LinePrefix, ev: Evidence, phase: Phase, serving = false): Traceback | null {
     const cur = this.current;
     if (shape.kind !== 'blank' && shape.kind !== 'dump_thread' && !(shape.kind === 'indented' && shape.dump)) {
       this.dumping = null;
@@ -185,9 +192,17 @@ export class TracebackTracker {
         // the server's own loop died in it: no record logged before it excuses that
         if (serverLoop(shape.func) && this.excused.has(tb)) this.unexcuse(tb);
         // raised while one request was handled (records.ts, requestHandler): answered with an error, the server
-        // serves on. A handler runs only once the server serves, so its frames say so where no milestone was read (an
-        // excerpt); while the milestones show it starting, the request is its warm-up, which it does not outlive.
-        else if (requestHandler(shape.file, shape.func) && !STARTING.has(tb.phaseAt) && !this.excused.has(tb)) {
+        // serves on. Only when the server is known to serve (`serving`: its ready line or a request answered read, or
+        // the caller says so), or no milestone was read (an excerpt that starts at the failure), or the record logged
+        // with the traceback says it was one request's (SGLang's `Error in request: ...` above handle_request's frames). While the
+        // milestones show it starting, the request is its warm-up, which it does not outlive. Never through the
+        // server's own loop either (excuse: vLLM V0's run_engine_loop under serving_chat.py's generator).
+        else if (
+          (serving || tb.phaseAt === 'unknown' || (tb.logged !== null && excusesTraceback(tb.logged.message))) &&
+          requestHandler(shape.file, shape.func) &&
+          !STARTING.has(tb.phaseAt) &&
+          !this.excused.has(tb)
+        ) {
           this.excuse(tb);
         }
         tb.lastSource = null;
