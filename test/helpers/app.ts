@@ -228,6 +228,26 @@ export function postGenerate(app: App, host: string, port: number): Promise<unkn
     .catch(() => undefined);
 }
 
+/**
+ * A launch of the `small` profile on host `gpu` as the ledger records one (flags, argv, command line), at this tp:
+ * rows planted for what the reports read, with no server behind them.
+ */
+export function launchRow(tp: string, startedAt: number, model = 'Qwen/Qwen2.5-0.5B-Instruct'): NewAttempt {
+  return {
+    host: 'gpu',
+    profile: 'small',
+    profileJson: '{}',
+    flags: { 'model-path': model, 'tp-size': tp, port: '30000' },
+    argv: ['python', '-m', 'sglang.launch_server', '--model-path', model, '--tp-size', tp],
+    env: {},
+    commandLine: `python -m sglang.launch_server --model-path ${model} --tp-size ${tp}`,
+    port: 30000,
+    actor: 'alice',
+    origin: 'terminal',
+    startedAt,
+  };
+}
+
 /** A new attempt for the ledger alone (no host behind it): profile `p` on host `h`, on these GPUs and port. */
 export const attemptRow = (gpus: string, port: number, actor = 'alice'): NewAttempt => ({
   host: 'h',

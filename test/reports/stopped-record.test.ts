@@ -5,7 +5,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Attempt } from '../../src/ledger/attempts.ts';
 import type { IssueDraft } from '../../src/reports/issue.ts';
-import type { TestBot } from '../helpers/app.ts';
+import { launchRow, type TestBot } from '../helpers/app.ts';
 import { sshdWithBots } from '../helpers/sshd-bots.ts';
 
 const shared = sshdWithBots();
@@ -26,19 +26,7 @@ const oldRecord = crash('nccl_error', '[rank0] NCCL WARN Connection closed by pe
 
 function plant(tp: string, end: { status: 'crashed' | 'stopped'; outcome: string }, classification: unknown) {
   const engine = b.app.engine;
-  const a: Attempt = engine.attempts.open({
-    host: 'gpu',
-    profile: 'small',
-    profileJson: '{}',
-    flags: { 'model-path': MODEL, 'tp-size': tp, port: '30000' },
-    argv: ['python', '-m', 'sglang.launch_server', '--model-path', MODEL, '--tp-size', tp],
-    env: {},
-    commandLine: `python -m sglang.launch_server --model-path ${MODEL} --tp-size ${tp}`,
-    port: 30000,
-    actor: 'alice',
-    origin: 'terminal',
-    startedAt: engine.clock.now(),
-  });
+  const a: Attempt = engine.attempts.open(launchRow(tp, engine.clock.now(), MODEL));
   engine.attempts.update(a.id, { classification });
   engine.attempts.finish(a.id, { ...end, detail: end.outcome, exitCode: null, at: engine.clock.now() });
   return a.id;

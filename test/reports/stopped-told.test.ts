@@ -5,7 +5,7 @@
 // left out (stopped-record.test.ts has the unmarked old rows). Planted in a real ledger as those paths write them.
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { IssueDraft } from '../../src/reports/issue.ts';
-import type { TestBot } from '../helpers/app.ts';
+import { launchRow, type TestBot } from '../helpers/app.ts';
 import { sshdWithBots } from '../helpers/sshd-bots.ts';
 
 const shared = sshdWithBots();
@@ -14,19 +14,7 @@ const MODEL = 'Qwen/Qwen2.5-0.5B-Instruct';
 
 function plant(tp: string, classification: Record<string, unknown>, event: string): number {
   const engine = b.app.engine;
-  const a = engine.attempts.open({
-    host: 'gpu',
-    profile: 'small',
-    profileJson: '{}',
-    flags: { 'model-path': MODEL, 'tp-size': tp, port: '30000' },
-    argv: ['python', '-m', 'sglang.launch_server', '--model-path', MODEL, '--tp-size', tp],
-    env: {},
-    commandLine: `python -m sglang.launch_server --model-path ${MODEL} --tp-size ${tp}`,
-    port: 30000,
-    actor: 'alice',
-    origin: 'terminal',
-    startedAt: engine.clock.now(),
-  });
+  const a = engine.attempts.open(launchRow(tp, engine.clock.now(), MODEL));
   engine.attempts.update(a.id, { classification });
   engine.attempts.event(a.id, engine.clock.now(), event, { category: classification.category });
   // what stop.ts writes when a person stops it
