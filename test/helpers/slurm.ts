@@ -32,11 +32,12 @@ import {
 } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { afterAll, beforeAll } from 'vitest';
 import type { LoadedConfig } from '../../src/config/load.ts';
 import { PACKAGE_ROOT, validate } from '../../src/config/load.ts';
 import type { NewAttempt } from '../../src/ledger/attempts.ts';
 import { attemptRow, standinHost } from './app.ts';
-import { descendants, freePort, type Sshd } from './sshd.ts';
+import { descendants, freePort, type Sshd, startSshd } from './sshd.ts';
 
 const BINARIES = ['/usr/sbin/munged', '/usr/sbin/slurmctld', '/usr/sbin/slurmd', '/usr/bin/sbatch'];
 
@@ -413,6 +414,36 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<TestClust
 
 /** A host entry for a Slurm cluster whose login node is the test's sshd; the job's python is the stand-in's. */
 /** A ledger attempt of profile `small` on the cluster entry, for tests of the ledger's side alone (no job behind it). */
+/**
+ * One cluster and one login sshd shared by a test file's tests: started before them (when Slurm can run here) and
+ * stopped after. Read `cluster` and `sshd` inside tests, not at import: they exist only once the hooks have run.
+ */
+export function clusterForFile(opts: ClusterOptions = { gpus: 1 }): {
+  readonly cluster: TestCluster;
+  readonly sshd: Sshd;
+} {
+  const started: { cluster?: TestCluster; sshd?: Sshd } = {};
+  beforeAll(async () => {
+    if (!slurmAvailable) return;
+    started.cluster = await startCluster(opts);
+    started.sshd = await startSshd();
+  }, 60_000);
+  afterAll(async () => {
+    await started.cluster?.stop();
+    await started.sshd?.stop();
+  }, 60_000);
+  return {
+    get cluster() {
+      if (!started.cluster) throw new Error('the test cluster is not started (read it inside a test)');
+      return started.cluster;
+    },
+    get sshd() {
+      if (!started.sshd) throw new Error('the login sshd is not started (read it inside a test)');
+      return started.sshd;
+    },
+  };
+}
+
 export const clusterAttemptRow = (): NewAttempt => ({
   ...attemptRow('', 30000, 'U1'),
   gpus: undefined,

@@ -5,37 +5,25 @@
 // of the queue and the ledger records it stopped by whom, not crashed, exited or lost, and no alert is raised. A job
 // an administrator suspended (scontrol suspend) is no queued one: its stopped processes take no SIGTERM, so the stop
 // cancels it as it is and says it was killed.
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { dequeuedOrRan } from '../../src/lifecycle/slurm/backend.ts';
 import { parseScontrolJob } from '../../src/lifecycle/slurm/cli.ts';
 import { freshDirs, makeChatBot, until } from '../helpers/app.ts';
-import { slurmAvailable, slurmConfig, slurmHost, startCluster, type TestCluster } from '../helpers/slurm.ts';
-import { freePort, type Sshd, startSshd } from '../helpers/sshd.ts';
+import { clusterForFile, slurmAvailable, slurmConfig, slurmHost } from '../helpers/slurm.ts';
+import { freePort } from '../helpers/sshd.ts';
 
-let sshd: Sshd;
-let cluster: TestCluster;
-
-beforeAll(async () => {
-  if (!slurmAvailable) return;
-  cluster = await startCluster({ gpus: 1 });
-  sshd = await startSshd();
-}, 60_000);
-
-afterAll(async () => {
-  await cluster?.stop();
-  await sshd?.stop();
-}, 60_000);
+const on = clusterForFile({ gpus: 1 });
 
 function chatBot(slurm: Record<string, unknown> = {}) {
   const { workdir, dataDir } = freshDirs();
-  return makeChatBot(slurmConfig({ cluster: slurmHost(sshd, cluster.conf, workdir, slurm) }, dataDir));
+  return makeChatBot(slurmConfig({ cluster: slurmHost(on.sshd, on.cluster.conf, workdir, slurm) }, dataDir));
 }
 
-const jobLine = (jobId: string) => cluster.run(['scontrol', 'show', 'job', '-o', jobId]);
+const jobLine = (jobId: string) => on.cluster.run(['scontrol', 'show', 'job', '-o', jobId]);
 
 /** Another user's job on the only GPU: the bot's job waits behind it (PENDING, Resources). */
 function blocker(): string {
-  return cluster
+  return on.cluster
     .run(['sbatch', '--parsable', '--gres=gpu:1', '--output=/dev/null', '--wrap', 'sleep 300'], { asUser: 'glmtest' })
     .trim();
 }
@@ -79,7 +67,7 @@ describe.skipIf(!slurmAvailable)('stop of a Slurm job that waits in the queue', 
       await until(() => bot.said.some((t) => t.includes('queued: Resources')), 30_000);
       await stopQueued(bot, launching, /PENDING, Resources/);
     } finally {
-      cluster.run(['scancel', other]);
+      on.cluster.run(['scancel', other]);
       await bot.app.close();
     }
   }, 90_000);
@@ -101,11 +89,11 @@ describe.skipIf(!slurmAvailable)('stop of a Slurm job that waits in the queue', 
     try {
       const launching = bot.run(`launch small --host cluster --port ${await freePort()}`);
       await until(() => bot.said.some((t) => t.includes('queued: Resources')), 30_000);
-      cluster.run(['scontrol', 'hold', bot.app.engine.attempts.get(1)!.jobId!]);
+      on.cluster.run(['scontrol', 'hold', bot.app.engine.attempts.get(1)!.jobId!]);
       await until(() => bot.said.some((t) => t.includes('held: JobHeldAdmin')), 30_000);
       await stopQueued(bot, launching, /PENDING, JobHeldAdmin/);
     } finally {
-      cluster.run(['scancel', other]);
+      on.cluster.run(['scancel', other]);
       await bot.app.close();
     }
   }, 90_000);
@@ -120,7 +108,7 @@ describe.skipIf(!slurmAvailable)('stop of a Slurm job that waits in the queue', 
         const launching = bot.run(`launch small --host cluster --port ${await freePort()}`);
         await until(() => bot.app.engine.attempts.get(1)?.status === 'ready', 60_000);
         const jobId = bot.app.engine.attempts.get(1)!.jobId!;
-        cluster.run(['scontrol', 'requeuehold', ...argv, jobId]);
+        on.cluster.run(['scontrol', 'requeuehold', ...argv, jobId]);
         // The bot has seen its run end and the job back in the queue, held.
         await until(() => bot.app.engine.attempts.get(1)?.status === 'queued', 60_000);
         await until(() => /JobState=(PENDING|SPECIAL_EXIT) /.test(jobLine(jobId)), 30_000);
@@ -138,7 +126,7 @@ describe.skipIf(!slurmAvailable)('stop of a Slurm job that waits in the queue', 
       await until(() => bot.app.engine.attempts.get(1)?.status === 'ready', 60_000);
       await launching;
       const jobId = bot.app.engine.attempts.get(1)!.jobId!;
-      cluster.run(['scontrol', 'suspend', jobId]);
+      on.cluster.run(['scontrol', 'suspend', jobId]);
       await until(() => / JobState=SUSPENDED /.test(jobLine(jobId)), 20_000);
       const s = await bot.run('stop --attempt 1');
       expect(s.text).toMatch(
@@ -152,7 +140,7 @@ describe.skipIf(!slurmAvailable)('stop of a Slurm job that waits in the queue', 
       expect(events.find((e) => e.kind === 'stopped')?.data).toMatchObject({ actor: 'U-tester', how: 'KILL' });
       expect(events.some((e) => e.kind === 'ended')).toBe(false);
     } finally {
-      cluster.run(['scancel', bot.app.engine.attempts.get(1)?.jobId ?? '0']);
+      on.cluster.run(['scancel', bot.app.engine.attempts.get(1)?.jobId ?? '0']);
       await bot.app.close();
     }
   }, 120_000);
@@ -164,14 +152,16 @@ describe.skipIf(!slurmAvailable)('stop of a Slurm job that waits in the queue', 
 describe.skipIf(!slurmAvailable)('a stop that read its job waiting, told by what Slurm says after the scancel', () => {
   const record = (jobId: string) => parseScontrolJob(jobLine(jobId).trim())!;
   const sbatch = (...args: string[]) =>
-    cluster.run(['sbatch', '--parsable', '--gres=gpu:1', '--output=/dev/null', ...args, '--wrap', 'sleep 300']).trim();
+    on.cluster
+      .run(['sbatch', '--parsable', '--gres=gpu:1', '--output=/dev/null', ...args, '--wrap', 'sleep 300'])
+      .trim();
   const over = (jobId: string) => until(() => / JobState=CANCELLED /.test(jobLine(jobId)), 30_000);
 
   test('cancelled while still pending: taken out of the queue, nothing ran', async () => {
     const jobId = sbatch('--hold');
     const first = record(jobId);
     expect(first.state).toBe('PENDING');
-    cluster.run(['scancel', jobId]);
+    on.cluster.run(['scancel', jobId]);
     await over(jobId);
     expect(dequeuedOrRan(first, record(jobId))).toEqual({ how: 'dequeued', note: 'Slurm had it PENDING, JobHeldUser' });
   }, 60_000);
@@ -181,9 +171,9 @@ describe.skipIf(!slurmAvailable)('a stop that read its job waiting, told by what
     const first = record(jobId);
     expect(first.state).toBe('PENDING');
     // It leaves the queue and starts between the stop's read and its scancel.
-    cluster.run(['scontrol', 'release', jobId]);
+    on.cluster.run(['scontrol', 'release', jobId]);
     await until(() => / JobState=RUNNING /.test(jobLine(jobId)), 30_000);
-    cluster.run(['scancel', jobId]);
+    on.cluster.run(['scancel', jobId]);
     await over(jobId);
     const r = dequeuedOrRan(first, record(jobId));
     expect(r.how).toBe('TERM');

@@ -4,28 +4,16 @@ import { execFileSync } from 'node:child_process';
 import { appendFileSync, chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { resumeWatches } from '../../src/lifecycle/resume.ts';
 import { freshDirs, makeBot, makeChatBot, until } from '../helpers/app.ts';
-import { slurmAvailable, slurmConfig, slurmHost, startCluster, type TestCluster } from '../helpers/slurm.ts';
-import { freePort, type Sshd, startSshd } from '../helpers/sshd.ts';
+import { clusterForFile, slurmAvailable, slurmConfig, slurmHost } from '../helpers/slurm.ts';
+import { freePort } from '../helpers/sshd.ts';
 
-let sshd: Sshd;
-let cluster: TestCluster;
-
-beforeAll(async () => {
-  if (!slurmAvailable) return;
-  cluster = await startCluster({ gpus: 1 });
-  sshd = await startSshd();
-}, 60_000);
-
-afterAll(async () => {
-  await cluster?.stop();
-  await sshd?.stop();
-}, 60_000);
+const on = clusterForFile({ gpus: 1 });
 
 function clusterConfig(workdir: string, dataDir: string) {
-  const entry = (slurm: Record<string, unknown>) => slurmHost(sshd, cluster.conf, workdir, slurm);
+  const entry = (slurm: Record<string, unknown>) => slurmHost(on.sshd, on.cluster.conf, workdir, slurm);
   return slurmConfig(
     {
       cluster: entry({ partition: 'gpu', sbatch: ['--mem=100'] }),
@@ -37,7 +25,7 @@ function clusterConfig(workdir: string, dataDir: string) {
 }
 
 const jobsOf = (user = 'glmtest') =>
-  cluster.run(['squeue', '-h', '-u', user, '-o', '%i %T %j']).trim().split('\n').filter(Boolean);
+  on.cluster.run(['squeue', '-h', '-u', user, '-o', '%i %T %j']).trim().split('\n').filter(Boolean);
 const standinsOn = (port: number) =>
   execFileSync('ps', ['-eo', 'args='], { encoding: 'utf8' })
     .split('\n')
@@ -74,7 +62,7 @@ describe.skipIf(!slurmAvailable)('Slurm backend on a real slurmctld/slurmd', () 
       expect(r.text).toMatch(/^ready: attempt #\d+/);
       const launched = bot.app.engine.attempts.list({ host: 'cluster' }).at(-1)!;
       expect(launched.jobId).toMatch(/^\d+$/);
-      const submitted = cluster.run(['scontrol', 'write', 'batch_script', launched.jobId!, '-']);
+      const submitted = on.cluster.run(['scontrol', 'write', 'batch_script', launched.jobId!, '-']);
       expect(submitted).toBe(script);
       // logs reads the job's output file (node 0's) from the login node.
       const logs = await bot.run(`logs --attempt ${launched.id} --lines 50`);
@@ -121,7 +109,7 @@ describe.skipIf(!slurmAvailable)('Slurm backend on a real slurmctld/slurmd', () 
     const envFile = join(workdir, 'cluster.env');
     writeFileSync(envFile, 'STANDIN_SGLANG_FLAVOR=new\n');
     chmodSync(envFile, 0o644);
-    const base = slurmHost(sshd, cluster.conf, workdir, { partition: 'gpu' });
+    const base = slurmHost(on.sshd, on.cluster.conf, workdir, { partition: 'gpu' });
     const hosts = (file: string) => ({
       cluster: base,
       viafile: { ...base, env_file: file },
@@ -168,7 +156,7 @@ describe.skipIf(!slurmAvailable)('Slurm backend on a real slurmctld/slurmd', () 
       'description: the July SGLang through its env\nmodel_path: Qwen/Qwen2.5-0.5B-Instruct\ntp: 1\nkv_cache_dtype: nvfp4\nenv:\n  STANDIN_SGLANG_FLAVOR: new\n',
     );
     const loaded = slurmConfig(
-      { cluster: slurmHost(sshd, cluster.conf, workdir, { partition: 'gpu' }) },
+      { cluster: slurmHost(on.sshd, on.cluster.conf, workdir, { partition: 'gpu' }) },
       dataDir,
       profiles,
     );
@@ -208,8 +196,8 @@ describe.skipIf(!slurmAvailable)('Slurm backend on a real slurmctld/slurmd', () 
       const q = await bot.run('status --gpus');
       expect(q.text).toMatch(/cluster +queued \(PENDING: Resources\) +#2/);
       expect(q.text).toMatch(new RegExp(`${queued.jobId} +#2 +PENDING +Resources`));
-      expect(q.text).toMatch(new RegExp(`${first.jobId} +#1 +RUNNING +None +${cluster.node}`));
-      expect(q.text).toMatch(new RegExp(`partition GPUs:\\n[^]*${cluster.node} +(alloc|mix) +gpu:1 +gpu:1`));
+      expect(q.text).toMatch(new RegExp(`${first.jobId} +#1 +RUNNING +None +${on.cluster.node}`));
+      expect(q.text).toMatch(new RegExp(`partition GPUs:\\n[^]*${on.cluster.node} +(alloc|mix) +gpu:1 +gpu:1`));
       // Three host entries name the same cluster (login node and SLURM_CONF): its queue is shown once.
       expect(q.text.match(/queue \(this bot's jobs\)/g)).toHaveLength(1);
 
@@ -221,7 +209,7 @@ describe.skipIf(!slurmAvailable)('Slurm backend on a real slurmctld/slurmd', () 
       expect(ended.outcome).toBe('time_limit');
       expect(ended.outcomeDetail).toMatch(/time limit reached/);
       await until(() => bot.printed.some((p) => /attempt #1 .*time_limit: Slurm job \d+/.test(p)), 10_000);
-      const order = ['queued: Resources (position 1)', `running on ${cluster.node} (job`, 'READY'];
+      const order = ['queued: Resources (position 1)', `running on ${on.cluster.node} (job`, 'READY'];
       const at = order.map((t) => bot.said.slice(mark).findIndex((s) => s.includes(t)));
       expect(at.every((i) => i >= 0)).toBe(true);
       expect([...at].sort((x, y) => x - y)).toEqual(at);
@@ -229,7 +217,7 @@ describe.skipIf(!slurmAvailable)('Slurm backend on a real slurmctld/slurmd', () 
       expect(st.text).toMatch(/cluster +ready +#2/);
       const p = await bot.run('probe --attempt 2');
       expect(p.exitCode).toBe(0);
-      expect(p.text).toMatch(new RegExp(`process: +Slurm job \\d+: RUNNING on ${cluster.node}`));
+      expect(p.text).toMatch(new RegExp(`process: +Slurm job \\d+: RUNNING on ${on.cluster.node}`));
       expect(p.text).toMatch(/\/health: +200/);
       await bot.run('stop --attempt 2');
       expect(jobsOf()).toEqual([]);
@@ -241,7 +229,7 @@ describe.skipIf(!slurmAvailable)('Slurm backend on a real slurmctld/slurmd', () 
   test('bot restart while queued and while running: Slurm is asked, the queued job is followed to ready; cancelled by someone else is named', async () => {
     const { workdir, dataDir } = freshDirs();
     const loaded = clusterConfig(workdir, dataDir);
-    const blocker = cluster
+    const blocker = on.cluster
       .run(['sbatch', '--parsable', '--gres=gpu:1', '--output=/dev/null', '--wrap', 'sleep 300'], { asUser: 'glmtest' })
       .trim();
     const port = await freePort();
@@ -256,7 +244,7 @@ describe.skipIf(!slurmAvailable)('Slurm backend on a real slurmctld/slurmd', () 
       const st = await two.run('status');
       expect(st.text).toMatch(/queued/);
       expect(await resumeWatches(two.app.engine, () => {}, two.app.diagnoser)).toBe(1);
-      cluster.run(['scancel', blocker]);
+      on.cluster.run(['scancel', blocker]);
       await until(() => two.app.engine.attempts.get(1)?.status === 'ready', 60_000);
 
       // Restarted again while it runs: reconcile asks Slurm and keeps it; a stop from the new bot is confirmed by Slurm.
@@ -277,7 +265,7 @@ describe.skipIf(!slurmAvailable)('Slurm backend on a real slurmctld/slurmd', () 
       const port2 = await freePort();
       const r = await two.run(`launch small --host cluster --port ${port2}`);
       expect(r.text).toMatch(/^ready: attempt #2 /);
-      cluster.run(['scancel', two.app.engine.attempts.get(2)!.jobId!]);
+      on.cluster.run(['scancel', two.app.engine.attempts.get(2)!.jobId!]);
       await until(() => two.app.engine.attempts.get(2)?.outcome === 'cancelled', 30_000);
       expect(two.app.engine.attempts.get(2)!.outcomeDetail).toMatch(/cancelled outside the bot/);
     } finally {
