@@ -121,6 +121,10 @@ export async function benchAlertLatency(sshd: Sshd): Promise<Row[]> {
     const before = b.printed.length;
     const t = performance.now();
     appendFileSync(a.logPath!, `${CRASH}\n`);
+    // A crash on a ready server is told only once the server confirms it (its process gone or /health_generate not
+    // 200: early-alert.ts confirmCrash), so the server dies right after the line, as a real NaN crash ends it. The
+    // confirmation is inside the figure.
+    process.kill(-a.pgid!, 'SIGKILL');
     const end = Date.now() + 10_000;
     // The first crash is a new alert; the same crash again is a "same crash as #N" post (and a count update).
     const isAlert = (t: string) => t.includes('CRASH ') || t.includes('same crash as attempt');
