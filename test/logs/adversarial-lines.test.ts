@@ -94,4 +94,21 @@ describe('lines built to make a reader slow', () => {
     const real = "ptxas /tmp/k.ptx, line 12; error   : Feature '.bf16' requires .target sm_80 or higher";
     expect(ptxas?.regexes.some((re) => re.test(real))).toBe(true);
   });
+  it("argparse's usage, boost's frames, one-line terminates and a JIT's missing source are read in one pass", () => {
+    // each lookahead is bounded: a long line of the shape that starts it is read once, not once per start
+    const fill = (unit: string, tail: string) => unit.repeat(Math.ceil((1 << 20) / unit.length)) + tail;
+    for (const line of [
+      fill('usage: prog ', 'x'),
+      fill('1# f in ', 'x'),
+      fill(' what(): Unhandled exception: x. ', 'x'),
+      fill("terminate called after throwing an instance of 'x' ", 'x'),
+    ]) {
+      expect(diagnoseText(`${line}\n`).classification.category, line.slice(0, 30)).not.toBe('unsupported_arch');
+    }
+    const jit = loadCatalog().signatures.find((s) => s.id === 'jit-arch-source-missing');
+    expect(jit?.regexes.some((re) => re.test(fill('Failed to open: sm90', '')))).toBe(false);
+    expect(
+      jit?.regexes.some((re) => re.test('Failed to open: /x/deep_gemm/ include/impls/sm121_fp8_mqa_logits.cuh')),
+    ).toBe(true);
+  });
 });

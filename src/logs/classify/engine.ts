@@ -10,6 +10,7 @@ import { type Milestone, parseMilestone, stopSignalled } from '../milestones.ts'
 import type { Catalog } from './catalog.ts';
 import {
   cppException,
+  cppExceptionOnOneLine,
   cppExceptionType,
   type ExceptionRule,
   matchException,
@@ -38,9 +39,11 @@ import {
   excusesTraceback,
   failureRecord,
   goesOn,
+  mildRecord,
   ncclReturnTrace,
   ncclWarn,
   servingSurvives,
+  wrappedOnto,
 } from './records.ts';
 import {
   buildEvidence,
@@ -164,6 +167,11 @@ export class ClassifierEngine {
   private lastLine: Evidence | null = null;
   private hang: Hang | null = null;
   private native: PendingNative | null = null;
+  /** The last line fed (the streaming reader feeds every line; the fast scan says which line came before). */
+  private prev: { lineNo: number; text: string } | null = null;
+  /** The log line that continued a warning's message hard-wrapped onto it (records.ts, wrappedOnto), and its engine line. */
+  private wrapLine = 0;
+  private wrapAt = 0;
   /** The last NCCL WARN line, until the next line says whether NCCL returned its error (records.ts). */
   private ncclWarn: { prefix: LinePrefix; ev: Evidence } | null = null;
   private exit: ProcessExit | null;
@@ -188,11 +196,20 @@ export class ClassifierEngine {
     this.feed(line, lineNo);
   }
 
-  /** Classify one line. Lines that fail the pre-filter only move the prefill/decode/runtime phase. */
-  feed(line: string, lineNo: number): void {
+  /**
+   * Classify one line. Lines that fail the pre-filter only move the prefill/decode/runtime phase. `before`: the line
+   * before it, from a reader that did not feed that one (the fast scan skips lines); null when none was read.
+   */
+  feed(line: string, lineNo: number, before?: string | null): void {
     if (lineNo > this.linesRead) this.linesRead = lineNo;
+    const prior = before !== undefined ? before : this.prev?.lineNo === lineNo - 1 ? this.prev.text : null;
+    this.prev = { lineNo, text: line };
     if (this.inAttention(lineNo) || this.catalog.gate.test(line)) {
       const at = lineNo + this.shift;
+      if (prior !== null && this.wrapsMild(prior, line, lineNo)) {
+        this.wrapLine = lineNo;
+        this.wrapAt = at;
+      }
       const pieces = this.splits.length < MAX_SPLITS ? splitJoined(line) : null;
       if (pieces) {
         this.splits.push({ at, pieces: pieces.length, line: lineNo });
@@ -207,6 +224,22 @@ export class ClassifierEngine {
     }
     const kind = lastFrequent(line);
     if (kind) this.frequent(kind);
+  }
+
+  /**
+   * True when `line` goes on with the message of `before`, a record logged at warning level or below (or a line that
+   * already went on with one), hard-wrapped onto it (records.ts, wrappedOnto): nothing of its own in front, only the
+   * wrappers the program that printed both put in front of every line (the start of `before`'s front; their numbers,
+   * a time stamp's, may differ).
+   */
+  private wrapsMild(before: string, line: string, lineNo: number): boolean {
+    const p = readPrefix(before);
+    if (this.wrapLine !== lineNo - 1 && !mildRecord(p, before)) return false;
+    const own = readPrefix(line);
+    if (own.record || !line.endsWith(own.body)) return false;
+    const digitless = (t: string) => t.replace(/\d/g, '0');
+    const front = digitless(line.slice(0, line.length - own.body.length));
+    return digitless(before.slice(0, front.length)) === front && wrappedOnto(p.body, own.body);
   }
 
   /** `lineNo` is the log's own line number. */
@@ -287,6 +320,7 @@ export class ClassifierEngine {
     if (isExc) interesting = true;
     this.readNative(prefix, ev, lineNo);
     if (shape.kind === 'text') this.readBareException(prefix, ev, lineNo);
+    this.readContinued(line, lineNo);
     if (codeLine) {
       if (interesting) this.attentionUntil = Math.max(this.attentionUntil, lineNo + ATTENTION_LINES);
       return;
@@ -325,7 +359,8 @@ export class ClassifierEngine {
         interesting = true;
       } else if (shape.kind === 'text' || (shape.kind === 'indented' && !openBefore)) {
         // (an indented line outside a traceback is no source line: a record whose line a paste indented)
-        if (this.readRecord(prefix, ev, lineNo)) interesting = true;
+        // (a warning's message hard-wrapped onto this line is more of that warning: feed, wrapsMild)
+        if (this.wrapAt !== lineNo && this.readRecord(prefix, ev, lineNo)) interesting = true;
       }
     }
     if (interesting) this.attentionUntil = Math.max(this.attentionUntil, lineNo + ATTENTION_LINES);
@@ -351,6 +386,21 @@ export class ClassifierEngine {
       // the lines after it are read whole: one may continue its message (tracebacks.ts, continues)
       this.attentionUntil = Math.max(this.attentionUntil, lineNo + ATTENTION_LINES);
     }
+  }
+
+  /**
+   * A line that continued an exception's message (Python prints a message's own newlines; a paste hard-wraps a long
+   * one): the signatures read the message whole, as they read it when the lines were one (joined). A signature that
+   * only the whole message matches names the exception line as the root; one that a line of it matches alone keeps
+   * that line.
+   */
+  private readContinued(line: string, lineNo: number): void {
+    const tb = this.tracebacks.continuing(lineNo);
+    if (!tb?.exc || !tb.raised) return;
+    const whole = tb.raised.type === '' ? tb.raised.message : `${tb.raised.type}: ${tb.raised.message}`;
+    const alone = new Set(this.match(line).roots.map((s) => s.id));
+    const roots = this.match(whole).roots.filter((s) => !this.candidates.has(s.id) && !alone.has(s.id));
+    if (roots.length > 0) this.addCandidate(roots, tb.exc, readPrefix(tb.exc.text), tb.exc.line);
   }
 
   /**
@@ -397,6 +447,13 @@ export class ClassifierEngine {
 
   /** `terminate called after throwing an instance of 'T'` then `what(): msg`: a C++ exception, read as one. */
   private readNative(prefix: LinePrefix, ev: Evidence, lineNo: number): void {
+    // the type and its what() on one line (joined, or Ray's terminate handler): the exception is read whole
+    const whole = prefix.body.includes('what():') ? cppExceptionOnOneLine(prefix.body) : null;
+    if (whole) {
+      this.native = null;
+      this.tracebacks.native(ev, ev, whole, prefix.rank, this.phase.phase);
+      return;
+    }
     const type = cppExceptionType(prefix.body);
     if (type) {
       this.native = { type, header: ev, rank: prefix.rank, until: lineNo + WHAT_WITHIN };

@@ -50,6 +50,19 @@ export function cppExceptionType(text: string): string | null {
   return TERMINATE.exec(text)?.[1] ?? null;
 }
 
+// The type and its `what():` message on one line: libstdc++'s verbose terminate handler prints them on two
+// (libstdc++-v3/libsupc++/vterminate.cc: `terminate called after throwing an instance of 'T'`, then `  what():  msg`),
+// which a paste or a log collector can join; Ray's TerminateHandler logs one line, `Unhandled exception: <typeid
+// name>. what(): msg` (src/ray/util/logging.cc). Bounded runs: read on any line that names a terminate.
+const WHAT_SAME_LINE =
+  /(?:terminate called after throwing an instance of '([^']{1,300})'|Unhandled exception: ([\w:<>]{1,300})\.) {0,40}what\(\): *(.*)$/;
+
+/** A C++ exception whose type and `what():` message are on one line, or null. */
+export function cppExceptionOnOneLine(text: string): RaisedException | null {
+  const m = WHAT_SAME_LINE.exec(text);
+  return m ? cppException(m[1] ?? m[2] ?? '', (m[3] ?? '').trim()) : null;
+}
+
 /** The message of a C++ `what():` line, or null. */
 export function whatMessage(text: string): string | null {
   const m = WHAT.exec(text);

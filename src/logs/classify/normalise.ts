@@ -110,6 +110,14 @@ const BOUNDARY = new RegExp(
 
       // glog / c10 `[E1113 12:00:00.123 ...]`, NCCL `host:pid:tid [dev] `, c10's backtrace, C++'s terminate
       String.raw`\[?[IWEF]\d{3,4} \d\d:\d\d:\d\d\.\d+|(?<![\w.-])[\w.-]{1,64}:\d+:\d+ \[\d+\] |frame #\d+: |Exception raised from |terminate called after throwing`,
+      // Ray's C++ terminate handler logs the exception on one line, `Unhandled exception: St13runtime_error. what():
+      // msg` (src/ray/util/logging.cc, TerminateHandler); a C++ signal handler's `Signal (6) received.` and the
+      // boost::stacktrace frames it prints after it, `N# name in lib` / `N# 0x... in lib` (Triton's server does both)
+      String.raw`Unhandled exception: [\w:<>]{1,200}\. what\(\): |Signal \(\d{1,3}\) received\.|(?<![\w#])\d{1,3}# (?=\S{1,300} (?:in|at) )`,
+      // argparse's failure: `usage: prog [-h] ...` then `prog: error: message` (CPython Lib/argparse.py,
+      // ArgumentParser.error: print_usage, then exit(2, '%(prog)s: error: %(message)s')); `usage: ` starts that line
+      // only before a program's name and the error it leads to (`token usage: 0.43` is a number)
+      String.raw`(?<![\w-])usage: (?=[A-Za-z][\w./-]{0,80}(?: |$))(?=[^\n]{0,600}?: error: )`,
     ].join('|')})`,
     // TensorRT-LLM's C++ logger (cpp/tensorrt_llm/common/logger.cpp): `[TensorRT-LLM][INFO] `, and FasterTransformer's,
     // which LMDeploy's TurboMind kept (`[FT][ERROR] `, `[TM][ERROR] `); after a colon it is the cause a message quotes
@@ -195,13 +203,14 @@ export function splitJoined(joined: string): string[] | null {
       inTraceback = false;
     }
   }
-  // A quoted or tabled paste (`> `, `  | ` in front) starts each of its lines with that mark again.
-  const lead = /^\s*([>|]) /.exec(line);
+  // A quoted or tabled paste (`> `, `  | ` in front) starts each of its lines with that mark again, also behind the
+  // wrappers of the program that printed the paste (`3:   |   | ...`).
+  const lead = leadMark(line);
   if (lead) {
-    const mark = ` ${lead[1]} `;
+    const mark = ` ${lead.mark} `;
     // `  | ` keeps its space (the column it marks starts with one); `> ` starts the line
-    const at = lead[1] === '|' ? 0 : 1;
-    for (let p = line.indexOf(mark, lead[0].length); p >= 0; p = line.indexOf(mark, p + 3)) {
+    const at = lead.mark === '|' ? 0 : 1;
+    for (let p = line.indexOf(mark, lead.end); p >= 0; p = line.indexOf(mark, p + 3)) {
       cuts.push([p + at, 'line', true]);
     }
     cuts.sort((a, b) => a[0] - b[0]);
@@ -241,6 +250,25 @@ export function splitJoined(joined: string): string[] | null {
   if (from === 0) return null;
   pieces.push(indent(line.slice(from).trimEnd(), kind));
   return pieces;
+}
+
+/** Wrappers stack: few lines carry more than this many. */
+const MAX_WRAPPERS = 8;
+
+/**
+ * The mark a quoted or tabled paste starts its lines with (`> `, `| `), in front of the line or behind the wrappers
+ * outside it, and where it ends; null when the line starts with none.
+ */
+function leadMark(line: string): { mark: string; end: number } | null {
+  let s = line;
+  for (let i = 0; i < MAX_WRAPPERS; i++) {
+    const m = /^\s*([>|]) /.exec(s);
+    if (m) return { mark: m[1] as string, end: line.length - s.length + m[0].length };
+    const w = [...WRAPPERS, TORCH_RANK].map((re) => re.exec(s)?.[0] ?? '').find((x) => x.length > 0);
+    if (w === undefined) return null;
+    s = s.slice(w.length);
+  }
+  return null;
 }
 
 /**
@@ -289,6 +317,11 @@ const JOIN_MARKS = [
   'Z ',
   'it/s]',
   's/it]',
+  'above exception',
+  'Unhandled exception: ',
+  'Signal (',
+  '# ',
+  'usage: ',
 ];
 
 /** Longer than this, what stands before a cut is not only wrappers and labels in front of one line. */

@@ -16,6 +16,15 @@ import type { Anchor } from './types.ts';
 
 /** A level that says the record is an error, in the wrapper or prefix taken off a line (`ERROR 07-21 ...] `). */
 const ERROR_LEVEL = /\b(?:ERROR|CRITICAL|FATAL)\b|^\[?E\d{4} /;
+// Memory that ran out states a failure in a record whose own prefix logs it at an error level: a device allocator's
+// `[rank0]:[E1204 ... compiler_depend.ts:444] NPU out of memory. NPUWorkspaceAllocator tried to allocate ...`
+// (torch_npu logs it through c10's glog-style logger at its error level before the c10::Error it throws, `Exception
+// raised from malloc` after it), or a level in its own text. Without one it can be a server's notice of what it does
+// about it: SGLang's scheduler logs `Decode out of memory happened. #retracted_reqs: 1, ...` when it retracts requests
+// to free KV cache and serves on (python/sglang/srt/managers/scheduler.py, older releases; `KV cache pool is full.
+// Retract requests.` in newer ones), and a wrapper's level (one for every line a process prints) says nothing of it.
+const OUT_OF_MEMORY = /\b[Oo]ut of memory\b/;
+const GLOG_ERROR_PREFIX = /\[E\d{4} [^\]]{0,200}\] ?$/;
 
 // The level where no wrapper took it off, in the formats servers and their launchers use:
 // - a bare level word: Rust's tracing (`ERROR sglang_router: ...`, after a timestamp wrapper), `[ERROR] ...`, `FATAL: `;
@@ -36,7 +45,7 @@ const BODY_LEVEL =
 const FAILURE_WORDS =
   /\b[A-Z][A-Z0-9_]*_ERR(?:OR)?_[A-Z0-9_]+\b|\b(?:[Tt]imed out|[Ff]ail(?:s|ed|ure)|[Ee]rrors?|[Ee]rrored|[Ee]xceptions?|[Ff]atal|[Aa]bort(?:ed|ing)?|[Cc]rash(?:ed)?|[Kk]illed|[Cc]annot|[Cc]an not|[Cc]ould not|[Uu]nable to)\b/;
 /**
- * The literal text of FAILURE_WORDS, lower case: the pre-filter adds each capitalised too. Each is five bytes or
+ * The literal text of FAILURE_WORDS and OUT_OF_MEMORY, lower case: the pre-filter adds each capitalised too. Each is five bytes or
  * more: the byte pre-filter skips ahead by as much as its shortest literal allows (bytegate.ts).
  */
 const FAILURE_ANCHORS = [
@@ -54,6 +63,7 @@ const FAILURE_ANCHORS = [
   'could not',
   'unable to',
   'timed out',
+  'out of memory',
 ];
 /** Literals of FAILURE_WORDS' error-code form and of NCCL's WARN, as they are written. */
 const FAILURE_CODE_ANCHORS = ['_ERR', 'NCCL WARN'];
@@ -219,13 +229,32 @@ export function failureRecord(prefix: LinePrefix, text: string, tracebackFollows
   if (MILD_LEVEL.test(ownLevel(frontOf(prefix, text)))) return null;
   const named = embeddedException(body);
   if (named) return named;
-  if (!FAILURE_WORDS.test(body.replace(LEVEL_WORDS, '').replace(ZERO_COUNT, '').replace(OWN_KILL, ''))) return null;
+  const words = body.replace(LEVEL_WORDS, '').replace(ZERO_COUNT, '').replace(OWN_KILL, '');
+  const ownError = () => GLOG_ERROR_PREFIX.test(frontOf(prefix, text)) || ownErrorLevel(body);
+  if (!FAILURE_WORDS.test(words) && !(OUT_OF_MEMORY.test(words) && ownError())) return null;
   return { type: '', short: '', message: body };
 }
 
 /** A warning's text: a warning level at its start, or Python's warnings format. */
 export function warning(body: string): boolean {
   return BODY_WARNING.test(body) || PYTHON_WARNING.test(body);
+}
+
+/** True when a line was logged at warning level or below (in its own text, or in the wrapper or prefix before it). */
+export function mildRecord(prefix: LinePrefix, text: string): boolean {
+  const body = prefix.body.trim();
+  return body !== '' && (warning(body) || MILD_LEVEL.test(ownLevel(frontOf(prefix, text))));
+}
+
+// A record's message hard-wrapped onto the next line (a terminal's or an issue's width, a log viewer's): the line
+// before runs on past the width without ending its sentence, and this one goes on in lower case with nothing of its own
+// in front (no wrapper, prefix or level). It is more of that record, at that record's level.
+const WRAP_WIDTH = 60;
+const SENTENCE_END = /[.!?:;)\]}>"'`]\s*$/;
+
+/** True when `body` (its line with nothing in front) continues the message of `before`, a line hard-wrapped. */
+export function wrappedOnto(before: string, body: string): boolean {
+  return before.trimEnd().length >= WRAP_WIDTH && !SENTENCE_END.test(before) && /^[a-z]/.test(body);
 }
 
 // The serving processes' own loops, which every request goes through: SGLang's TokenizerManager.handle_loop

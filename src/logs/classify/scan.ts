@@ -10,6 +10,8 @@ import type { ClassifierEngine } from './engine.ts';
 import { lastFrequent } from './phase.ts';
 
 const EMPTY = Buffer.alloc(0);
+/** A line before the one read is passed on up to this length: a record's message hard-wrapped is one screen line. */
+const MAX_BEFORE = 4096;
 const NEWLINE = Buffer.from('\n');
 
 export class FastScanner {
@@ -17,6 +19,9 @@ export class FastScanner {
   /** Bytes of an over-long line are dropped until its newline. */
   private dropping = false;
   private lineNo = 0;
+  /** The last line handed to the engine, and the last line of the last block read (engine.feed's `before`). */
+  private fedLine = 0;
+  private tail: string | null = null;
 
   constructor(private readonly engine: ClassifierEngine) {}
 
@@ -75,6 +80,7 @@ export class FastScanner {
     let pos = 0;
     let segStart = 0;
     let lineNo = this.lineNo;
+    let fed = this.fedLine;
     while (pos < text.length) {
       let start = pos;
       if (!engine.inAttention(lineNo + 1)) {
@@ -98,13 +104,26 @@ export class FastScanner {
         end - start > MAX_LINE_BYTES
           ? cleanLine(block.toString('utf8', start, start + MAX_LINE_BYTES)) + TRUNCATED_MARK
           : cleanLine(block.toString('utf8', start, end));
-      engine.feed(line, lineNo);
+      // the line before it, when it was skipped (a record's message can wrap onto this one: engine.ts, wrapsMild)
+      engine.feed(line, lineNo, fed === lineNo - 1 ? undefined : this.lineBefore(block, text, start));
+      fed = lineNo;
       pos = end + 1;
       segStart = pos;
     }
     const kind = lastFrequent(text, segStart, text.length);
     if (kind) engine.frequent(kind);
     this.lineNo = lineNo;
+    this.fedLine = fed;
+    // the block's last line, for a first line of the next block that the engine reads
+    const last = text.lastIndexOf('\n', text.length - 2) + 1;
+    this.tail = text.length - last > MAX_BEFORE ? null : cleanLine(block.toString('utf8', last, text.length - 1));
+  }
+
+  /** The line before the one at `start` (null when it is longer than the engine needs or none was read). */
+  private lineBefore(block: Buffer, text: string, start: number): string | null {
+    if (start === 0) return this.tail;
+    const from = text.lastIndexOf('\n', start - 2) + 1;
+    return start - 1 - from > MAX_BEFORE ? null : cleanLine(block.toString('utf8', from, start - 1));
   }
 }
 

@@ -103,14 +103,14 @@ export class TracebackTracker {
   private lastTextEnd = 0;
   /** The last line that was another rank's record printed inside this rank's traceback. */
   private interleaved = 0;
-  /** The last frame line read had lost its indentation (an issue's formatting strips it from every line). */
-  private frameUnindented = false;
   /** Failure records since the server last carried on (a milestone or a serving line), oldest first. */
   records: FailureRecord[] = [];
   /** The last exception read without frames (native): an indented line right after it continues its message. */
   private lastNative: Traceback | null = null;
   /** The last line read as the continuation of an exception's message. */
   private continuedAt = 0;
+  /** The exception whose message the line at continuedAt continued. */
+  private continuedTb: Traceback | null = null;
   /** Tracebacks a serving process logged for a failure it survives (excuse), and those chained to them. */
   private readonly excused = new WeakSet<Traceback>();
 
@@ -185,7 +185,6 @@ export class TracebackTracker {
         // An excerpt that starts mid-traceback (or a header lost to a wrapper): its first frame opens one.
         const tb = cur?.open ? cur : this.start(ev, prefix, phase, true);
         if (shape.python) tb.pythonFrames = true;
-        this.frameUnindented = !/^\s/.test(prefix.body);
         if (tb.frames.length < MAX_FRAMES) {
           tb.frames.push({ line: ev.line, text: ev.text, file: shape.file, func: shape.func });
         }
@@ -287,9 +286,11 @@ export class TracebackTracker {
             last.func += prefix.body;
             return null;
           }
-          // Frames that lost their indentation lose it for their source lines too: the line right after such a frame
-          // is its source (`raise RuntimeError(f"NCCL error: {error_str}")`) unless it reads as an exception.
-          if (last && this.follows(last.line, ev.line) && cur.lastSource === null && this.frameUnindented) {
+          // A line that lost its indentation right after a frame is its source when it reads as code and not as an
+          // exception (`raise RuntimeError(f"NCCL error: {error_str}")`, `super().__init__(`): Python prints the
+          // source under its frame, indented, and an issue's formatting or a joined paste loses that indentation for
+          // some lines or all (a frame behind a line break keeps it, the source line after it not).
+          if (last && this.follows(last.line, ev.line) && cur.lastSource === null) {
             if (!parseExceptionLine(prefix.body) && SOURCE_LINE.test(prefix.body)) {
               cur.lastSource = ev;
               last.source = prefix.body.slice(0, MAX_SOURCE);
@@ -334,6 +335,7 @@ export class TracebackTracker {
     tb.messageEnd = ev.line;
     this.lastBodyLength = body.length;
     this.continuedAt = ev.line;
+    this.continuedTb = tb;
     return true;
   }
 
@@ -389,6 +391,11 @@ export class TracebackTracker {
   /** True when the line was read as more of an exception's message (continues). */
   continued(lineNo: number): boolean {
     return this.continuedAt === lineNo;
+  }
+
+  /** The exception whose message the line continued (continues), or null. */
+  continuing(lineNo: number): Traceback | null {
+    return this.continuedAt === lineNo ? this.continuedTb : null;
   }
 
   /** The traceback a line belongs to: the open one, or the one whose exception line it is or continues. */
