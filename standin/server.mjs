@@ -122,8 +122,20 @@ export class Server {
     if (!this.isWorker) titles.push('sglang::detokenizer');
     const last = titles.pop();
     const bash = ['/bin/bash', '/usr/bin/bash'].some((b) => fs.existsSync(b));
-    const one = (t) => (bash ? `exec -a '${t}' sleep 2147483647` : 'exec sleep 2147483647');
-    const script = `${titles.map((t) => `( ${one(t)} ) & echo $!`).join('; ')}${titles.length ? '; ' : ''}echo $$; ${one(last)}`;
+    // SGLang's scheduler and detokenizer processes die with the process that started them: each calls
+    // kill_itself_when_parent_died() (sglang/srt/utils.py: prctl(PR_SET_PDEATHSIG, SIGKILL)). util-linux's setpriv
+    // sets the same for what it execs (exec keeps it; only fork clears it). The first children's parent is the shell
+    // that becomes the last child, whose parent is this server: a SIGKILL of the server alone ends them all, as it
+    // ends SGLang's, instead of leaving orphans in its process group. A parent that died before the setting was made
+    // never signals (prctl(2)), so each child first checks that its parent is still the one it was started by.
+    const pdeath = ['/usr/bin/setpriv', '/bin/setpriv'].find((b) => fs.existsSync(b));
+    const one = (t, parent) =>
+      bash && pdeath
+        ? `exec ${pdeath} --pdeathsig KILL -- bash -c '[ "$PPID" = "$2" ] && exec -a "$1" sleep 2147483647' _ '${t}' ${parent}`
+        : bash
+          ? `exec -a '${t}' sleep 2147483647`
+          : 'exec sleep 2147483647';
+    const script = `${titles.map((t) => `( ${one(t, '$$')} ) & echo $!`).join('; ')}${titles.length ? '; ' : ''}echo $$; ${one(last, process.pid)}`;
     try {
       const c = spawn(bash ? 'bash' : 'sh', ['-c', script], { stdio: ['ignore', 'pipe', 'ignore'] });
       c.on('error', () => {});

@@ -176,6 +176,20 @@ describe.concurrent('stopping', () => {
     expect(group.filter(alive)).toEqual([]);
   });
 
+  it("SIGKILL of the server process alone ends its children too, as SGLang's die with it (PR_SET_PDEATHSIG)", async (ctx) => {
+    const port = await freePort();
+    const p = own(ctx, launch(['--model-path', GLM5, '--tp', '2', '--port', String(port)], baseEnv()));
+    // two scheduler ranks and the detokenizer, started beside the log's first lines
+    await until(() => groupPids(p.pid).length === 4, 10_000);
+    const children = groupPids(p.pid).filter((pid) => pid !== p.pid);
+    expect(children.length).toBe(3);
+    process.kill(p.pid, 'SIGKILL');
+    await p.waitExit();
+    // No orphans left in the process group for a bot's process check to find alive.
+    await until(() => children.filter(alive).length === 0, 10_000).catch(() => {});
+    expect(children.filter(alive)).toEqual([]);
+  });
+
   it('after the first request, SIGTERM drains and exits 0 with the upstream log lines', async (ctx) => {
     const port = await freePort();
     const env = baseEnv();
