@@ -66,6 +66,10 @@ describe('a crash in a ready server is confirmed before it is told', () => {
     expect(attempts[0]).toMatch(/\boutcome +survived$/);
     expect(attempts[2]).toMatch(new RegExp(`^${id} .* ready +1$`));
     expect(JSON.parse((await b.run('attempts --json')).text)).toMatchObject([{ id, survived: 1 }]);
+    const probe = await b.run('probe');
+    expect(probe.exitCode).toBe(0);
+    expect(probe.text).toMatch(/^ {2}survived: {4}1 error \(the last at .* UTC: other: /m);
+    expect(probe.text).toContain(`: other: ${ROOT})`);
   });
 
   it("a survived error's root line is shown redacted and shortened, in status and in the alert", async () => {
