@@ -19,13 +19,30 @@ const command = defineCommand({
   async run(ctx, { profile, host, limit, json }) {
     const { attemptRows, differingFlags } = await import('../src/lifecycle/attempts-table.ts');
     const list = ctx.engine.attempts.list({ profile, host, limit });
-    const rows = attemptRows(list, ctx.engine.clock.now());
+    // Errors a server logged and served on past (early-alert.ts): counted per attempt, recorded at most one per 10 min.
+    const survived = ctx.engine.attempts.survived(list.map((a) => a.id));
+    const rows = attemptRows(list, ctx.engine.clock.now()).map((r) => ({
+      ...r,
+      survived: survived.get(r.id)?.count ?? 0,
+    }));
     if (json) return { text: JSON.stringify(rows, null, 2), data: rows };
     if (rows.length === 0) return { text: 'no attempts yet: start one with launch PROFILE' };
     const keys = differingFlags(list);
+    // Like the flags, a column only when it says something: most tables have no survived error at all.
+    const survivedCol = survived.size > 0;
     return {
       text: table(
-        ['#', 'profile', ...keys, 'host', 'who', 'started (UTC)', 'took', 'outcome'],
+        [
+          '#',
+          'profile',
+          ...keys,
+          'host',
+          'who',
+          'started (UTC)',
+          'took',
+          'outcome',
+          ...(survivedCol ? ['survived'] : []),
+        ],
         rows.map((r) => [
           String(r.id),
           r.profile,
@@ -35,6 +52,7 @@ const command = defineCommand({
           r.startedAt,
           r.duration,
           r.outcome,
+          ...(survivedCol ? [r.survived > 0 ? String(r.survived) : '-'] : []),
         ]),
         ctx.width,
       ),

@@ -20,7 +20,13 @@ const command = defineCommand({
     const { probe } = await import('../src/lifecycle/probe.ts');
     const { serverMetricsText } = await import('../src/lifecycle/sglang-metrics.ts');
     const hostName = resolveHostName(ctx.engine.loaded, host);
-    const r = await probe(ctx.engine, hostName, attempt);
+    const { survivedCount } = await import('../src/lifecycle/survived.ts');
+    const r0 = await probe(ctx.engine, hostName, attempt);
+    // "Is it healthy?" includes what it served on past: errors that paged nobody (early-alert.ts).
+    const r = {
+      ...r0,
+      survived: r0.attempt ? (ctx.engine.attempts.survived([r0.attempt.id]).get(r0.attempt.id) ?? null) : null,
+    };
     if (json) return { text: JSON.stringify(r, null, 2), data: r };
     const p = r.process;
     const proc = r.job
@@ -52,6 +58,7 @@ const command = defineCommand({
       `  milestone:   ${r.lastMilestone ?? '-'}`,
       `  uptime:      ${r.uptimeS !== null ? duration(r.uptimeS * 1000) : '-'}`,
       `  GPUs:        ${gpu}`,
+      ...(r.survived ? [`  survived:    ${survivedCount(r.survived)}`] : []),
       ...r.workers.map(
         (w) => `  node ${w.rank}:      ${w.host}: ${w.state}${w.error ? ` (${w.error.split('\n')[0]})` : ''}`,
       ),

@@ -18,8 +18,11 @@ const command = defineCommand({
   async run(ctx, { json, gpus }) {
     const { backendFor } = await import('../src/lifecycle/backends.ts');
     const { reconcile } = await import('../src/lifecycle/reconcile.ts');
+    const { survivedNote } = await import('../src/lifecycle/survived.ts');
     const checked = await reconcile(ctx.engine);
     const now = ctx.engine.clock.now();
+    // Errors the live servers logged and served on past (early-alert.ts): invisible otherwise until one kills them.
+    const survived = ctx.engine.attempts.survived(ctx.engine.attempts.allActive().map((a) => a.id));
     // One row per server on each host (a host may run several on separate GPUs; a multi-node server shows on each of
     // its hosts), one row for an idle host.
     const rows = Object.keys(ctx.engine.loaded.config.hosts).flatMap((host) => {
@@ -38,6 +41,7 @@ const command = defineCommand({
             milestone: null,
             gpus: null,
             note: null,
+            survived: null,
           },
         ];
       }
@@ -57,6 +61,7 @@ const command = defineCommand({
           milestone: a.lastMilestone,
           gpus: (held.length > 0 ? held.join(',') : a.gpus) as string | null,
           note: c?.note ?? null,
+          survived: survived.get(a.id) ?? null,
         };
       });
     });
@@ -101,6 +106,8 @@ const command = defineCommand({
       (c) =>
         `attempt #${c.attempt.id} on ${c.attempt.host} ended while nobody watched: ${c.attempt.outcome}${c.attempt.exitCode !== null ? ` (exit ${c.attempt.exitCode})` : ''}; its GPUs are free`,
     );
+    // One line per server, not per host row (a multi-node server shows on each of its hosts).
+    const survivedLines = [...survived].map(([id, s]) => survivedNote(id, s));
     const queueText = queues.flatMap((q) => {
       if (q.error) return [`${q.host}: could not read the queue: ${q.error}`];
       const v = q.view!;
@@ -134,7 +141,7 @@ const command = defineCommand({
         : [];
       return [...jobs, ...gpuRows];
     });
-    return { text: [text, ...notes, ...queueText].join('\n'), data: rows };
+    return { text: [text, ...survivedLines, ...notes, ...queueText].join('\n'), data: rows };
   },
 });
 

@@ -203,10 +203,13 @@ export function startHttp(srv, { dummy }) {
 
   /**
    * Run one generation: log the prefill, pace tokens (TTFT, then TPOT), apply request-time scenarios.
-   * @param {{promptKey: string, promptTokens: number, tokens: string[], onToken: (i: number) => void,
-   *   onDone: () => void, onAbort: () => void, isHealth?: boolean}} g
+   * `onToken` gets, with the last token, the request's latency in seconds as the model times it (see `modelled`);
+   * `onDone` gets it too.
+   * @param {{promptKey: string, promptTokens: number, tokens: string[], onToken: (i: number, e2e: number | null) => void,
+   *   onDone: (e2e: number) => void, onAbort: () => void, isHealth?: boolean}} g
    */
   function generate(req, res, g) {
+    g.arrived ??= Date.now();
     // At most --max-running-requests decode at once (perf.mjs): the others wait for a slot, and their TTFT with them.
     if (running >= srv.perf.maxRunning) {
       const admit = () => generate(req, res, g);
@@ -286,6 +289,11 @@ export function startHttp(srv, { dummy }) {
       return;
     }
     const n = g.tokens.length;
+    // The latency reported in meta_info.e2e_latency: the time the simulated GPU took (the TTFT and each token's time
+    // as the model paces them, after the wait for a slot as it happened), not the wall time this process took to
+    // send them: on a busy machine its timers fire late, which a GPU's work would not. A figure read from it (the
+    // tuner's, src/bench-load/metrics.ts) then follows the configuration, not the machine (README "Performance model").
+    const modelled = (started - g.arrived + ttftMs + Math.max(0, n - 1) * tpotMs) / 1000;
     for (let i = 0; i < n; i++) {
       at(ttftMs + i * tpotMs, () => {
         if (closed || srv.dead) return;
@@ -316,11 +324,11 @@ export function startHttp(srv, { dummy }) {
         lastTokenHr = now;
         sinceLog++;
         if (i === 0) ensureDecodeLog();
-        g.onToken(i);
+        g.onToken(i, i === n - 1 ? modelled : null);
         if (i === n - 1) {
           closed = true;
           cancel();
-          g.onDone((Date.now() - started) / 1000);
+          g.onDone(modelled);
         }
       });
     }
@@ -328,7 +336,7 @@ export function startHttp(srv, { dummy }) {
       at(ttftMs, () => {
         closed = true;
         cancel();
-        g.onDone((Date.now() - started) / 1000);
+        g.onDone(modelled);
       });
     }
   }
@@ -388,14 +396,14 @@ export function startHttp(srv, { dummy }) {
       promptKey: body.input_ids ? json(body.input_ids) : prompt,
       promptTokens,
       tokens: p.tokens,
-      onToken: (i) => {
+      onToken: (i, e2e) => {
         text += p.tokens[i];
         if (stream) {
           if (i === 0) startStream(req, res);
           const last = i === p.tokens.length - 1;
           safeWrite(
             res,
-            `data: ${json({ text, output_ids: p.ids.slice(0, i + 1), meta_info: meta(last ? p.finish : null, last ? (Date.now() - t0) / 1000 : null, i + 1, g.cached) })}\n\n`,
+            `data: ${json({ text, output_ids: p.ids.slice(0, i + 1), meta_info: meta(last ? p.finish : null, last ? e2e : null, i + 1, g.cached) })}\n\n`,
           );
         }
       },
@@ -414,7 +422,6 @@ export function startHttp(srv, { dummy }) {
         }
       },
     };
-    const t0 = Date.now();
     generate(req, res, g);
   }
 

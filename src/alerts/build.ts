@@ -2,6 +2,7 @@
 // was already tried for this class, the catalog's usual next steps, and the team's own findings about it.
 import type { Excerpt, View } from '../chat/types.ts';
 import { type Attempt, type AttemptStore, attemptWhere } from '../ledger/attempts.ts';
+import { survivedBefore } from '../lifecycle/survived.ts';
 import type { Diagnosis } from '../logs/diagnosis.ts';
 
 export interface AlertSources {
@@ -56,6 +57,8 @@ export async function buildAlert(
     .list({ limit: 500 })
     .filter((x) => x.id !== a.id && (x.classification as Diagnosis | null)?.category === d.category)
     .map((x) => ({ attemptId: x.id, profile: x.profile, outcome: x.outcome ?? x.status }));
+  // A crash of a server that served on past earlier errors: the engineer links them (the earlier ones paged nobody).
+  const survived = src.attempts.survived([a.id]).get(a.id);
   let excerpts: Excerpt[] = [];
   try {
     excerpts = (await src.excerptsFor?.(d, a.flags)) ?? [];
@@ -72,6 +75,7 @@ export async function buildAlert(
     flagChanges,
     comparedWith: other ? base.label : null,
     ...(other ? {} : { noComparison: base.label }),
+    ...(survived ? { survivedBefore: survivedBefore(survived) } : {}),
     ...(first !== undefined && first !== a.id ? { firstAttemptId: first } : {}),
     excerpts,
     alreadyTried,

@@ -31,6 +31,8 @@ export interface RequestRecord {
   itlMs: number[];
   /** Arrival (ms since level start) and new tokens of each chunk, for the peak throughput. */
   chunks: Array<[number, number]>;
+  /** The request's latency by the server's own clock (SGLang's meta_info.e2e_latency, its last chunk), if given. */
+  serverE2eMs: number | null;
 }
 
 export interface LevelRun {
@@ -43,7 +45,10 @@ export interface LevelRun {
 const Chunk = z
   .object({
     text: z.string().optional(),
-    meta_info: z.object({ completion_tokens: z.number().optional() }).passthrough().default({}),
+    meta_info: z
+      .object({ completion_tokens: z.number().optional(), e2e_latency: z.number().nonnegative().optional() })
+      .passthrough()
+      .default({}),
   })
   .passthrough();
 
@@ -66,6 +71,7 @@ async function one(host: RemoteHost, port: number, p: LoadParams, i: number, t0:
   const itl: number[] = [];
   const chunks: Array<[number, number]> = [];
   let bad: string | undefined;
+  let serverE2e: number | null = null;
   const r = await streamSse(
     host,
     port,
@@ -87,6 +93,8 @@ async function one(host: RemoteHost, port: number, p: LoadParams, i: number, t0:
         bad ??= `unexpected event: ${data.slice(0, 80)}`;
         return;
       }
+      // Set on the finished request's chunk (tokenizer_manager.py: finished_time - created_time), in seconds.
+      if (parsed.meta_info.e2e_latency !== undefined) serverE2e = parsed.meta_info.e2e_latency * 1000;
       const n = parsed.meta_info.completion_tokens ?? tokens + 1;
       const added = n - tokens;
       if (added <= 0) return;
@@ -108,6 +116,7 @@ async function one(host: RemoteHost, port: number, p: LoadParams, i: number, t0:
     ttftMs: first !== null ? first - r.startedAt : null,
     itlMs: itl,
     chunks,
+    serverE2eMs: serverE2e,
   };
 }
 

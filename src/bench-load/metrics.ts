@@ -26,6 +26,14 @@ export interface LevelMetrics {
   outputThroughput: number;
   totalThroughput: number;
   peakOutputThroughput: number;
+  /**
+   * Output tokens per second by the server's own clock: its e2e_latency of each request, the closed loop's slots kept
+   * busy back to back (Little's law: throughput = requests in flight / latency, here concurrency x output tokens / the
+   * sum of latencies). What the client and the SSH tunnel add is not in it, so two configurations of a server
+   * compare by the server alone, however busy the bot's machine was. null when a request did not report it; absent
+   * in the rows of an older bot (the ledger keeps its levels as they were measured).
+   */
+  serverOutputThroughput?: number | null;
   peakConcurrentRequests: number;
   /** Mean requests in flight: the sum of latencies over the duration. */
   concurrencyAchieved: number;
@@ -81,6 +89,8 @@ export function levelMetrics(run: LevelRun): LevelMetrics {
     peak = Math.max(peak, inFlight);
   }
   const e2e = ok.map((r) => r.end - r.start);
+  const serverMs = ok.reduce((s, r) => s + (r.serverE2eMs ?? Number.NaN), 0);
+  const slots = Math.min(run.params.concurrency, run.params.requests);
   return {
     concurrency: run.params.concurrency,
     requests: run.params.requests,
@@ -95,6 +105,8 @@ export function levelMetrics(run: LevelRun): LevelMetrics {
     outputThroughput: output / durationS,
     totalThroughput: (input + output) / durationS,
     peakOutputThroughput: peakOutput,
+    serverOutputThroughput:
+      ok.length > 0 && Number.isFinite(serverMs) && serverMs > 0 ? (output * slots) / (serverMs / 1000) : null,
     peakConcurrentRequests: peak,
     concurrencyAchieved: e2e.reduce((a, b) => a + b, 0) / run.durationMs,
     e2eMs: dist(e2e),

@@ -40,6 +40,7 @@ export function viewText(v: View): string | undefined {
       `  ${d.summary}`,
     ];
     if (d.reason) out.push(`  why: ${d.reason}`);
+    if (v.survivedBefore) out.push(`  ${v.survivedBefore}`);
     if (d.evidence.length) {
       out.push('  root lines:');
       for (const e of d.evidence.slice(0, 6)) out.push(`    ${String(e.line).padStart(6)}: ${e.text.slice(0, 240)}`);

@@ -22,13 +22,18 @@ export function table(headers: string[], rows: string[][], maxWidth?: number): s
       widths[widest]!--;
     }
   }
-  const cell = (c: string, w: number) => (c.length > w ? `${c.slice(0, w - 1)}…` : c.padEnd(w));
+  const cell = (c: string, w: number) => clip(c, w).padEnd(w);
   const line = (cells: string[]) =>
     cells
       .map((c, i) => cell(c ?? '', widths[i]!))
       .join('  ')
       .trimEnd();
   return [line(headers), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');
+}
+
+/** `s` cut to at most `max` characters, ending in `…` when it was cut. */
+export function clip(s: string, max: number): string {
+  return s.length > max ? `${s.slice(0, max - 1)}…` : s;
 }
 
 function blocks(headers: string[], rows: string[][]): string {

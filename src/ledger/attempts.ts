@@ -167,12 +167,28 @@ function describe(a: Attempt): string {
 
 const gpuList = (gpus: number[]): string => `GPU${gpus.length === 1 ? '' : 's'} ${gpus.join(',')}`;
 
+/**
+ * The errors a serving server was seen to survive (`error_survived` events, src/lifecycle/early-alert.ts): how many
+ * the ledger recorded (at most one per attempt per 10 minutes) and the newest one's time, class and root line.
+ */
+export interface Survived {
+  count: number;
+  lastAt: number;
+  category: string;
+  /** Redacted (as every event's data is when written, and again when read). */
+  root: string;
+}
+
 /** The ledger's hot reads, each on an index (src/ledger/db.ts); test/ledger/scale.test.ts checks their plans. */
 export const HOT_QUERIES = {
   failing: `SELECT * FROM attempts WHERE active = 0 AND (classification_json IS NOT NULL OR status = 'crashed')
      ORDER BY id DESC`,
   ofModel: 'SELECT * FROM attempts WHERE model_path = ? AND id <= ? ORDER BY id',
   ofModelOnHost: 'SELECT * FROM attempts WHERE model_path = ? AND host = ? AND id <= ? ORDER BY id',
+  // With exactly one max() in it, SQLite takes the bare columns (at, data_json) from the row holding that max: the
+  // newest event of each attempt (https://www.sqlite.org/lang_select.html, "bare columns in an aggregate query").
+  survived: `SELECT attempt_id, COUNT(*) AS n, MAX(id) AS last_id, at, data_json FROM events
+     WHERE attempt_id IN (SELECT value FROM json_each(?)) AND kind = 'error_survived' GROUP BY attempt_id`,
 };
 
 /** `attempts [--profile P] [--host H]`: the newest N, filtered. */
@@ -216,6 +232,7 @@ export function createAttemptStore(db: Db) {
   const setRunId = db.prepare('UPDATE attempts SET run_id = ? WHERE id = ?');
   const ledger = ledgerId(db);
   const addEvent = db.prepare('INSERT INTO events (attempt_id, at, kind, data_json) VALUES (?, ?, ?, ?)');
+  const survivedOf = db.prepare(HOT_QUERIES.survived);
 
   /** Who holds any of these GPUs on this host, each holder once with the GPUs it holds of them. */
   function holders(host: string, gpus: readonly number[]): Array<{ attempt: Attempt; gpus: number[] }> {
@@ -477,6 +494,27 @@ export function createAttemptStore(db: Db) {
       return (
         db.prepare('SELECT at, kind, data_json FROM events WHERE attempt_id = ? ORDER BY id').all(id) as Row[]
       ).map((r) => ({ at: r.at as number, kind: r.kind as string, data: JSON.parse(r.data_json as string) }));
+    },
+    /** The errors each of these attempts' servers survived (attempts with none are absent): one query for a table. */
+    survived(ids: readonly number[]): Map<number, Survived> {
+      const out = new Map<number, Survived>();
+      if (ids.length === 0) return out;
+      for (const r of survivedOf.all(JSON.stringify(ids)) as Row[]) {
+        let data: { category?: unknown; root?: unknown } = {};
+        try {
+          data = JSON.parse(r.data_json as string) as typeof data;
+        } catch {
+          // a row that cannot be read still counts; its words are unknown
+        }
+        out.set(r.attempt_id as number, {
+          count: r.n as number,
+          lastAt: r.at as number,
+          category: typeof data.category === 'string' ? data.category : 'unknown',
+          // Redacted when written; again here, before anyone shortens it (a cut token no longer looks like one).
+          root: redactText(typeof data.root === 'string' ? data.root : ''),
+        });
+      }
+      return out;
     },
   };
 }

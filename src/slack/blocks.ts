@@ -115,6 +115,7 @@ function alertBlocks(v: Extract<View, { type: 'alert' }>): Block[] {
   ];
   if (d.summary) blocks.push(section(esc(d.summary)));
   if (d.reason) blocks.push(section(`_why: ${esc(d.reason)}_`));
+  if (v.survivedBefore) blocks.push(context(esc(v.survivedBefore)));
   if (d.evidence.length) {
     const lines = d.evidence.map((e) => `${String(e.line).padStart(6)}: ${e.text}`);
     for (const [i, c] of chunkLines(lines, LIMITS.sectionChars - 40, (ls) => code(ls.join('\n'))).entries()) {
@@ -196,6 +197,7 @@ function alertFile(v: Extract<View, { type: 'alert' }>): string {
     `crash: ${d.category} during ${d.phase}: attempt #${v.attemptId} ${v.profile} on ${v.host}, launched by ${v.actor}${v.count > 1 ? ` (${seenPhrase(v)})` : ''}`,
     d.summary,
     ...(d.reason ? [`why: ${d.reason}`] : []),
+    ...(v.survivedBefore ? [v.survivedBefore] : []),
     '',
     'root lines:',
     ...d.evidence.map((e) => `${String(e.line).padStart(6)}: ${e.text}`),

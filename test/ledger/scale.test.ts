@@ -19,6 +19,12 @@ const cases: Array<[string, string, unknown[], RegExp]> = [
   ['attempts', listSql([]), [100], /^SCAN attempts$/],
   ['attempts --profile P', listSql(['profile = ?']), ['p', 100], /attempts_by_profile/],
   ['attempts --host H', listSql(['host = ?']), ['h', 100], /attempts_by_host/],
+  [
+    'the errors survived by the listed attempts (status, attempts)',
+    HOT_QUERIES.survived,
+    ['[1,2]'],
+    /events_by_attempt/,
+  ],
 ];
 
 describe('ledger query plans', () => {

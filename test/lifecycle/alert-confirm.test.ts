@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import type { Diagnosis } from '../../src/logs/diagnosis.ts';
 import { createBotMetrics } from '../../src/metrics/bot.ts';
 import { serveMetrics } from '../../src/metrics/serve.ts';
-import { freshDirs, makeChatBot, postGenerate, testConfig, until } from '../helpers/app.ts';
+import { appendAndSettle, freshDirs, makeChatBot, postGenerate, testConfig, until } from '../helpers/app.ts';
 import { freePort, userDir } from '../helpers/sshd.ts';
 import { sshdWithBots } from '../helpers/sshd-bots.ts';
 
@@ -56,6 +56,56 @@ describe('a crash in a ready server is confirmed before it is told', () => {
     expect(crashAlerts(b.printed)).toEqual([]);
     expect(kinds(b, id).filter((k) => k === 'error_survived')).toHaveLength(1);
     expect(kinds(b, id)).not.toContain('crash_seen');
+    // Nothing told, but not invisible: status has one quiet line, attempts a count.
+    const line = (await b.run('status')).text.split('\n').find((l) => l.startsWith(`attempt #${id} survived`));
+    expect(line).toMatch(/^attempt #\d+ survived 1 error \(the last at \d{4}-\d\d-\d\d \d\d:\d\d UTC: other: /);
+    expect(line).toContain(`: other: ${ROOT})`);
+    const json = JSON.parse((await b.run('status --json')).text) as { hosts: Array<{ survived: unknown }> };
+    expect(json.hosts[0]!.survived).toMatchObject({ count: 1, category: 'other', root: ROOT });
+    const attempts = (await b.run('attempts')).text.split('\n');
+    expect(attempts[0]).toMatch(/\boutcome +survived$/);
+    expect(attempts[2]).toMatch(new RegExp(`^${id} .* ready +1$`));
+    expect(JSON.parse((await b.run('attempts --json')).text)).toMatchObject([{ id, survived: 1 }]);
+    const probe = await b.run('probe');
+    expect(probe.exitCode).toBe(0);
+    expect(probe.text).toMatch(/^ {2}survived: {4}1 error \(the last at .* UTC: other: /m);
+    expect(probe.text).toContain(`: other: ${ROOT})`);
+  });
+
+  it("a survived error's root line is shown redacted and shortened, in status and in the alert", async () => {
+    const { b, control, id } = await readyServer();
+    // A helper thread's traceback whose root line names a token (a URL it pushed to), long enough to be shortened.
+    const token = `hf_${'A1b2C3d4E5'.repeat(3)}`;
+    const root = `RuntimeError: push to https://hub.example/api/metrics?token=${token} was refused by the collector after ${'30 retries, '.repeat(12)}giving up`;
+    const tb = [
+      'Exception in thread Thread-3 (push_metrics):',
+      'Traceback (most recent call last):',
+      '  File "/usr/lib/python3.12/threading.py", line 1075, in _bootstrap_inner',
+      '    self.run()',
+      '  File "/usr/lib/python3.12/threading.py", line 1012, in run',
+      '    self._target(*self._args, **self._kwargs)',
+      root,
+    ].join('\n');
+    await appendAndSettle(b.app, id, 0, tb);
+    await until(() => kinds(b, id).includes('error_survived'), 20_000);
+    const line = (await b.run('status')).text.split('\n').find((l) => l.startsWith(`attempt #${id} survived`));
+    expect(line).toMatch(
+      /: other: RuntimeError: push to https:\/\/hub\.example\/api\/metrics\?token=\[REDACTED\] was refused/,
+    );
+    expect(line).toMatch(/…\)$/);
+    expect(line!.length).toBeLessThan(220);
+    expect(line).not.toContain('hf_');
+    // Then it dies: the alert links the crash to what it survived, redacted alike.
+    writeFileSync(control, 'exit_quietly\n');
+    await until(() => b.app.engine.attempts.get(id)?.active === false, 20_000);
+    await b.app.engine.notifier!.idle();
+    await b.app.delivery!.flush(5000);
+    const alerts = crashAlerts(b.printed);
+    expect(alerts).toHaveLength(1);
+    expect(alerts[0]).toMatch(
+      /^[ |]*1 error was survived before this \(the last at .* UTC: other: RuntimeError: push to .*token=\[REDACTED\] .*…\)$/m,
+    );
+    expect(alerts.join('\n')).not.toContain(token.slice(0, 12));
   });
 
   it('the same, then the process exits 1: one crash alert, at the exit, with the traceback as its root', async () => {
@@ -75,6 +125,9 @@ describe('a crash in a ready server is confirmed before it is told', () => {
     expect(alerts).toHaveLength(1);
     expect(alerts[0]).toMatch(/CRASH other .*attempt #1 small on gpu/);
     expect(alerts[0]).toContain(ROOT);
+    // The error it survived before is linked in one line.
+    expect(alerts[0]).toMatch(/^[ |]*1 error was survived before this \(the last at .* UTC: other: /m);
+    expect(alerts[0]).toContain(`: other: ${ROOT})`);
   });
 
   it('a crash that kills it: told early, once, its latency sample from the log line', async () => {

@@ -10,7 +10,7 @@ import { freshDirs, terminalContext, testConfig } from '../helpers/app.ts';
 import { configFile, spawnBot } from '../helpers/child-bot.ts';
 import { freePort } from '../helpers/sshd.ts';
 import type { FakeSlack, Message } from './fake-slack.ts';
-import { ACCESS, blockText, clickBody, OPS, postSigned, SECRET, slashBody, waitFor } from './helpers.ts';
+import { ACCESS, answerTo, blockText, clickBody, OPS, postSigned, SECRET, slashBody, waitFor } from './helpers.ts';
 import { sshdWithSlack } from './sshd-with-slack.ts';
 
 const slack = sshdWithSlack();
@@ -24,15 +24,7 @@ const parentOf = (id: number, channel = OPS): Message | undefined =>
   fake.messages.find((m) => !m.thread_ts && m.channel === channel && blockText(m.blocks).includes(`*attempt #${id}*`));
 const thread = (p: Message) => fake.messages.filter((m) => m.thread_ts === p.ts);
 
-async function answer(rid: string, match: RegExp): Promise<string> {
-  const r = await waitFor(`answer to ${rid}`, () =>
-    fake.responses
-      .filter((x) => x.id === rid)
-      .reverse()
-      .find((x) => match.test(String(x.body.text) + blockText(x.body.blocks))),
-  );
-  return `${r.body.text}\n${blockText(r.body.blocks)}`;
-}
+const answer = (rid: string, match: RegExp) => answerTo(fake, rid, match);
 
 describe('every way an attempt ends', () => {
   it('a slash-command stop and a terminal stop both finalise the message and say so in its thread', async () => {

@@ -6,6 +6,7 @@ import { terminalContext } from '../helpers/app.ts';
 import { freePort } from '../helpers/sshd.ts';
 import type { FakeSlack, Message } from './fake-slack.ts';
 import {
+  answerTo,
   blockText,
   clickBody,
   type Face,
@@ -42,15 +43,7 @@ async function slash(text: string, user = 'UOPER', channel = OPS) {
 }
 
 /** The command's answer, through its response_url (the last one, which replaced "working on it"). */
-async function answer(rid: string, match?: RegExp): Promise<string> {
-  const r = await waitFor(`answer to ${rid}`, () =>
-    fake.responses
-      .filter((x) => x.id === rid)
-      .reverse()
-      .find((x) => !match || match.test(String(x.body.text) + blockText(x.body.blocks))),
-  );
-  return `${r.body.text}\n${blockText(r.body.blocks)}`;
-}
+const answer = (rid: string, match?: RegExp) => answerTo(fake, rid, match);
 
 const parentOf = (id: number): Message | undefined =>
   fake.messages.find((m) => !m.thread_ts && m.channel === OPS && blockText(m.blocks).includes(`*attempt #${id}*`));

@@ -181,6 +181,20 @@ export async function startFace(
 /** A face as startFace returns it (with the lines its logger wrote). */
 export type Face = Awaited<ReturnType<typeof startFace>>;
 
+/**
+ * A command's answer through its response_url: the newest one (which replaced "working on it") that matches `match`,
+ * as its fallback text and the text of its blocks.
+ */
+export async function answerTo(fake: FakeSlack, rid: string, match?: RegExp): Promise<string> {
+  const r = await waitFor(`answer to ${rid}`, () =>
+    fake.responses
+      .filter((x) => x.id === rid)
+      .reverse()
+      .find((x) => !match || match.test(String(x.body.text) + blockText(x.body.blocks))),
+  );
+  return `${r.body.text}\n${blockText(r.body.blocks)}`;
+}
+
 /** All text a block list shows, flattened (for assertions about what a person sees). */
 export function blockText(blocks: unknown): string {
   const out: string[] = [];

@@ -112,6 +112,7 @@ describe("bench figures from the load client's records (bench_serving's formulas
             [800, 1],
             [1000, 1],
           ],
+          serverE2eMs: 900,
         },
         {
           ok: true,
@@ -126,6 +127,7 @@ describe("bench figures from the load client's records (bench_serving's formulas
             [1100, 1],
             [1600, 1],
           ],
+          serverE2eMs: 1100,
         },
         {
           ok: false,
@@ -137,6 +139,7 @@ describe("bench figures from the load client's records (bench_serving's formulas
           ttftMs: null,
           itlMs: [],
           chunks: [],
+          serverE2eMs: null,
         },
       ],
     });
@@ -159,6 +162,8 @@ describe("bench figures from the load client's records (bench_serving's formulas
       peakConcurrentRequests: 3,
       // (1000 + 1500) ms of requests over 2000 ms.
       concurrencyAchieved: 1.25,
+      // By the server's clock: 7 tokens in (900 + 1100) ms of requests, 3 slots kept busy: 7 x 3 / 2 s.
+      serverOutputThroughput: 10.5,
       client: { cpuPct: 3 },
     });
     expect(m.e2eMs).toEqual({ mean: 1250, median: 1250, p90: 1450, p95: 1475, p99: 1495, max: 1500 });
@@ -167,6 +172,36 @@ describe("bench figures from the load client's records (bench_serving's formulas
     expect(m.tpotMs).toMatchObject({ mean: 350, median: 350, max: 500 });
     // ITL over every gap: 200, 200, 200, 500, 500.
     expect(m.itlMs).toMatchObject({ mean: 320, median: 200, p90: 500, max: 500 });
+  });
+});
+
+describe("the server-clock throughput (the server's e2e_latency per request)", () => {
+  const rec = (serverE2eMs: number | null) => ({
+    ok: true,
+    start: 0,
+    end: 1000,
+    inputTokens: 10,
+    outputTokens: 10,
+    ttftMs: 100,
+    itlMs: [],
+    chunks: [[1000, 10]] as Array<[number, number]>,
+    serverE2eMs,
+  });
+  const run = (records: ReturnType<typeof rec>[]) =>
+    levelMetrics({
+      params: { concurrency: 2, requests: records.length, inputLen: 10, outputLen: 10 },
+      durationMs: 5000,
+      client: { cpuPct: 1, loopDelayP99Ms: 1, loopDelayMaxMs: 1 },
+      records,
+    });
+  it('is the slots kept busy by the latencies the server gave, whatever the wall time was', () => {
+    // 4 requests of 10 tokens, 250 ms each by the server's clock, 2 at once: 40 tokens in 0.5 s. The wall said 5 s.
+    const m = run([rec(250), rec(250), rec(250), rec(250)]);
+    expect(m.serverOutputThroughput).toBe(80);
+    expect(m.outputThroughput).toBe(8);
+  });
+  it('is null when one request did not report its latency (an older server)', () => {
+    expect(run([rec(250), rec(null)]).serverOutputThroughput).toBeNull();
   });
 });
 

@@ -2,7 +2,7 @@
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseMilestone } from '../../src/logs/milestones.ts';
-import { baseEnv, freePort, http, launch, type Proc, QWEN } from './helpers.ts';
+import { baseEnv, freePort, http, launch, type Proc, QWEN, sleep } from './helpers.ts';
 
 /** Read an SSE body into its `data:` payloads. */
 async function sse(
@@ -261,6 +261,26 @@ describe('HTTP endpoints of a ready server', () => {
       if ((errs[errs.length - 1] ?? 1) < 0.05) break;
     }
     expect(Math.min(...errs)).toBeLessThan(0.05);
+  });
+
+  it('reports e2e_latency by its simulated clock: a stopped process (a busy machine) adds nothing to it', async () => {
+    const pending = sse(port, '/generate', {
+      text: 'a request the machine is too busy for',
+      sampling_params: { max_new_tokens: 5, ignore_eos: true },
+      stream: true,
+    });
+    await sleep(30);
+    // The whole server stopped for 400 ms mid-request, as a starved process is: its timers fire late.
+    process.kill(-p.proc.pid!, 'SIGSTOP');
+    await sleep(400);
+    process.kill(-p.proc.pid!, 'SIGCONT');
+    const { events, times, t0 } = await pending;
+    expect(events.at(-1)).toBe('[DONE]');
+    const last = JSON.parse(events.at(-2)!) as { meta_info: { e2e_latency: number; completion_tokens: number } };
+    expect(last.meta_info.completion_tokens).toBe(5);
+    expect((times.at(-1)! - t0) / 1000).toBeGreaterThan(0.4);
+    // TTFT 100 ms and 4 more tokens of 20 ms, as the pacing has them; the wall time said 0.4 s more.
+    expect(last.meta_info.e2e_latency).toBe(0.18);
   });
 
   it('logs uvicorn access lines and SGLang prefill/decode batch lines', async () => {
