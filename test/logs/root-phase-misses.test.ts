@@ -61,4 +61,41 @@ describe('phase from the frames', () => {
     ]);
     expect([c.category, c.phase]).toEqual(['cuda_oom', 'kv_alloc']);
   });
+
+  it("transformers' tokenizer loading (from_pretrained's _from_pretrained) is weight loading, its encode at a request not", () => {
+    const tb = (func: string) =>
+      classify([
+        'Traceback (most recent call last):',
+        '  File "/x/text_generation_server/models/__init__.py", line 12, in get_model',
+        `  File "/x/transformers/tokenization_utils_base.py", line 2325, in ${func}`,
+        '  File "/x/transformers/tokenization_utils_fast.py", line 111, in __init__',
+        "ValueError: Non-consecutive added token '<unk>' found. Should have index 32768 but has index 0 in saved vocabulary.",
+      ]).phase;
+    expect(tb('_from_pretrained')).toBe('weight_load');
+    expect(tb('encode')).not.toBe('weight_load');
+  });
+
+  it("vLLM V1's scheduler step (Scheduler.schedule) is serving", () => {
+    const c = classify([
+      // an excerpt that starts at the scheduler's frame (EngineCore.step's frame above it cut)
+      '  File "/x/vllm/v1/core/sched/scheduler.py", line 481, in schedule',
+      '    assert num_new_tokens > 0',
+      'AssertionError',
+    ]);
+    expect(c.phase).toBe('runtime');
+  });
+
+  it("vLLM V0's `Loading model weights took` (and the Gaudi fork's `took in total`) ends the weight load", () => {
+    const phaseAfter = (line: string) =>
+      classify([line, 'Traceback (most recent call last):', '  File "/x/y.py", line 1, in f', 'RuntimeError: boom'])
+        .phase;
+    expect(phaseAfter('INFO 02-04 12:35:23 model_runner.py:794] Loading model weights took 15.0465 GB')).toBe(
+      'kv_alloc',
+    );
+    expect(
+      phaseAfter(
+        'INFO 02-04 12:35:23 hpu_model_runner.py:794] Loading model weights took in total 15.05 GiB of device memory',
+      ),
+    ).toBe('kv_alloc');
+  });
 });

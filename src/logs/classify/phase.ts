@@ -292,6 +292,15 @@ const HINTS: Hint[] = [
     words: (w) => has(w, 'tokenizer') && has(w, 'get', 'init', 'load'),
   },
   {
+    // transformers' tokenizer loading, PreTrainedTokenizerBase.from_pretrained -> _from_pretrained
+    // (tokenization_utils_base.py), which reads the tokenizer's files and constructs it: the tokenizer the phase rule
+    // reads as loaded with the model (weight_load). Not its other functions (encode, __call__), which run on requests.
+    phase: 'weight_load',
+    funcs: [],
+    file: /(^|[/\\])tokenization_utils(?:_base|_fast)?\.py$/,
+    not: (w) => !has(w, 'pretrained'),
+  },
+  {
     phase: 'startup',
     funcs: [
       'init_torch_distributed',
@@ -358,6 +367,8 @@ const RUNTIME_HINTS: Hint[] = [
       'step',
       'step_async',
       'engine_step',
+      // vLLM V1's Scheduler.schedule (v1/core/sched/scheduler.py), which EngineCore.step calls for every step
+      'schedule',
       'run_engine_loop',
       'output_handler',
       'generate',
