@@ -592,8 +592,10 @@ describe('phase from the frames', () => {
     expect(crash('/x/app/common.py', 'nucleus_sampling')).toBe('runtime');
     expect(crash('/x/kernels/tests/test_low_latency.py', 'test_loop')).toBe('unknown');
     expect(crash('/x/uvloop/__init__.py', 'uvloop.loop.Loop.run_until_complete')).toBe('unknown');
-    // transformers' from_pretrained also loads configs and tokenizers: it is no weight load by itself.
-    expect(crash('/x/transformers/tokenization_utils_base.py', 'from_pretrained')).toBe('unknown');
+    // transformers' from_pretrained also loads configs: by its name alone it is no weight load; in the tokenizer's
+    // base class it loads the tokenizer, which the phase rule reads as loaded with the model (phase.ts HINTS)
+    expect(crash('/x/transformers/configuration_utils.py', 'from_pretrained')).toBe('unknown');
+    expect(crash('/x/transformers/tokenization_utils_base.py', 'from_pretrained')).toBe('weight_load');
   });
 
   it('names init steps in any engine: its capture, KV cache and start-up steps by their words, torch entry points by name', () => {

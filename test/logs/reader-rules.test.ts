@@ -85,6 +85,31 @@ describe('splitJoined: where joined lines start again', () => {
   });
 });
 
+describe('joined lines and their wrappers', () => {
+  it("cuts before a container's column that every line of the joined line carries, keeping it with its line", () => {
+    expect(
+      splitJoined(
+        'app  | INFO:     127.0.0.1:48802 - "GET /health HTTP/1.1" 200 OK app  | ERROR 11-08 11:01:30 [core.py:502] EngineCore encountered a fatal error.',
+      ),
+    ).toEqual([
+      'app  | INFO:     127.0.0.1:48802 - "GET /health HTTP/1.1" 200 OK',
+      'app  | ERROR 11-08 11:01:30 [core.py:502] EngineCore encountered a fatal error.',
+    ]);
+  });
+
+  it('a time-stamped record indented after an exception line is no more of its message: the error record logged with the next traceback', () => {
+    const c = classify([
+      '  File "/x/asyncio/queues.py", line 158, in get',
+      '    await getter',
+      'asyncio.exceptions.CancelledError',
+      ' 2026-02-11 02:15:04.629 1 kserve ERROR [__main__.py:<module>():337] Failed to start model server: Engine core initialization failed.',
+      'Traceback (most recent call last):',
+      '  File "/x/huggingfaceserver/__main__.py", line 333, in <module>',
+    ]);
+    expect(c.evidence[0]?.line).toBe(4);
+  });
+});
+
 describe('C++ exceptions on one line', () => {
   it("reads libstdc++'s terminate and its what() joined on one line as the exception", async () => {
     const lines = [

@@ -42,6 +42,7 @@ import {
   mildRecord,
   ncclReturnTrace,
   ncclWarn,
+  routineFailure,
   servingSurvives,
   wrappedOnto,
 } from './records.ts';
@@ -432,7 +433,8 @@ export class ClassifierEngine {
         return true;
       }
       // `Retrying request after 1 failed attempts`: the failures before it are being retried, not the end
-      if (goesOn(prefix.body)) this.tracebacks.carriedOn();
+      // so does a failure the program logs at DEBUG or TRACE level: one it handles routinely (a health check it repeats)
+      if (goesOn(prefix.body) || routineFailure(prefix, ev.text)) this.tracebacks.carriedOn();
       if (!ncclWarn(prefix.body)) return false;
       this.ncclWarn = { prefix, ev };
       return true;

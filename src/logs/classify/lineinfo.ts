@@ -84,6 +84,9 @@ const CARETS = /^\s*[~^]+\s*$/;
 // `Cell In[3], line 4` (IPython 8). Their source lines are numbered, the failing one marked `----> 4 call(...)`.
 const IPYTHON_FRAME = /^\s*(<ipython-input-[^>]+>|\S+\.py) in ([\w.<>]+)\(/;
 const IPYTHON8_FRAME = /^\s*File (\S+?):\d+, in ([\w.<>]+)\(/;
+// JupyterLab copies that frame with its path as a Markdown link to the file's line: `File
+// [~/x/vllm/worker/cache_engine.py:64](http://host/lab/tree/x/cache_engine.py#line=63), in CacheEngine._allocate_kv_cache(self, ...)`.
+const JUPYTER_LINK_FRAME = /^\s*File \[([^\]\s]{1,2000}?):\d+\]\([^)\s]{0,2000}\), in ([\w.<>]+)\(/;
 const IPYTHON_CELL = /^\s*(Cell In\[\d+\]), line \d+/;
 const IPYTHON_CURRENT = /^-*> ?\d+ /;
 // py-spy's `dump` (SGLang runs it on a watchdog timeout): `Thread 309 (active+gil): "MainThread"`, then one line per
@@ -114,7 +117,7 @@ export function lineShape(line: string): LineShape {
   const tail = FRAME_TAIL.exec(s);
   if (tail) return { kind: 'frame', file: tail[1] ?? '', func: tail[2] ?? '', python: true };
   if (CARETS.test(s)) return { kind: 'indented' };
-  const ip = IPYTHON_FRAME.exec(s) ?? IPYTHON8_FRAME.exec(s);
+  const ip = IPYTHON_FRAME.exec(s) ?? IPYTHON8_FRAME.exec(s) ?? JUPYTER_LINK_FRAME.exec(s);
   if (ip) return { kind: 'frame', file: ip[1] ?? '', func: ip[2] ?? '', python: true };
   const cell = IPYTHON_CELL.exec(s);
   if (cell) return { kind: 'frame', file: cell[1] ?? '', func: '<module>', python: true };
@@ -134,9 +137,12 @@ export function lineShape(line: string): LineShape {
 const DECORATION = /[\s*`~^_=#>|-]+/g;
 /** A path alone, or one cut off: `/x/sglang/srt/managers/sche`, `vllm/engine/arg_utils.py:963`. */
 const PATH_ONLY = /^(?:[\w.~-]*\/)+[\w.-]*(?::\d+)?$|^[\w.-]+\.(?:py|so|cpp|cu|cuh|h|hpp|c)(?::\d+)?$/;
-/** A process's own line before the traceback it prints: `Scheduler hit an exception:`, `Error executing job:`. */
+/**
+ * A process's own line before the traceback it prints: `Scheduler hit an exception:`, `Error executing job:`, vLLM's
+ * engine core's `EngineCore encountered a fatal error.` (vllm/v1/engine/core.py, run_engine_core: logger.exception).
+ */
 const WRAPPER_OWN =
-  /^(?:[\w.:<> -]{0,80}\b)?(?:hit an exception|encountered an (?:exception|error)|exception occurred|error occurred|(?:the )?following (?:exception|error)|raised an exception|error executing [\w ]{0,40})s?:?$/i;
+  /^(?:[\w.:<> -]{0,80}\b)?(?:hit an exception|encountered an? (?:fatal )?(?:exception|error)\.?|exception occurred|error occurred|(?:the )?following (?:exception|error)|raised an exception|error executing [\w ]{0,40})s?:?$/i;
 
 /**
  * A Markdown code fence (```` ``` ````, ```` ```log ````), wrappers or quoting in front or none: a paste's block starts or

@@ -99,7 +99,8 @@ const BOUNDARY = new RegExp(
       // Python logging's default format, BASIC_FORMAT `%(levelname)s:%(name)s:%(message)s` (logging.basicConfig;
       // https://docs.python.org/3/library/logging.html#logging.basicConfig): `ERROR:torch.distributed...:failed`
       String.raw`(?<![\w.:])(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):[\w.]{1,80}:(?=\S)`,
-      String.raw`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z|\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} `,
+      // (a record's date with its fraction of a second: Python logging's `,123`, loguru's and kserve's `.629`)
+      String.raw`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z|\d{4}-\d\d-\d\d \d\d:\d\d:\d\d[,.]\d{3,6} `,
       // a logging format's `date - LEVEL - ` (Python logging's common `%(asctime)s - %(levelname)s - `), with the
       // bracketed name some put in front (SGLang's router: `[Router (Rust)] 2025-03-18 14:17:58 - WARN - `)
       String.raw`(?:\[[^\]\n]{1,40}\] )?\d{4}-\d\d-\d\d \d\d:\d\d:\d\d - (?:DEBUG|INFO|WARN|WARNING|ERROR|CRITICAL) - `,
@@ -203,6 +204,16 @@ export function splitJoined(joined: string): string[] | null {
       inTraceback = false;
     }
   }
+  // A container's column (docker compose's `service-1  | `) in front of the joined line is in front of each of its
+  // lines: a cut right after one is where that line starts, the label with it.
+  const label = COMPOSE_LABEL.exec(line)?.[0].trimEnd();
+  if (label) {
+    for (const c of cuts) {
+      let q = c[0];
+      while (q > 0 && line[q - 1] === ' ') q--;
+      if (q > label.length && line.startsWith(label, q - label.length)) c[0] = q - label.length;
+    }
+  }
   // A quoted or tabled paste (`> `, `  | ` in front) starts each of its lines with that mark again, also behind the
   // wrappers of the program that printed the paste (`3:   |   | ...`).
   const lead = leadMark(line);
@@ -251,6 +262,9 @@ export function splitJoined(joined: string): string[] | null {
   pieces.push(indent(line.slice(from).trimEnd(), kind));
   return pieces;
 }
+
+/** docker compose's column in front of a line (WRAPPERS has the same). */
+const COMPOSE_LABEL = /^[A-Za-z][\w.-]{0,60} +\| ?/;
 
 /** Wrappers stack: few lines carry more than this many. */
 const MAX_WRAPPERS = 8;

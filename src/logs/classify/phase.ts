@@ -58,6 +58,10 @@ export const STRUCTURE_ANCHORS: Anchor[] = [
   { text: 'File "', ci: false },
   // a frame whose start the excerpt cut off: `vllm/engine/arg_utils.py", line 963, in create_model_config`
   { text: '", line ', ci: false },
+  // IPython 8's frames (`File ~/x/cache_engine.py:64, in f(...)`) and JupyterLab's copy of them with the path as a
+  // Markdown link (`File [~/x/cache_engine.py:64](http://...), in f(...)`): an excerpt can start at one, its header left out
+  { text: 'File ~', ci: false },
+  { text: 'File [', ci: false },
   { text: 'Error', ci: false },
   { text: 'Exception', ci: false },
   { text: 'what():', ci: false },
@@ -269,11 +273,32 @@ const HINTS: Hint[] = [
     // Not `from_pretrained`: transformers loads configs and tokenizers with it too, before any weight is read. Not
     // `get_model` by its name alone: SGLang's and vLLM's (model_loader/__init__.py) are matched by their file, while
     // a serving framework's `get_model` hands out a model that is already loaded (or names the model class to use).
-    funcs: ['load_model', 'load_weights', 'load_weights_and_postprocess'],
+    // transformers' from_pretrained reads the weights in _load_pretrained_model and, for a model built on the meta
+    // device, _load_state_dict_into_meta_model, which moves each tensor onto its device with accelerate's
+    // set_module_tensor_to_device (transformers/modeling_utils.py, accelerate/utils/modeling.py; accelerate's
+    // load_checkpoint_in_model does the same for its own loading): the weights being loaded.
+    funcs: [
+      'load_model',
+      'load_weights',
+      'load_weights_and_postprocess',
+      '_load_pretrained_model',
+      '_load_state_dict_into_meta_model',
+      'set_module_tensor_to_device',
+      'load_checkpoint_in_model',
+    ],
     file: /\/model_loader\/|weight_utils\.py$/,
     // The tokenizer is read when the model is (corpus/README.md's rule 3): `get_tokenizer`, `get_cached_tokenizer`,
     // `init_tokenizer_from_configs`, SGLang's and vLLM's steps that load it.
     words: (w) => has(w, 'tokenizer') && has(w, 'get', 'init', 'load'),
+  },
+  {
+    // transformers' tokenizer loading, PreTrainedTokenizerBase.from_pretrained -> _from_pretrained
+    // (tokenization_utils_base.py), which reads the tokenizer's files and constructs it: the tokenizer the phase rule
+    // reads as loaded with the model (weight_load). Not its other functions (encode, __call__), which run on requests.
+    phase: 'weight_load',
+    funcs: [],
+    file: /(^|[/\\])tokenization_utils(?:_base|_fast)?\.py$/,
+    not: (w) => !has(w, 'pretrained'),
   },
   {
     phase: 'startup',
@@ -342,6 +367,8 @@ const RUNTIME_HINTS: Hint[] = [
       'step',
       'step_async',
       'engine_step',
+      // vLLM V1's Scheduler.schedule (v1/core/sched/scheduler.py), which EngineCore.step calls for every step
+      'schedule',
       'run_engine_loop',
       'output_handler',
       'generate',

@@ -94,10 +94,11 @@ const MILD_LEVEL = /\b(?:WARNING|WARN|INFO|DEBUG)\b|^\[?[IW]\d{4} /;
 /**
  * A warning's (or milder) level at the start of its own text: `WARNING: ...`, `[WARN] ...`, glog's bracketed `[W1203
  * ...]`, a bracketed level tag after other bracketed fields (TensorRT-LLM's `[TensorRT-LLM][WARNING] `, `[TRT-LLM]
- * [RANK 0] [I] `).
+ * [RANK 0] [I] `), Rust's tracing (tracing-subscriber's fmt: `2025-10-07 23:31:33 DEBUG target::path: ...`, the time
+ * stamp in the format SGLang's router sets).
  */
 const BODY_WARNING =
-  /^(?:\[?(?:WARNING|WARN)\]?[: ]|\[?[Ww]arn(?:ing)?\]?:|\[W\d{4} |(?:\[[^\]]{1,40}\] ?){1,4}\[(?:W|WARN|WARNING|I|INFO|D|DEBUG|V|VERBOSE)\] ?)/;
+  /^(?:\[?(?:WARNING|WARN)\]?[: ]|(?:\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:\.\d{1,9})?Z? {1,4})?(?:TRACE|DEBUG|INFO|WARN) {1,4}[\w:]{1,200}: |\[?[Ww]arn(?:ing)?\]?:|\[W\d{4} |(?:\[[^\]]{1,40}\] ?){1,4}\[(?:W|WARN|WARNING|I|INFO|D|DEBUG|V|VERBOSE)\] ?)/;
 // Python's warnings module prints `{filename}:{lineno}: {category}: {message}` (warnings.formatwarning), the category
 // a Warning subclass (`UserWarning`, `FutureWarning`): `/x/torchvision/io/image.py:13: UserWarning: Failed to load
 // image Python extension` is a warning whatever its message says.
@@ -341,6 +342,21 @@ const NCCL_RETURN_TRACE = /\bNCCL INFO [\w./-]{1,200}\.(?:cc|c|cu|h):\d+/;
 /** True when a line says the program goes on after an error (it ignores, skips, retries or falls back). */
 export function goesOn(body: string): boolean {
   return SURVIVED.test(body);
+}
+
+// A failure logged at DEBUG or TRACE level is one the program expects and handles as a matter of course (the levels of
+// diagnostic detail; nothing fatal is logged there): SGLang's router polls each worker's health while it waits for
+// them to come up and logs `DEBUG ...: Worker grpc://... health check failed: Connection failed ...` for every try
+// that fails (after the gRPC client's own ERROR that it cannot connect yet), then tries again. The failures before it
+// are handled, as a retry announced after them says.
+const ROUTINE_LEVEL = /\b(?:DEBUG|TRACE)\b/;
+const BODY_ROUTINE = /^(?:\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:\.\d{1,9})?Z? {1,4})?(?:TRACE|DEBUG) {1,4}[\w:]{1,200}: /;
+
+/** True when a line states a failure at DEBUG or TRACE level: one the program handles routinely (ROUTINE_LEVEL). */
+export function routineFailure(prefix: LinePrefix, text: string): boolean {
+  const body = prefix.body.trim();
+  const routine = BODY_ROUTINE.test(body) || ROUTINE_LEVEL.test(ownLevel(frontOf(prefix, text)));
+  return routine && FAILURE_WORDS.test(body.replace(LEVEL_WORDS, ''));
 }
 
 /** A line of NCCL's error-return trace. */

@@ -245,6 +245,8 @@ export class TracebackTracker {
             this.lastBodyLength = prefix.body.length;
           }
         }
+        // outside a traceback, a line a paste indented is a line of text: the record logged before a header, too
+        if (!cur?.open) this.textRead(prefix, ev);
         return null;
       case 'text':
         // read as an error record only if a traceback's header follows it (most lines are followed by none); another
@@ -256,10 +258,7 @@ export class TracebackTracker {
             this.lastTextEnd = ev.line;
             return null;
           }
-          const other = this.lastText && prefix.rank !== null && prefix.rank !== this.lastText.prefix.rank;
-          if (!other) this.lastText = { prefix, ev };
-          this.prevText = { prefix, ev };
-          this.lastTextEnd = ev.line;
+          this.textRead(prefix, ev);
         }
         // (a bare exception line is a traceback whose frames were cut: its message continues the same way)
         if (!cur?.open) {
@@ -318,6 +317,14 @@ export class TracebackTracker {
       default:
         return null;
     }
+  }
+
+  /** A line of text outside a traceback: the header's rank's last one, the last one whatever its rank. */
+  private textRead(prefix: LinePrefix, ev: Evidence): void {
+    const other = this.lastText && prefix.rank !== null && prefix.rank !== this.lastText.prefix.rank;
+    if (!other) this.lastText = { prefix, ev };
+    this.prevText = { prefix, ev };
+    this.lastTextEnd = ev.line;
   }
 
   /**
@@ -442,11 +449,20 @@ export class TracebackTracker {
 
   /**
    * The earliest traceback since the last progress, preferring one whose exception line was seen and is a cause
-   * rather than a consequence (`RuntimeError: Initialization failed. Please see the error messages above.`).
+   * rather than a consequence (`RuntimeError: Initialization failed. Please see the error messages above.`), then one
+   * cut before its exception line whose error record was logged with it (`logger.exception(msg)`), over a task's
+   * cancellation: asyncio raises CancelledError in a task another one cancelled (Task.cancel(); uvicorn's lifespan
+   * task when the server's start-up failed), so it is what the failure did, not what failed.
    */
   firstFatal(isConsequence: (text: string) => boolean): Traceback | null {
+    const raised = (t: Traceback) => t.exc !== null && t.raised?.short !== 'CancelledError';
+    const logged = (t: Traceback) => t.exc === null && t.logged?.states === true;
+    const cause = (text: string | undefined) => text !== undefined && !isConsequence(text);
     return (
-      this.unsurvived.find((t) => t.exc !== null && !isConsequence(t.exc.text)) ??
+      this.unsurvived.find((t) => raised(t) && cause(t.exc?.text)) ??
+      this.unsurvived.find((t) => logged(t) && cause(t.logged?.ev.text)) ??
+      this.unsurvived.find(raised) ??
+      this.unsurvived.find(logged) ??
       this.unsurvived.find((t) => t.exc !== null) ??
       this.unsurvived[0] ??
       null
@@ -470,12 +486,17 @@ function diesWithServer(tb: Traceback): boolean {
   return r?.short === 'SystemExit' && !/^(?:0|None)?(?:\s|$)/.test(r.message.trim());
 }
 
-/** True when a line's payload, its indentation taken off, still has a wrapper, a rank label or a record prefix. */
+/**
+ * True when a line's payload, its indentation taken off, still has a wrapper, a rank label or a record prefix, or
+ * starts with a date and time: a log record's own stamp (`2026-02-11 02:15:04.629 1 kserve ERROR ...`), which no
+ * message's next line starts with.
+ */
 function wrappedAgain(body: string): boolean {
   const s = body.trimStart();
   const again = readPrefix(s);
-  return again.record || again.rank !== null || again.body !== s;
+  return again.record || again.rank !== null || again.body !== s || RECORD_STAMP.test(s);
 }
+const RECORD_STAMP = /^\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d/;
 
 /** An exception read without frames (a C++ exception, a bare exception line, a failure record) as a traceback. */
 export function frameless(

@@ -1,0 +1,60 @@
+// Where `none` ends and a crash begins, decided by what the process does after the line (upstream source): ROCm's
+// runtime aborts after a GPU memory access fault; PyTorch's build without the GPU's architecture fails at its first
+// kernel; SGLang's router logs each failed health check of a worker it waits for and tries again.
+import { describe, expect, it } from 'vitest';
+import { diagnoseText } from '../../src/logs/classify/index.ts';
+import { readPrefix } from '../../src/logs/classify/lineinfo.ts';
+import { routineFailure } from '../../src/logs/classify/records.ts';
+
+const classify = (lines: string[]) => diagnoseText(`${lines.join('\n')}\n`).classification;
+
+describe('crashes that print no traceback', () => {
+  it("ROCm's memory access fault is an illegal memory access (the runtime aborts after it)", () => {
+    const c = classify([
+      '[2026-02-17 23:52:12 TP7] [fused_moe] using 2stage default for (256, 1024, 6144)',
+      'Memory access fault by GPU node-7 (Agent handle: 0x20916760) on address (nil). Reason: Unknown.',
+    ]);
+    expect([c.category, c.evidence[0]?.line]).toEqual(['illegal_memory_access', 2]);
+  });
+
+  it("PyTorch's warning that its build has no kernels for the GPU is an unsupported arch, unless batches run after it", () => {
+    const warn = [
+      '/usr/local/lib/python3.12/dist-packages/torch/cuda/__init__.py:287: UserWarning: ',
+      'NVIDIA GeForce RTX 5070 Ti with CUDA capability sm_120 is not compatible with the current PyTorch installation.',
+      'The current PyTorch install supports CUDA capabilities sm_50 sm_60 sm_70 sm_75 sm_80 sm_86 sm_90.',
+    ];
+    const c = classify(warn);
+    expect([c.category, c.evidence[0]?.line]).toEqual(['unsupported_arch', 2]);
+    // the kernels' own failure, where it is printed, names the crash as before
+    const later = classify([
+      ...warn,
+      'RuntimeError: CUDA error: no kernel image is available for execution on the device',
+    ]);
+    expect([later.category, later.evidence[0]?.line]).toEqual(['unsupported_arch', 4]);
+    // a server that serves after it did not die of it
+    const served = classify([
+      ...warn,
+      '[2025-01-01 10:00:00 TP0] Decode batch. #running-req: 1, #token: 64, token usage: 0.00, gen throughput (token/s): 84.39',
+    ]);
+    expect(served.category).toBe('none');
+  });
+});
+
+describe('failures a program handles routinely', () => {
+  const router = [
+    '2025-10-07 23:31:33 DEBUG sglang_router_rs::grpc_client::sglang_scheduler: src/grpc_client/sglang_scheduler.rs:28: Connecting to SGLang scheduler at grpc://localhost:20001',
+    '2025-10-07 23:31:33 ERROR sglang_router_rs::core::worker: src/core/worker.rs:517: Failed to connect gRPC client for worker grpc://localhost:20000: transport error',
+    '2025-10-07 23:31:33 DEBUG sglang_router_rs::core::worker_manager: src/core/worker_manager.rs:1031: Worker grpc://localhost:20000 health check failed: Connection failed for worker grpc://localhost:20000: Failed to connect to gRPC server: transport error',
+  ];
+
+  it("a failure logged at DEBUG (the router's failed health check of a worker it waits for) is handled: no crash", () => {
+    expect(routineFailure(readPrefix(router[2] as string), router[2] as string)).toBe(true);
+    expect(routineFailure(readPrefix(router[1] as string), router[1] as string)).toBe(false);
+    expect(classify(router).category).toBe('none');
+  });
+
+  it('an ERROR record with nothing after it is still the crash', () => {
+    const c = classify(router.slice(0, 2));
+    expect([c.category, c.evidence[0]?.line]).toEqual(['other', 2]);
+  });
+});
