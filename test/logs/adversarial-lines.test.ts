@@ -124,6 +124,8 @@ describe('lines built to make a reader slow', () => {
       [sig('rocm-memory-ecc-fault'), fill('Memory access fault by GPU node-1 Reason: ', '')],
       [sig('gloo-transport-error'), fill('gloo/transport/tcp/', '')],
       [sig('c10d-store-connect-timeout'), fill('The client socket has timed out after 1', '')],
+      [sig('hub-request-failed'), `error sending request for url (https://${fill('a-b.', '')}`],
+      [sig('hub-request-failed'), fill('error sending request for url (https://x.', '')],
     ];
     for (const [res, line] of lines) {
       expect(res.length, line.slice(0, 20)).toBeGreaterThan(0);

@@ -251,3 +251,54 @@ describe("kernel libraries' own checks, and a CUDA call that failed", () => {
     expect(d.category, d.reason).toBe('backend_assertion');
   });
 });
+
+describe('notices and retries a healthy server logs', () => {
+  const routerWait = [
+    '2025-10-07 23:31:33 ERROR sglang_router_rs::core::worker: src/core/worker.rs:517: Failed to connect gRPC client for worker grpc://localhost:20000: transport error',
+    '2025-10-07 23:31:33 DEBUG sglang_router_rs::core::worker_manager: src/core/worker_manager.rs:1031: Worker grpc://localhost:20000 health check failed: Connection failed for worker grpc://localhost:20000: Failed to connect to gRPC server: transport error',
+  ];
+
+  it("the router's connection to a worker that is still starting is its health check polling, no failure", () => {
+    expect(diagnose(routerWait).category).toBe('none');
+  });
+
+  it("the router's wait hides no crash logged after it", () => {
+    const d = diagnose([...routerWait, 'RuntimeError: CUDA error: an illegal memory access was encountered']);
+    expect(d.category, d.reason).toBe('illegal_memory_access');
+  });
+
+  it("vLLM's pynvml deprecation notice, its tail wrapped onto a line of its own", () => {
+    const d = diagnose([
+      'WARNING 01-28 13:38:22 cuda.py:22] You are using a deprecated `pynvml` package. Please install `nvidia-ml-py` instead, and make sure to uninstall `pynvml`. When both of them are installed, `pynvml` will take precedence and cause',
+      'errors. See https://pypi.org/project/pynvml for more information.',
+      'INFO:     Started server process [2971700]',
+    ]);
+    expect(d.category, d.reason).toBe('none');
+  });
+});
+
+describe("a model hub's request and NCCL's result codes in other programs' words", () => {
+  it("a Rust hub client's request to NGC that failed is the model not fetched", () => {
+    const d = diagnose([
+      '[09-25 19:03:45.989 ERROR  nim_sdk::hub::repo  rust/nim-sdk/src/hub/repo.rs:119] error sending request for url (https://api.ngc.nvidia.com/v2/org/nim/team/meta/models/llama-3_1-70b-instruct/files)',
+      'Traceback (most recent call last):',
+      '  File "/opt/nim/llm/vllm_nvext/entrypoints/args.py", line 155, in prepare_environment',
+    ]);
+    expect(d.category, d.reason).toBe('model_load_error');
+  });
+
+  it('a request to any other host is no hub download', () => {
+    const d = diagnose(['ERROR  x::client] error sending request for url (http://10.0.0.5:8000/v1/models)']);
+    expect(d.category, d.reason).not.toBe('model_load_error');
+  });
+
+  it("NCCL's result code rendered in title case after a C++ exception's what()", () => {
+    const d = diagnose([
+      'When I run offline inference it returns an error: the actor is dead because its worker process has died. Worker exit type: SYSTEM_ERROR',
+      'The actor never ran - it was cancelled before it started running.',
+      '',
+      'Unhandled exception: St13runtime_error. what(): NCCL Error 5: invalid usage',
+    ]);
+    expect(d.category, d.reason).toBe('nccl_error');
+  });
+});
