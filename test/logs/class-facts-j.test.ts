@@ -302,3 +302,47 @@ describe("a model hub's request and NCCL's result codes in other programs' words
     expect(d.category, d.reason).toBe('nccl_error');
   });
 });
+
+describe("the runtimes' own names for the same failures (no dev case moves: upstream's documented words)", () => {
+  it("Triton refusing an fp8 type the GPU generation lacks, inside the kernel's CompilationError", () => {
+    const d = diagnose([
+      'triton.compiler.errors.CompilationError: at 1:0:',
+      'def fused_moe_kernel(',
+      '^',
+      "ValueError(\"type fp8e4nv not supported in this architecture. The supported fp8 dtypes are ('fp8e4b15', 'fp8e5')\")",
+    ]);
+    expect(d.category, d.reason).toBe('unsupported_arch');
+  });
+
+  it("HIP's no code object for this GPU is no kernel image", () => {
+    const d = diagnose([
+      'RuntimeError: HIP error: hipErrorNoBinaryForGpu: Unable to find code object for all current devices!',
+    ]);
+    expect(d.category, d.reason).toBe('unsupported_arch');
+  });
+
+  it("cuDNN's architecture mismatch status", () => {
+    expect(diagnose(['RuntimeError: cuDNN error: CUDNN_STATUS_NOT_SUPPORTED_ARCH_MISMATCH']).category).toBe(
+      'unsupported_arch',
+    );
+  });
+
+  it("the runtimes' enum names for an allocation that failed, outside any exception", () => {
+    expect(diagnose(['hipErrorOutOfMemory: out of memory at /x/ck/device_memory.hpp:31']).category).toBe('cuda_oom');
+  });
+
+  it("the process group's heartbeat monitor finding its watchdog stuck is a collective that hung", () => {
+    const d = diagnose([
+      '[rank25]:[E ProcessGroupNCCL.cpp:1316] [PG 0 Rank 25] Heartbeat monitor timed out! Process will be terminated after dumping debug info. workMetaList_.size()=2',
+    ]);
+    expect(d.category, d.reason).toBe('nccl_error');
+  });
+
+  it("load_state_dict's size mismatch is a checkpoint that does not fit the model", () => {
+    const d = diagnose([
+      'RuntimeError: Error(s) in loading state_dict for LlamaForCausalLM:',
+      '\tsize mismatch for model.embed_tokens.weight: copying a param with shape torch.Size([32000, 4096]) from checkpoint, the shape in current model is torch.Size([32001, 4096]).',
+    ]);
+    expect(d.category, d.reason).toBe('model_load_error');
+  });
+});
