@@ -346,3 +346,17 @@ describe("the runtimes' own names for the same failures (no dev case moves: upst
     expect(d.category, d.reason).toBe('model_load_error');
   });
 });
+
+describe('words that a refusal rule must not read as a setting refused', () => {
+  it("transformers refusing to run a repository's own code names a model that cannot be loaded", () => {
+    const d = diagnose([
+      'ValueError: Loading /models/x requires you to execute the configuration file in that repo on your local machine. Make sure you have read the code there to avoid malicious use, then set the option `trust_remote_code=True` to remove this error.',
+    ]);
+    expect(d.category, d.reason).toBe('model_load_error');
+  });
+
+  it("autograd's 'requires grad' is no requirement of a setting", () => {
+    const d = diagnose(['RuntimeError: a leaf Variable that requires grad is being used in an in-place operation.']);
+    expect(d.category, d.reason).toBe('other');
+  });
+});
