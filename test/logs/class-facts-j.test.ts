@@ -333,7 +333,7 @@ describe("the runtimes' own names for the same failures (no dev case moves: upst
 
   it("the process group's heartbeat monitor finding its watchdog stuck is a collective that hung", () => {
     const d = diagnose([
-      '[rank25]:[E ProcessGroupNCCL.cpp:1316] [PG 0 Rank 25] Heartbeat monitor timed out! Process will be terminated after dumping debug info. workMetaList_.size()=2',
+      '[rank1]:[E1104 10:00:00.000000000 ProcessGroupNCCL.cpp:1375] [PG ID 0 PG GUID 0(default_pg) Rank 1] Heartbeat monitor timed out! Process will be terminated after dumping debug info. workMetaList_.size()=1',
     ]);
     expect(d.category, d.reason).toBe('nccl_error');
   });
@@ -358,5 +358,59 @@ describe('words that a refusal rule must not read as a setting refused', () => {
   it("autograd's 'requires grad' is no requirement of a setting", () => {
     const d = diagnose(['RuntimeError: a leaf Variable that requires grad is being used in an in-place operation.']);
     expect(d.category, d.reason).toBe('other');
+  });
+});
+
+describe('where a check sits and what memory ran out', () => {
+  it("a layer's weight loader finding a tensor that does not fit is the checkpoint, not a backend refusing a setting", () => {
+    const d = diagnose(
+      tb(
+        [
+          ['/x/vllm/model_executor/models/llama.py', 'load_weights', 'weight_loader(param, loaded_weight)'],
+          [
+            '/x/vllm/model_executor/layers/linear.py',
+            'weight_loader',
+            'assert param_data.shape == loaded_weight.shape',
+          ],
+        ],
+        'AssertionError',
+      ),
+    );
+    expect(d.category, d.reason).toBe('model_load_error');
+  });
+
+  it('a quantized layer refusing the tensor parallel size when it creates its weights stays a setting refused', () => {
+    const d = diagnose(
+      tb(
+        [
+          [
+            '/x/vllm/model_executor/model_loader/loader.py',
+            'load_model',
+            'model = _initialize_model(vllm_config=vllm_config)',
+          ],
+          ['/x/vllm/model_executor/layers/quantization/gptq_marlin.py', 'create_weights', 'raise ValueError(msg)'],
+        ],
+        'ValueError: The input size is not aligned with the quantized weight shape. This can be caused by too large tensor parallel size.',
+      ),
+    );
+    expect(d.category, d.reason).toBe('backend_assertion');
+  });
+
+  it("PyTorch's CPU allocator running out is the host's memory, no GPU's", () => {
+    const d = diagnose([
+      'RuntimeError: [enforce fail at alloc_cpu.cpp:114] data. DefaultCPUAllocator: not enough memory: you tried to allocate 8589934592 bytes.',
+    ]);
+    expect(d.category, d.reason).toBe('other');
+  });
+
+  it("torch elastic's rendezvous that timed out is the ranks never forming their group", () => {
+    expect(diagnose(['torch.distributed.elastic.rendezvous.api.RendezvousTimeoutError']).category).toBe('nccl_error');
+  });
+
+  it("init_process_group's store-based barrier timing out", () => {
+    const d = diagnose([
+      'RuntimeError: Timed out initializing process group in store based barrier on rank: 1, for key: store_based_barrier_key:1 (world_size=2, worker_count=1, timeout=0:30:00)',
+    ]);
+    expect(d.category, d.reason).toBe('nccl_error');
   });
 });
