@@ -448,3 +448,12 @@ describe("backend code's exceptions: corpus/README's types for a check that reje
     expect(d.category, d.reason).toBe('backend_assertion');
   });
 });
+
+describe("XLA's device allocator", () => {
+  it('an HBM buffer that could not be allocated is device memory exhausted', () => {
+    const d = diagnose([
+      'jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Error allocating device buffer: Attempting to allocate 1.00G. That was not possible. There are 500.00M free.',
+    ]);
+    expect(d.category, d.reason).toBe('cuda_oom');
+  });
+});
