@@ -266,15 +266,6 @@ describe('notices and retries a healthy server logs', () => {
     const d = diagnose([...routerWait, 'RuntimeError: CUDA error: an illegal memory access was encountered']);
     expect(d.category, d.reason).toBe('illegal_memory_access');
   });
-
-  it("vLLM's pynvml deprecation notice, its tail wrapped onto a line of its own", () => {
-    const d = diagnose([
-      'WARNING 01-28 13:38:22 cuda.py:22] You are using a deprecated `pynvml` package. Please install `nvidia-ml-py` instead, and make sure to uninstall `pynvml`. When both of them are installed, `pynvml` will take precedence and cause',
-      'errors. See https://pypi.org/project/pynvml for more information.',
-      'INFO:     Started server process [2971700]',
-    ]);
-    expect(d.category, d.reason).toBe('none');
-  });
 });
 
 describe("a model hub's request and NCCL's result codes in other programs' words", () => {
