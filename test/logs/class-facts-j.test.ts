@@ -252,22 +252,6 @@ describe("kernel libraries' own checks, and a CUDA call that failed", () => {
   });
 });
 
-describe('notices and retries a healthy server logs', () => {
-  const routerWait = [
-    '2025-10-07 23:31:33 ERROR sglang_router_rs::core::worker: src/core/worker.rs:517: Failed to connect gRPC client for worker grpc://localhost:20000: transport error',
-    '2025-10-07 23:31:33 DEBUG sglang_router_rs::core::worker_manager: src/core/worker_manager.rs:1031: Worker grpc://localhost:20000 health check failed: Connection failed for worker grpc://localhost:20000: Failed to connect to gRPC server: transport error',
-  ];
-
-  it("the router's connection to a worker that is still starting is its health check polling, no failure", () => {
-    expect(diagnose(routerWait).category).toBe('none');
-  });
-
-  it("the router's wait hides no crash logged after it", () => {
-    const d = diagnose([...routerWait, 'RuntimeError: CUDA error: an illegal memory access was encountered']);
-    expect(d.category, d.reason).toBe('illegal_memory_access');
-  });
-});
-
 describe("a model hub's request and NCCL's result codes in other programs' words", () => {
   it("a Rust hub client's request to NGC that failed is the model not fetched", () => {
     const d = diagnose([
