@@ -111,4 +111,32 @@ describe('lines built to make a reader slow', () => {
       jit?.regexes.some((re) => re.test('Failed to open: /x/deep_gemm/ include/impls/sm121_fp8_mqa_logits.cuh')),
     ).toBe(true);
   });
+
+  it("the j- round's arch, fault, gloo and weight-name patterns read a long line of their own prefixes in one pass", () => {
+    // bounded runs (`[^']{0,200}`, `.{0,160}`) after a literal: a line of nothing but the literal is tried
+    // from each copy once, not from every prefix again
+    const fill = (unit: string, tail: string) => unit.repeat(Math.ceil((1 << 20) / unit.length)) + tail;
+    const catalog = loadCatalog();
+    const sig = (id: string) => catalog.signatures.find((s) => s.id === id)?.regexes ?? [];
+    const rule = (id: string) => catalog.exceptionRules.find((r) => r.id === id)?.message;
+    const lines: Array<[RegExp[], string]> = [
+      [sig('compute-capability-assert'), fill('Assertion `compute capability ', '')],
+      [sig('rocm-memory-ecc-fault'), fill('Memory access fault by GPU node-1 Reason: ', '')],
+      [sig('gloo-transport-error'), fill('gloo/transport/tcp/', '')],
+      [sig('c10d-store-connect-timeout'), fill('The client socket has timed out after 1', '')],
+      [sig('hub-request-failed'), `error sending request for url (https://${fill('a-b.', '')}`],
+      [sig('hub-request-failed'), fill('error sending request for url (https://x.', '')],
+    ];
+    for (const [res, line] of lines) {
+      expect(res.length, line.slice(0, 20)).toBeGreaterThan(0);
+      expect(
+        res.some((re) => re.test(line)),
+        line.slice(0, 20),
+      ).toBe(false);
+    }
+    const weightKey = rule('exc-weight-name-key');
+    expect(weightKey?.test(`'a.${'b_'.repeat(1 << 19)}'`)).toBe(false);
+    expect(weightKey?.test(`'${'layers.'.repeat(1 << 17)}x'`)).toBe(false);
+    expect(weightKey?.test("'layers.0.mlp.down_proj.weight_scale'")).toBe(true);
+  });
 });

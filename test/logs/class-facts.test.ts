@@ -298,16 +298,13 @@ describe("a server's minimum GPU generation", () => {
 });
 
 describe('a wait that timed out is no watchdog by itself', () => {
-  it("Python's TimeoutError from a process's read of its own IPC queue names no watchdog or health check", () => {
+  it("Python's TimeoutError from a wait that bounds no engine step names no watchdog or health check", () => {
+    // (the engine's own bound on a model step is its watchdog: test/logs/class-facts-j.test.ts)
     const d = diagnose(
       tb(
         [
-          [
-            '/x/vllm/v1/executor/multiproc_executor.py',
-            'get_response',
-            'status, result = mq.dequeue(timeout=dequeue_timeout)',
-          ],
-          ['/x/vllm/distributed/device_communicators/shm_broadcast.py', 'acquire_read', 'raise TimeoutError'],
+          ['/x/app/rollout.py', 'collect', 'return fut.result(timeout=30)'],
+          ['/x/concurrent/futures/_base.py', 'result', 'raise TimeoutError()'],
         ],
         'TimeoutError',
       ),
