@@ -390,40 +390,6 @@ describe('where a check sits and what memory ran out', () => {
   });
 });
 
-describe("backend code's exceptions: corpus/README's types for a check that rejects the configuration", () => {
-  it('a RuntimeError raised in a kernel backend with no refusal in its words is the code failing there', () => {
-    const d = diagnose(
-      tb(
-        [
-          [
-            '/x/vllm/model_executor/layers/fused_moe/fused_moe.py',
-            'invoke_fused_moe_kernel',
-            'raise RuntimeError(f"bad block {b}")',
-          ],
-        ],
-        'RuntimeError: bad block 3',
-      ),
-    );
-    expect(d.category, d.reason).toBe('other');
-  });
-
-  it('the same check as an AssertionError is a backend refusing its input', () => {
-    const d = diagnose(
-      tb(
-        [
-          [
-            '/x/vllm/model_executor/layers/fused_moe/fused_moe.py',
-            'invoke_fused_moe_kernel',
-            'assert topk_weights.stride(1) == 1',
-          ],
-        ],
-        'AssertionError',
-      ),
-    );
-    expect(d.category, d.reason).toBe('backend_assertion');
-  });
-});
-
 describe("XLA's device allocator", () => {
   it('an HBM buffer that could not be allocated is device memory exhausted', () => {
     const d = diagnose([
