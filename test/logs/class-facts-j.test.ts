@@ -398,13 +398,3 @@ describe("XLA's device allocator", () => {
     expect(d.category, d.reason).toBe('cuda_oom');
   });
 });
-
-describe("vLLM V1's step RPC timing out, where the excerpt keeps only its line", () => {
-  it("the executor's execute_model RPC that timed out is the engine's step watchdog", () => {
-    expect(diagnose(['TimeoutError: RPC call to execute_model timed out.']).category).toBe('watchdog_timeout');
-  });
-
-  it('a set-up RPC that timed out is no step', () => {
-    expect(diagnose(['TimeoutError: RPC call to load_model timed out.']).category).not.toBe('watchdog_timeout');
-  });
-});
