@@ -16,7 +16,14 @@ const SECRET_TEXT = [
   /\bgh[pousr]_[A-Za-z0-9]{20,}\b/g,
   /\bgithub_pat_\w{40,}\b/g,
   /\bsk-[A-Za-z0-9_-]{20,}\b/g,
+  // NVIDIA's API keys (NGC, build.nvidia.com), also when no NAME= says so.
+  /\bnvapi-[A-Za-z0-9_-]{20,}/g,
 ];
+// A password in a URL (`https://user:pass@host`, RFC 3986 userinfo): the user stays, the password goes.
+const URL_PASSWORD = /\b([a-z][a-z0-9+.-]*:\/\/[^\s:/@]+:)[^\s/@]+@/gi;
+// An HTTP credential (`Authorization: Bearer <jwt>`, `Bearer <token>` alone): the scheme stays, the token goes.
+const AUTH_HEADER = /\b(Authorization:\s*(?:(?:Bearer|Basic|Token)\s+)?)[^\s'"]+/gi;
+const BEARER = /\b(Bearer\s+)(?!\[)[A-Za-z0-9._~+/=-]{8,}/g;
 // NAME=value and --api-key value forms in command lines and logs.
 const ASSIGNMENT =
   /\b([A-Za-z0-9_]*(?:TOKEN|SECRET|PASSWORD|API_KEY|_KEY)(?![A-Za-z])[A-Za-z0-9_]*)=(?!\[)([^\s'"]+|'[^']*'|"[^"]*")/gi;
@@ -51,10 +58,21 @@ export function looksSecret(value: string): boolean {
   });
 }
 
+/** The closing punctuation at the end of an unquoted value (kept in the text, not taken as the secret). */
+function closers(_m: string, v: string): string {
+  if (v.startsWith("'") || v.startsWith('"')) return '';
+  return /[),;\]}]+$/.exec(v)?.[0] ?? '';
+}
+
 export function redactText(s: string): string {
   let out = s;
   for (const re of SECRET_TEXT) out = out.replace(re, REDACTED);
-  out = out.replace(ASSIGNMENT, (_m, k: string) => `${k}=${REDACTED}`);
+  out = out.replace(URL_PASSWORD, (_m, k: string) => `${k}${REDACTED}@`);
+  out = out.replace(AUTH_HEADER, (m, k: string) => (m.slice(k.length).startsWith('[') ? m : `${k}${REDACTED}`));
+  out = out.replace(BEARER, (_m, k: string) => `${k}${REDACTED}`);
+  // An unquoted value ends before the `)` `,` `]` `}` `;` that close the text around it (a Python repr's
+  // `admin_api_key=None)`): those stay; the value goes.
+  out = out.replace(ASSIGNMENT, (m, k: string, v: string) => `${k}=${REDACTED}${closers(m, v)}`);
   out = out.replace(FLAG_VALUE, (_m, k: string) => `${k}${REDACTED}`);
   return out;
 }

@@ -58,7 +58,8 @@ export async function buildAlert(
     .filter((x) => x.id !== a.id && (x.classification as Diagnosis | null)?.category === d.category)
     .map((x) => ({ attemptId: x.id, profile: x.profile, outcome: x.outcome ?? x.status }));
   // A crash of a server that served on past earlier errors: the engineer links them (the earlier ones paged nobody).
-  const survived = src.attempts.survived([a.id]).get(a.id);
+  // Not the error it died of, though it served on past that one once (a failure record's rule, early-alert.ts).
+  const survived = src.attempts.survivedExcept(a.id, d.dedupKey);
   let excerpts: Excerpt[] = [];
   try {
     excerpts = (await src.excerptsFor?.(d, a.flags)) ?? [];

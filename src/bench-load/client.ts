@@ -42,11 +42,18 @@ export interface LevelRun {
   client: { cpuPct: number; loopDelayP99Ms: number; loopDelayMaxMs: number };
 }
 
-const Chunk = z
+/**
+ * One streamed /generate chunk. An e2e_latency that is null, negative (older SGLang took it from time.time(), which
+ * can step back) or not a number is read as absent, as from a server without it: the request still counts.
+ */
+export const Chunk = z
   .object({
     text: z.string().optional(),
     meta_info: z
-      .object({ completion_tokens: z.number().optional(), e2e_latency: z.number().nonnegative().optional() })
+      .object({
+        completion_tokens: z.number().optional(),
+        e2e_latency: z.number().nonnegative().optional().catch(undefined),
+      })
       .passthrough()
       .default({}),
   })

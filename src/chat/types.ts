@@ -38,7 +38,7 @@ export type View =
       comparedWith: string | null;
       /** Why there is no "what changed": e.g. no earlier good attempt of this model. */
       noComparison?: string;
-      /** The errors this server survived before this crash, in one line (`2 errors were survived before this ...`). */
+      /** The errors this server survived before this crash, in one line (`2 different errors were survived before this ...`). */
       survivedBefore?: string;
       excerpts: Excerpt[];
       alreadyTried: Array<{ attemptId: number; profile: string; outcome: string }>;

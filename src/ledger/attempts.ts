@@ -169,14 +169,33 @@ const gpuList = (gpus: number[]): string => `GPU${gpus.length === 1 ? '' : 's'} 
 
 /**
  * The errors a serving server was seen to survive (`error_survived` events, src/lifecycle/early-alert.ts): how many
- * the ledger recorded (at most one per attempt per 10 minutes) and the newest one's time, class and root line.
+ * different ones (by dedup key: class and root line; a repeat is not counted again) and the newest one's time, class
+ * and root line.
  */
 export interface Survived {
+  /** Different errors survived: the sum of the events' `count` (one event per quiet window holds several). */
   count: number;
   lastAt: number;
   category: string;
   /** Redacted (as every event's data is when written, and again when read). */
   root: string;
+}
+
+/**
+ * An `error_survived` event's data (early-alert.ts writes it): one per quiet window, updated in place when a
+ * different error is survived within it. `keys`: the dedup keys it counts (`count` of them); `category`, `root`,
+ * `lastAt`: the newest one's; `prev`: the one before it in this window, so that a crash alert can leave out the
+ * crash's own error and still name the newest other one. Events written before `keys` existed count one each.
+ */
+export interface SurvivedData {
+  category: string;
+  root: string;
+  why: string;
+  rank?: number;
+  keys?: string[];
+  count?: number;
+  lastAt?: number;
+  prev?: { category: string; root: string; key: string; at: number };
 }
 
 /** The ledger's hot reads, each on an index (src/ledger/db.ts); test/ledger/scale.test.ts checks their plans. */
@@ -187,7 +206,8 @@ export const HOT_QUERIES = {
   ofModelOnHost: 'SELECT * FROM attempts WHERE model_path = ? AND host = ? AND id <= ? ORDER BY id',
   // With exactly one max() in it, SQLite takes the bare columns (at, data_json) from the row holding that max: the
   // newest event of each attempt (https://www.sqlite.org/lang_select.html, "bare columns in an aggregate query").
-  survived: `SELECT attempt_id, COUNT(*) AS n, MAX(id) AS last_id, at, data_json FROM events
+  survived: `SELECT attempt_id, SUM(COALESCE(json_extract(data_json, '$.count'), 1)) AS n, MAX(id) AS last_id, at,
+     data_json FROM events
      WHERE attempt_id IN (SELECT value FROM json_each(?)) AND kind = 'error_survived' GROUP BY attempt_id`,
 };
 
@@ -233,6 +253,24 @@ export function createAttemptStore(db: Db) {
   const ledger = ledgerId(db);
   const addEvent = db.prepare('INSERT INTO events (attempt_id, at, kind, data_json) VALUES (?, ?, ?, ?)');
   const survivedOf = db.prepare(HOT_QUERIES.survived);
+  const survivedEvents = db.prepare(
+    "SELECT id, at, data_json FROM events WHERE attempt_id = ? AND kind = 'error_survived' ORDER BY id",
+  );
+  const setEventData = db.prepare('UPDATE events SET data_json = ? WHERE id = ?');
+  const readSurvived = (r: Row): { id: number; at: number; data: Partial<SurvivedData> } => {
+    try {
+      return { id: r.id as number, at: r.at as number, data: JSON.parse(r.data_json as string) as SurvivedData };
+    } catch {
+      return { id: r.id as number, at: r.at as number, data: {} }; // a row that cannot be read still counts one
+    }
+  };
+  const survivedValue = (at: number, category: unknown, root: unknown, count: number): Survived => ({
+    count,
+    lastAt: at,
+    category: typeof category === 'string' ? category : 'unknown',
+    // Redacted when written; again here, before anyone shortens it (a cut token no longer looks like one).
+    root: redactText(typeof root === 'string' ? root : ''),
+  });
 
   /** Who holds any of these GPUs on this host, each holder once with the GPUs it holds of them. */
   function holders(host: string, gpus: readonly number[]): Array<{ attempt: Attempt; gpus: number[] }> {
@@ -500,21 +538,34 @@ export function createAttemptStore(db: Db) {
       const out = new Map<number, Survived>();
       if (ids.length === 0) return out;
       for (const r of survivedOf.all(JSON.stringify(ids)) as Row[]) {
-        let data: { category?: unknown; root?: unknown } = {};
-        try {
-          data = JSON.parse(r.data_json as string) as typeof data;
-        } catch {
-          // a row that cannot be read still counts; its words are unknown
-        }
-        out.set(r.attempt_id as number, {
-          count: r.n as number,
-          lastAt: r.at as number,
-          category: typeof data.category === 'string' ? data.category : 'unknown',
-          // Redacted when written; again here, before anyone shortens it (a cut token no longer looks like one).
-          root: redactText(typeof data.root === 'string' ? data.root : ''),
-        });
+        const { at, data } = readSurvived(r);
+        out.set(r.attempt_id as number, survivedValue(data.lastAt ?? at, data.category, data.root, r.n as number));
       }
       return out;
+    },
+    /** This attempt's `error_survived` events, oldest first (early-alert.ts counts and updates them). */
+    survivedEvents(id: number): Array<{ id: number; at: number; data: Partial<SurvivedData> }> {
+      return (survivedEvents.all(id) as Row[]).map(readSurvived);
+    },
+    /** Replaces an event's data (redacted as when written): a quiet window's `error_survived` counts one more. */
+    updateEvent(eventId: number, data: unknown): void {
+      setEventData.run(JSON.stringify(redactValue(data)), eventId);
+    },
+    /**
+     * The errors this attempt's server survived other than the one with dedup key `except` (a crash alert leaves out
+     * the error the server died of: it did not survive that one), or undefined when there are none.
+     */
+    survivedExcept(id: number, except: string): Survived | undefined {
+      const evs = (survivedEvents.all(id) as Row[]).map(readSurvived);
+      let count = 0;
+      for (const e of evs) count += (e.data.count ?? 1) - (e.data.keys?.includes(except) ? 1 : 0);
+      if (count <= 0) return undefined;
+      for (const e of [...evs].reverse()) {
+        const d = e.data;
+        if (d.keys?.at(-1) !== except) return survivedValue(d.lastAt ?? e.at, d.category, d.root, count);
+        if (d.prev) return survivedValue(d.prev.at, d.prev.category, d.prev.root, count);
+      }
+      return undefined;
     },
   };
 }

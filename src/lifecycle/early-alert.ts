@@ -16,7 +16,7 @@ import { type Engine, publish } from './engine.ts';
 export type ServingCheck = (a: Attempt) => Promise<string | null>;
 
 export const SETTLE_MS = 150;
-/** At most one `error_survived` event per attempt in this long: a server that logs a traceback per request is noise. */
+/** At most one new `error_survived` event per attempt in this long (later ones update it): fewer rows, same count. */
 export const SURVIVED_QUIET_MS = 10 * 60_000;
 
 /** A diagnoser whose crashes a serving server was seen to survive are survivable (see confirmCrash). */
@@ -50,9 +50,40 @@ export function survivable(d: Diagnoser): SurvivableDiagnoser {
 }
 
 /**
+ * Counts a survived error in the ledger: a different one (by dedup key) counts one more, a repeat (the same error read
+ * again, e.g. by a bot restarted on this log) nothing. A new `error_survived` event at most once per
+ * SURVIVED_QUIET_MS; within that window the window's event is updated (its count, and the newest error's class and
+ * root, the one before kept as `prev`), so that no later error is lost.
+ */
+function recordSurvived(
+  engine: Pick<Engine, 'attempts'>,
+  attemptId: number,
+  now: number,
+  e: { category: string; root: string; why: string; key: string; rank?: number },
+): void {
+  const events = engine.attempts.survivedEvents(attemptId);
+  if (events.some((x) => x.data.keys?.includes(e.key))) return;
+  const { key, ...seen } = e;
+  const last = events.at(-1);
+  if (!last || now - last.at >= SURVIVED_QUIET_MS) {
+    engine.attempts.event(attemptId, now, 'error_survived', { ...seen, keys: [key], count: 1, lastAt: now });
+    return;
+  }
+  const d = last.data;
+  const keys = d.keys ?? [];
+  engine.attempts.updateEvent(last.id, {
+    ...seen,
+    keys: [...keys, key],
+    count: (d.count ?? 1) + 1,
+    lastAt: now,
+    prev: { category: d.category ?? 'unknown', root: d.root ?? '', key: keys.at(-1) ?? '', at: d.lastAt ?? last.at },
+  });
+}
+
+/**
  * After the settle time: whether the crash `diag` names on node `rank` is to be told now. An attempt not (yet)
  * ready: yes, as before. A ready one: yes unless `serving` says the server serves; then the crash is marked survived
- * in `diag`, recorded as an `error_survived` event (at most one per SURVIVED_QUIET_MS) and not told.
+ * in `diag`, counted as survived (recordSurvived) and not told.
  */
 export async function confirmCrash(
   engine: Pick<Engine, 'attempts' | 'log' | 'clock'>,
@@ -68,21 +99,17 @@ export async function confirmCrash(
   if (!why) return true;
   diag.survive(d);
   const now = engine.clock.now();
-  const last = engine.attempts
-    .events(attempt.id)
-    .filter((e) => e.kind === 'error_survived')
-    .at(-1);
   engine.log.info(
     { attempt: attempt.id, node: rank, category: d.category, why },
     'a crash-looking error on a serving server: it serves on',
   );
-  if (!last || now - last.at >= SURVIVED_QUIET_MS)
-    engine.attempts.event(attempt.id, now, 'error_survived', {
-      category: d.category,
-      root: d.evidence[0]?.text ?? d.summary,
-      why,
-      ...(rank > 0 ? { rank } : {}),
-    });
+  recordSurvived(engine, attempt.id, now, {
+    category: d.category,
+    root: d.evidence[0]?.text ?? d.summary,
+    why,
+    key: d.dedupKey,
+    ...(rank > 0 ? { rank } : {}),
+  });
   return false;
 }
 

@@ -412,8 +412,6 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<TestClust
   };
 }
 
-/** A host entry for a Slurm cluster whose login node is the test's sshd; the job's python is the stand-in's. */
-/** A ledger attempt of profile `small` on the cluster entry, for tests of the ledger's side alone (no job behind it). */
 /**
  * One cluster and one login sshd shared by a test file's tests: started before them (when Slurm can run here) and
  * stopped after. Read `cluster` and `sshd` inside tests, not at import: they exist only once the hooks have run.
@@ -444,6 +442,7 @@ export function clusterForFile(opts: ClusterOptions = { gpus: 1 }): {
   };
 }
 
+/** A ledger attempt of profile `small` on the cluster entry, for tests of the ledger's side alone (no job behind it). */
 export const clusterAttemptRow = (): NewAttempt => ({
   ...attemptRow('', 30000, 'U1'),
   gpus: undefined,
@@ -454,6 +453,7 @@ export const clusterAttemptRow = (): NewAttempt => ({
   leases: [],
 });
 
+/** A host entry for a Slurm cluster whose login node is the test's sshd; the job's python is the stand-in's. */
 export function slurmHost(
   sshd: Sshd,
   conf: string,

@@ -26,4 +26,29 @@ describe('survived errors per attempt', () => {
     expect(store.survived([c.id]).size).toBe(0);
     expect(store.survived([]).size).toBe(0);
   });
+
+  it('sums a window event’s count; survivedExcept leaves out one dedup key and names the newest other error', () => {
+    const store = createAttemptStore(openDb(join(userDir('glm-survived-db-'), 'ledger.db')));
+    const a = store.open(attemptRow('0', 30000));
+    store.event(a.id, 10, 'error_survived', { category: 'other', root: 'old: X', why: 'alive' }); // written before keys
+    store.event(a.id, 20, 'error_survived', { category: 'other', root: 'A', why: 'alive', keys: ['ka'], count: 1 });
+    const [, ev] = store.survivedEvents(a.id);
+    const prev = { category: 'other', root: 'A', key: 'ka', at: 20 };
+    store.updateEvent(ev!.id, {
+      category: 'cuda_oom',
+      root: 'B',
+      why: 'alive',
+      keys: ['ka', 'kb'],
+      count: 2,
+      lastAt: 25,
+      prev,
+    });
+    expect(store.survived([a.id]).get(a.id)).toEqual({ count: 3, lastAt: 25, category: 'cuda_oom', root: 'B' });
+    expect(store.survivedExcept(a.id, 'kb')).toEqual({ count: 2, lastAt: 20, category: 'other', root: 'A' });
+    expect(store.survivedExcept(a.id, 'ka')).toEqual({ count: 2, lastAt: 25, category: 'cuda_oom', root: 'B' });
+    expect(store.survivedExcept(a.id, 'none')).toEqual({ count: 3, lastAt: 25, category: 'cuda_oom', root: 'B' });
+    const b = store.open(attemptRow('1', 30001));
+    store.event(b.id, 30, 'error_survived', { category: 'other', root: 'C', why: 'alive', keys: ['kc'], count: 1 });
+    expect(store.survivedExcept(b.id, 'kc')).toBeUndefined();
+  });
 });

@@ -33,6 +33,16 @@ async function readyServer() {
   return { b, control, port, scrape, id: b.app.engine.attempts.activeOn('gpu')!.id };
 }
 
+/** A helper thread's traceback (survived by a serving SGLang) ending in `root`. */
+const helperTraceback = (root: string) =>
+  [
+    'Exception in thread Thread-3 (push_metrics):',
+    'Traceback (most recent call last):',
+    '  File "/usr/lib/python3.12/threading.py", line 1075, in _bootstrap_inner',
+    '    self.run()',
+    root,
+  ].join('\n');
+
 const kinds = (b: { app: { engine: { attempts: { events(id: number): Array<{ kind: string }> } } } }, id: number) =>
   b.app.engine.attempts.events(id).map((e) => e.kind);
 
@@ -102,9 +112,9 @@ describe('a crash in a ready server is confirmed before it is told', () => {
     await b.app.delivery!.flush(5000);
     const alerts = crashAlerts(b.printed);
     expect(alerts).toHaveLength(1);
-    expect(alerts[0]).toMatch(
-      /^[ |]*1 error was survived before this \(the last at .* UTC: other: RuntimeError: push to .*token=\[REDACTED\] .*…\)$/m,
-    );
+    // Its root is the error it had served on: not said to be survived (a later test has an alert that names a survived error).
+    expect(alerts[0]).toContain('RuntimeError: push to https://hub.example/api/metrics?token=[REDACTED] was refused');
+    expect(alerts[0]).not.toContain('survived before this');
     expect(alerts.join('\n')).not.toContain(token.slice(0, 12));
   });
 
@@ -125,9 +135,43 @@ describe('a crash in a ready server is confirmed before it is told', () => {
     expect(alerts).toHaveLength(1);
     expect(alerts[0]).toMatch(/CRASH other .*attempt #1 small on gpu/);
     expect(alerts[0]).toContain(ROOT);
-    // The error it survived before is linked in one line.
-    expect(alerts[0]).toMatch(/^[ |]*1 error was survived before this \(the last at .* UTC: other: /m);
-    expect(alerts[0]).toContain(`: other: ${ROOT})`);
+    // It did not survive the error it died of: the alert does not say it did (the ledger still has the event).
+    expect(alerts[0]).not.toContain('survived before this');
+    expect(kinds(b, id)).toContain('error_survived');
+  });
+
+  it('a different error within the quiet window is counted and named; a repeat is not counted again', async () => {
+    const { b, control, id } = await readyServer();
+    const status = async () =>
+      (await b.run('status')).text.split('\n').find((l) => l.startsWith(`attempt #${id} survived`));
+    await appendAndSettle(b.app, id, 0, helperTraceback('RuntimeError: first helper failure A'));
+    const count = () => b.app.engine.attempts.survived([id]).get(id)?.count;
+    await until(() => count() === 1, 20_000);
+    await appendAndSettle(b.app, id, 0, helperTraceback('ValueError: second, different helper failure B'));
+    await until(() => count() === 2, 20_000);
+    expect(await status()).toMatch(/survived 2 different errors \(the last at .* UTC: other: ValueError: second, /);
+    // A repeats: nothing more to count (it is not even asked about again).
+    await appendAndSettle(b.app, id, 0, helperTraceback('RuntimeError: first helper failure A'));
+    await b.app.engine.notifier!.idle();
+    expect(await status()).toMatch(/survived 2 different errors \(.*helper failure B\)$/);
+    // One event for the window, holding both.
+    expect(kinds(b, id).filter((k) => k === 'error_survived')).toHaveLength(1);
+    expect(JSON.parse((await b.run('status --json')).text).hosts[0].survived).toMatchObject({ count: 2 });
+    // It then dies (after B again).
+    await appendAndSettle(b.app, id, 0, helperTraceback('ValueError: second, different helper failure B'));
+    writeFileSync(control, 'exit_quietly\n');
+    await until(() => b.app.engine.attempts.get(id)?.active === false, 20_000);
+    await b.app.engine.notifier!.idle();
+    await b.app.delivery!.flush(5000);
+    const alerts = crashAlerts(b.printed);
+    expect(alerts).toHaveLength(1);
+    // The log's first failure is its root: A. The alert leaves A out of what was survived and names B.
+    expect((b.app.engine.attempts.get(id)!.classification as Diagnosis).evidence[0]?.text).toBe(
+      'RuntimeError: first helper failure A',
+    );
+    expect(alerts[0]).toMatch(
+      /^[ |]*1 error was survived before this \(the last at .* UTC: other: ValueError: second, different helper failure B\)$/m,
+    );
   });
 
   it('a crash that kills it: told early, once, its latency sample from the log line', async () => {
