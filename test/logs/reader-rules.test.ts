@@ -240,6 +240,20 @@ describe('a line that states a failure of its own after a long warning is read, 
   });
 });
 
+describe("a Markdown table's rows", () => {
+  it('a row of column names that names errors states no failure, for every reader', async () => {
+    const lines = [
+      '[2026-12-01 10:00:00] The server is fired up and ready to roll!',
+      '| model | backend | requests | errors | ERROR rate | tok/s |',
+      '|---|---|---|---|---|---|',
+      '| llama | sglang | 1000 | 0 | 0.0% | 4523 |',
+    ];
+    for (const c of await everyReader(lines)) expect(c.category).toBe('none');
+    // a log record pasted in a table is still read (its cell has its own `:`)
+    expect(classify(['| [2026-12-01 10:00:00] ERROR: failed to load the model weights |']).category).toBe('other');
+  });
+});
+
 describe("an exception's message continued on the next lines", () => {
   it('is read whole by the signatures, as it is when the lines are one', () => {
     const lines = [

@@ -157,8 +157,17 @@ type Cut = 'line' | 'frame' | 'source';
  * exception's name right after a colon is the cause a message names (`failed: ImportError: ...` in a warning), not
  * a line of its own, outside a traceback. A quoted paste (`> ` in front) starts each line with `> ` again.
  */
+// A Markdown table's row of short cells (`| model | requests | errors | tok/s |`, a benchmark's report): one line of
+// its own, that names what is counted and states nothing. A log line pasted in a table is one cell, with its own `:`.
+const MARKDOWN_ROW = /^\|(?:[^|:\n]{1,40}\|){3,32}\s*$/;
+
+/** True when `body` is a Markdown table's row of short cells (MARKDOWN_ROW). */
+export function markdownRow(body: string): boolean {
+  return MARKDOWN_ROW.test(body.trim());
+}
+
 export function splitJoined(joined: string): string[] | null {
-  if (joined.length < MIN_JOINED || !mayBeJoined(joined)) return null;
+  if (joined.length < MIN_JOINED || !mayBeJoined(joined) || markdownRow(stripWrappers(joined))) return null;
   // Ray's deduplication note ends a line; inside a joined one it would sit in front of the next line's wrappers.
   const line = joined.replace(RAY_REPEATED, '');
   /** [where a piece starts, what it is, whether it starts exactly there (else after the blanks there)] */

@@ -12,6 +12,7 @@
 
 import { parseExceptionLine, type RaisedException } from './exceptions.ts';
 import type { LinePrefix } from './lineinfo.ts';
+import { markdownRow } from './normalise.ts';
 import type { Anchor } from './types.ts';
 
 /** A level that says the record is an error, in the wrapper or prefix taken off a line (`ERROR 07-21 ...] `). */
@@ -213,7 +214,7 @@ export function loggedAtErrorLevel(prefix: LinePrefix, text: string): boolean {
 export function failureRecord(prefix: LinePrefix, text: string, tracebackFollows = false): RaisedException | null {
   const body = prefix.body.trim();
   // a traceback right after a record that says it went on says it did not
-  if (body === '' || warning(body) || ABSL_BEFORE_INIT.test(body)) return null;
+  if (body === '' || warning(body) || ABSL_BEFORE_INIT.test(body) || markdownRow(body)) return null;
   if (!tracebackFollows && SURVIVED.test(body)) return null;
   // A line of prose that ends in a colon introduces the lines after it (a reporter's `I get this error:`, `报错信息：`,
   // a launcher's `Root Cause (first observed failure):`): they state the failure, and are read; it states none itself.
