@@ -37,6 +37,16 @@ describe('lines built to make a reader slow', () => {
     }
   });
 
+  it('lines of nothing but rank labels ending in `]` inside a traceback are read in one pass each', () => {
+    // each label taken off read the whole rest of the line again (wrappers, then the suffixes a `]` may end): a few
+    // such lines ran past vitest's timeout
+    const labels = `${'[rank0]: '.repeat(Math.floor(64_000 / 9))}[rank0]`;
+    const lines = ['Traceback (most recent call last):', '  File "/x.py", line 1, in f', ...Array(8).fill(labels)];
+    const c = diagnoseText(`${lines.join('\n')}\nRuntimeError: boom\n`).classification;
+    // the first line of labels ends the traceback's frames, as any line that is no frame does
+    expect([c.category, c.evidence[0]?.line]).toEqual(['other', 3]);
+  });
+
   it("an MPI error class named in a warning is not an MPI failure; MPI's error string is", () => {
     const healthy = [
       '[2025-11-05 12:00:00] The server is fired up and ready to roll!',

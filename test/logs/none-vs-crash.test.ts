@@ -53,6 +53,16 @@ describe('failures a program handles routinely', () => {
     expect(classify(router).category).toBe('none');
   });
 
+  it('a DEBUG failure of another target clears no record before it: only itself is no failure', () => {
+    const c = classify([
+      '2026-12-01 10:00:05 ERROR sglang_router::server: failed to start the router: worker grpc://10.0.0.2:30000 failed its start-up check',
+      '2026-12-01 10:00:05 DEBUG sglang_router::core::worker: health check failed: connection refused, shutting down',
+    ]);
+    expect([c.category, c.evidence[0]?.line]).toEqual(['other', 1]);
+    // a DEBUG failure alone is none
+    expect(classify([router[2] as string]).category).toBe('none');
+  });
+
   it('an ERROR record with nothing after it is still the crash', () => {
     const c = classify(router.slice(0, 2));
     expect([c.category, c.evidence[0]?.line]).toEqual(['other', 2]);

@@ -1,8 +1,11 @@
 // The reader's rules that keep an answer the same under a wrapper, a join or a hard wrap (normalise.ts, tracebacks.ts,
 // records.ts, engine.ts): each test states one general fact with lines in the shape upstream programs print them.
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { createClassifier, diagnoseStream, diagnoseText } from '../../src/logs/classify/index.ts';
+import { createClassifier, diagnoseFile, diagnoseStream, diagnoseText } from '../../src/logs/classify/index.ts';
 import { readPrefix } from '../../src/logs/classify/lineinfo.ts';
 import { splitJoined } from '../../src/logs/classify/normalise.ts';
 import { failureRecord } from '../../src/logs/classify/records.ts';
@@ -190,6 +193,64 @@ describe("a warning's message hard-wrapped onto the next line", () => {
       warning[2] as string,
     ];
     expect(classify(ended).category).toBe('other');
+  });
+});
+
+describe('a line that states a failure of its own after a long warning is read, not taken as more of it', () => {
+  const long = 'the tokenizer of this model differs from the one this server was tuned for and will';
+
+  it('a record of its own (`fatal: ...`, `error: ...`) after a warning that runs on is that failure', async () => {
+    for (const lines of [
+      [
+        'INFO 12-01 10:00:00 [loader.py:12] Loading weights took 20.10 seconds and the model uses 15.2 GiB of memory on rank 0',
+        'fatal: unable to access the model repository',
+      ],
+      [`[2026-12-01 10:00:00] WARNING: ${long}`, 'error: failed to fetch the model weights from the hub'],
+    ]) {
+      for (const c of await everyReader(lines))
+        expect([c.category, c.evidence[0]?.line], lines[1]).toEqual(['other', 2]);
+    }
+  });
+
+  it("another rank's or container's label is another process's line: only a time stamp's digits may differ", async () => {
+    for (const lines of [
+      [
+        `0: [2026-12-01 10:00:00] WARNING: ${long}`,
+        '1: fatal: unable to read the model index from /models/x/index.json',
+      ],
+      [
+        `worker-0  | INFO 12-01 10:00:00 [loader.py:12] Loading weights: ${long}`,
+        'worker-1  | the engine process on this node was killed',
+      ],
+    ]) {
+      for (const c of await everyReader(lines))
+        expect([c.category, c.evidence[0]?.line], lines[1]).toEqual(['other', 2]);
+    }
+  });
+
+  it('a warning longer than one screen line wraps onto nothing, for every reader alike (the fast scan too)', async () => {
+    const lines = [
+      `[2026-12-01 10:00:00] INFO: ${long} ${'from the one it was tuned for '.repeat(160)}and`,
+      'error: failed to fetch the model weights from the hub',
+    ];
+    const file = join(mkdtempSync(join(tmpdir(), 'wrap-')), 'long.log');
+    writeFileSync(file, `${lines.join('\n')}\n`);
+    const answers = [...(await everyReader(lines)), (await diagnoseFile(file)).classification];
+    for (const c of answers) expect([c.category, c.evidence[0]?.line]).toEqual(['other', 2]);
+  });
+});
+
+describe("a Markdown table's rows", () => {
+  it('a row of column names that names errors states no failure, for every reader', async () => {
+    const lines = [
+      '[2026-12-01 10:00:00] The server is fired up and ready to roll!',
+      '| model | backend | requests | errors | ERROR rate | tok/s |',
+      '|---|---|---|---|---|---|',
+      '| llama | sglang | 1000 | 0 | 0.0% | 4523 |',
+    ];
+    for (const c of await everyReader(lines)) expect(c.category).toBe('none');
+    // a log record pasted in a table is still read (its cell has its own `:`)
+    expect(classify(['| [2026-12-01 10:00:00] ERROR: failed to load the model weights |']).category).toBe('other');
   });
 });
 

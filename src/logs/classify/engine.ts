@@ -43,7 +43,9 @@ import {
   ncclReturnTrace,
   ncclWarn,
   routineFailure,
+  sameTarget,
   servingSurvives,
+  WRAP_MAX_LINE,
   wrappedOnto,
 } from './records.ts';
 import {
@@ -230,17 +232,17 @@ export class ClassifierEngine {
   /**
    * True when `line` goes on with the message of `before`, a record logged at warning level or below (or a line that
    * already went on with one), hard-wrapped onto it (records.ts, wrappedOnto): nothing of its own in front, only the
-   * wrappers the program that printed both put in front of every line (the start of `before`'s front; their numbers,
-   * a time stamp's, may differ).
+   * wrappers the program that printed both put in front of every line (the start of `before`'s front, exactly: only
+   * a time stamp's digits may differ; another rank's or container's label is another process's line).
    */
   private wrapsMild(before: string, line: string, lineNo: number): boolean {
+    if (before.length > WRAP_MAX_LINE) return false;
     const p = readPrefix(before);
     if (this.wrapLine !== lineNo - 1 && !mildRecord(p, before)) return false;
     const own = readPrefix(line);
     if (own.record || !line.endsWith(own.body)) return false;
-    const digitless = (t: string) => t.replace(/\d/g, '0');
-    const front = digitless(line.slice(0, line.length - own.body.length));
-    return digitless(before.slice(0, front.length)) === front && wrappedOnto(p.body, own.body);
+    const front = stampless(line.slice(0, line.length - own.body.length));
+    return stampless(before.slice(0, front.length)) === front && wrappedOnto(p.body, own.body);
   }
 
   /** `lineNo` is the log's own line number. */
@@ -433,8 +435,13 @@ export class ClassifierEngine {
         return true;
       }
       // `Retrying request after 1 failed attempts`: the failures before it are being retried, not the end
-      // so does a failure the program logs at DEBUG or TRACE level: one it handles routinely (a health check it repeats)
-      if (goesOn(prefix.body) || routineFailure(prefix, ev.text)) this.tracebacks.carriedOn();
+      if (goesOn(prefix.body)) this.tracebacks.carriedOn();
+      // a failure the program logs at DEBUG or TRACE level is one it handles routinely (a health check it repeats):
+      // no failure itself, and it handles the earlier failures of the same target (the worker it names), no other
+      else if (routineFailure(prefix, ev.text)) {
+        const tb = this.tracebacks;
+        tb.records = tb.records.filter((r) => !sameTarget(r.ev.text, prefix.body));
+      }
       if (!ncclWarn(prefix.body)) return false;
       this.ncclWarn = { prefix, ev };
       return true;
@@ -935,6 +942,15 @@ export class ClassifierEngine {
       reason: `no log line for ${formatDuration(h.ms)} during ${h.phase} (confidence 0.5)`,
     };
   }
+}
+
+// A time stamp in a line's wrappers (`2025-11-05T12:19:01.123Z`, `12-01 10:00:00`, glog's `W1201`): the one place
+// two lines of one process differ in their fronts.
+const TIME_STAMP = /\d{4}-\d\d-\d\d(?=[ T])|\b\d\d[-/]\d\d(?= )|\d\d:\d\d:\d\d(?:[.,]\d{1,9})?|\b[IWEF]\d{4}(?= )/g;
+
+/** `front` with the digits of its time stamps zeroed (TIME_STAMP). */
+function stampless(front: string): string {
+  return front.replace(TIME_STAMP, (t) => t.replace(/\d/g, '0'));
 }
 
 /** The text after a wrapping signature's match in its line: the cause it wraps (`: ` and spaces taken off). */

@@ -1,7 +1,7 @@
 // Reading one SGLang log line: the wrappers other tools put in front of it, SGLang's own `[time rank]` prefix,
 // the TP rank, Python traceback structure, and the normalised text used for dedup keys.
 
-import { stripWrappers, TORCH_RANK } from './normalise.ts';
+import { unwrapRanks } from './normalise.ts';
 
 // SGLang: `[2026-02-19 00:17:24 DP0 PP0 TP3 EP3] msg` (the rank tokens are optional); torch: `[rank6]:[E1113 ...] msg`.
 // Older releases print the time only: `[23:17:01 TP7] msg`.
@@ -17,23 +17,8 @@ export interface LinePrefix {
   body: string;
 }
 
-/**
- * The line without its wrappers and torch.distributed's `[rank3]:` / torchrun's `[default3]:` label, which can sit
- * outside or inside the other wrappers (`[default0]:sglang-1  | ...`, `sglang-1  | [rank0]: ...`), with the rank the
- * label named.
- */
-function unwrap(line: string): { rank: number | null; body: string } {
-  let s = stripWrappers(line);
-  let rank: number | null = null;
-  for (let t = TORCH_RANK.exec(s); t; t = TORCH_RANK.exec(s)) {
-    if (/^\d+$/.test(t[1] ?? '')) rank = Number(t[1]);
-    s = stripWrappers(s.slice(t[0].length));
-  }
-  return { rank, body: s };
-}
-
 export function readPrefix(line: string): LinePrefix {
-  const { rank, body: s } = unwrap(line);
+  const { rank, body: s } = unwrapRanks(line);
   const m = SGLANG_PREFIX.exec(s);
   if (m) {
     const tp = /(?:^| )TP(\d+)/.exec(m[2] ?? '');
@@ -110,7 +95,7 @@ export type LineShape =
 /** How a line looks to a Python traceback reader (after wrappers). */
 export function lineShape(line: string): LineShape {
   // torch.distributed prints whole tracebacks behind `[rank0]: `.
-  const s = unwrap(line).body;
+  const s = unwrapRanks(line).body;
   if (s.includes(TRACEBACK_START)) return { kind: 'traceback_start' };
   const f = FRAME.exec(s);
   if (f) return { kind: 'frame', file: f[1] ?? f[2] ?? '', func: f[4] ?? '', python: f[3] === ',' };

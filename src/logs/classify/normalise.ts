@@ -157,8 +157,17 @@ type Cut = 'line' | 'frame' | 'source';
  * exception's name right after a colon is the cause a message names (`failed: ImportError: ...` in a warning), not
  * a line of its own, outside a traceback. A quoted paste (`> ` in front) starts each line with `> ` again.
  */
+// A Markdown table's row of short cells (`| model | requests | errors | tok/s |`, a benchmark's report): one line of
+// its own, that names what is counted and states nothing. A log line pasted in a table is one cell, with its own `:`.
+const MARKDOWN_ROW = /^\|(?:[^|:\n]{1,40}\|){3,32}\s*$/;
+
+/** True when `body` is a Markdown table's row of short cells (MARKDOWN_ROW). */
+export function markdownRow(body: string): boolean {
+  return MARKDOWN_ROW.test(body.trim());
+}
+
 export function splitJoined(joined: string): string[] | null {
-  if (joined.length < MIN_JOINED || !mayBeJoined(joined)) return null;
+  if (joined.length < MIN_JOINED || !mayBeJoined(joined) || markdownRow(stripWrappers(joined))) return null;
   // Ray's deduplication note ends a line; inside a joined one it would sit in front of the next line's wrappers.
   const line = joined.replace(RAY_REPEATED, '');
   /** [where a piece starts, what it is, whether it starts exactly there (else after the blanks there)] */
@@ -270,6 +279,22 @@ const COMPOSE_LABEL = /^[A-Za-z][\w.-]{0,60} +\| ?/;
 const MAX_WRAPPERS = 8;
 
 /**
+ * The line without its wrappers and torch.distributed's `[rank3]:` / torchrun's `[default3]:` labels, which can sit
+ * outside or inside the other wrappers (`[default0]:sglang-1  | ...`, `sglang-1  | [rank0]: ...`), with the rank the
+ * last label named. At most MAX_WRAPPERS labels are taken off: each pass reads the whole rest of the line, so a line
+ * of nothing but labels would cost its length squared.
+ */
+export function unwrapRanks(line: string): { rank: number | null; body: string } {
+  let s = stripWrappers(line);
+  let rank: number | null = null;
+  for (let i = 0, t = TORCH_RANK.exec(s); t && i < MAX_WRAPPERS; i++, t = TORCH_RANK.exec(s)) {
+    if (/^\d+$/.test(t[1] ?? '')) rank = Number(t[1]);
+    s = stripWrappers(s.slice(t[0].length));
+  }
+  return { rank, body: s };
+}
+
+/**
  * The mark a quoted or tabled paste starts its lines with (`> `, `| `), in front of the line or behind the wrappers
  * outside it, and where it ends; null when the line starts with none.
  */
@@ -291,8 +316,7 @@ function leadMark(line: string): { mark: string; end: number } | null {
  */
 function mayBeJoined(line: string): boolean {
   // read past the wrappers in front: a process label there is this line's own, not a second line's start
-  let body = stripWrappers(line);
-  for (let t = TORCH_RANK.exec(body); t; t = TORCH_RANK.exec(body)) body = stripWrappers(body.slice(t[0].length));
+  const body = unwrapRanks(line).body;
   // the payload's length decides, as the line without its wrappers would be judged: a wrapper in front of a short
   // line (`sglang-1  |     raise NotImplementedError`) makes it no more likely to hold two lines
   if (body.length < MIN_JOINED) return false;

@@ -12,6 +12,7 @@
 
 import { parseExceptionLine, type RaisedException } from './exceptions.ts';
 import type { LinePrefix } from './lineinfo.ts';
+import { markdownRow } from './normalise.ts';
 import type { Anchor } from './types.ts';
 
 /** A level that says the record is an error, in the wrapper or prefix taken off a line (`ERROR 07-21 ...] `). */
@@ -213,7 +214,7 @@ export function loggedAtErrorLevel(prefix: LinePrefix, text: string): boolean {
 export function failureRecord(prefix: LinePrefix, text: string, tracebackFollows = false): RaisedException | null {
   const body = prefix.body.trim();
   // a traceback right after a record that says it went on says it did not
-  if (body === '' || warning(body) || ABSL_BEFORE_INIT.test(body)) return null;
+  if (body === '' || warning(body) || ABSL_BEFORE_INIT.test(body) || markdownRow(body)) return null;
   if (!tracebackFollows && SURVIVED.test(body)) return null;
   // A line of prose that ends in a colon introduces the lines after it (a reporter's `I get this error:`, `报错信息：`,
   // a launcher's `Root Cause (first observed failure):`): they state the failure, and are read; it states none itself.
@@ -253,9 +254,22 @@ export function mildRecord(prefix: LinePrefix, text: string): boolean {
 const WRAP_WIDTH = 60;
 const SENTENCE_END = /[.!?:;)\]}>"'`]\s*$/;
 
-/** True when `body` (its line with nothing in front) continues the message of `before`, a line hard-wrapped. */
+// A line longer than this is no screen line that wrapped: every reader (line by line, the file scan's line before)
+// judges the whole line before against it, so they agree.
+export const WRAP_MAX_LINE = 4096;
+// Where the wrapped sentence ends in the next line (`errors. See https://...`): what follows is that line's own.
+const FIRST_SENTENCE = /^.*?[.!?;](?:\s|$)/;
+// A line that opens with its own label (`error: ...`, `fatal: ...`): a record of its own, whatever its case.
+const OWN_LABEL = /^[a-z][\w-]{0,30}: /;
+
+/**
+ * True when `body` (its line with nothing in front) continues the message of `before`, a line hard-wrapped: and states
+ * no failure of its own (no label of its own that says one, and no failure word after the sentence it finishes).
+ */
 export function wrappedOnto(before: string, body: string): boolean {
-  return before.trimEnd().length >= WRAP_WIDTH && !SENTENCE_END.test(before) && /^[a-z]/.test(body);
+  if (before.trimEnd().length < WRAP_WIDTH || SENTENCE_END.test(before) || !/^[a-z]/.test(body)) return false;
+  const own = OWN_LABEL.test(body) ? body : body.replace(FIRST_SENTENCE, '');
+  return !FAILURE_WORDS.test(own);
 }
 
 // The serving processes' own loops, which every request goes through: SGLang's TokenizerManager.handle_loop
@@ -357,6 +371,15 @@ export function routineFailure(prefix: LinePrefix, text: string): boolean {
   const body = prefix.body.trim();
   const routine = BODY_ROUTINE.test(body) || ROUTINE_LEVEL.test(ownLevel(frontOf(prefix, text)));
   return routine && FAILURE_WORDS.test(body.replace(LEVEL_WORDS, ''));
+}
+
+// What a routine failure is about: the addresses it names (`grpc://localhost:20000`, `10.0.0.2:30000`).
+const TARGET = /\b[a-z][a-z0-9+.-]{0,20}:\/\/[^\s/:,]{1,200}(?::\d{1,5})?|\b\d{1,3}(?:\.\d{1,3}){3}:\d{1,5}\b/g;
+
+/** True when the failure record `text` names an address that the routine failure `routine` names too. */
+export function sameTarget(text: string, routine: string): boolean {
+  const named = new Set(routine.match(TARGET) ?? []);
+  return named.size > 0 && (text.match(TARGET) ?? []).some((t) => named.has(t));
 }
 
 /** A line of NCCL's error-return trace. */

@@ -10,8 +10,6 @@ import type { ClassifierEngine } from './engine.ts';
 import { lastFrequent } from './phase.ts';
 
 const EMPTY = Buffer.alloc(0);
-/** A line before the one read is passed on up to this length: a record's message hard-wrapped is one screen line. */
-const MAX_BEFORE = 4096;
 const NEWLINE = Buffer.from('\n');
 
 export class FastScanner {
@@ -100,10 +98,7 @@ export class FastScanner {
       if (kind) engine.frequent(kind);
       const end = text.indexOf('\n', start);
       lineNo++;
-      const line =
-        end - start > MAX_LINE_BYTES
-          ? cleanLine(block.toString('utf8', start, start + MAX_LINE_BYTES)) + TRUNCATED_MARK
-          : cleanLine(block.toString('utf8', start, end));
+      const line = readLine(block, start, end);
       // the line before it, when it was skipped (a record's message can wrap onto this one: engine.ts, wrapsMild)
       engine.feed(line, lineNo, fed === lineNo - 1 ? undefined : this.lineBefore(block, text, start));
       fed = lineNo;
@@ -116,15 +111,25 @@ export class FastScanner {
     this.fedLine = fed;
     // the block's last line, for a first line of the next block that the engine reads
     const last = text.lastIndexOf('\n', text.length - 2) + 1;
-    this.tail = text.length - last > MAX_BEFORE ? null : cleanLine(block.toString('utf8', last, text.length - 1));
+    this.tail = readLine(block, last, text.length - 1);
   }
 
-  /** The line before the one at `start` (null when it is longer than the engine needs or none was read). */
+  /**
+   * The line before the one at `start` (null when none was read), read as every reader reads it (readLine): the
+   * engine judges its length itself, so a long line is judged alike by every path (records.ts, WRAP_MAX_LINE).
+   */
   private lineBefore(block: Buffer, text: string, start: number): string | null {
     if (start === 0) return this.tail;
     const from = text.lastIndexOf('\n', start - 2) + 1;
-    return start - 1 - from > MAX_BEFORE ? null : cleanLine(block.toString('utf8', from, start - 1));
+    return readLine(block, from, start - 1);
   }
+}
+
+/** The line `block[start, end)` as the follower's splitter hands it over: cut after MAX_LINE_BYTES, cleaned. */
+function readLine(block: Buffer, start: number, end: number): string {
+  return end - start > MAX_LINE_BYTES
+    ? cleanLine(block.toString('utf8', start, start + MAX_LINE_BYTES)) + TRUNCATED_MARK
+    : cleanLine(block.toString('utf8', start, end));
 }
 
 /**
