@@ -307,10 +307,15 @@ describe("the runtimes' own names for the same failures (no dev case moves: upst
   });
 
   it("the process group's heartbeat monitor finding its watchdog stuck is a collective that hung", () => {
+    // the monitor's own line says how the process ends; the watchdog stuck, printed after it, says why
+    const stuck =
+      "[rank1]:[E1104 10:00:00.000000000 ProcessGroupNCCL.cpp:1377] [PG ID 0 PG GUID 0(default_pg) Rank 1] ProcessGroupNCCL's watchdog got stuck for 480 seconds without making progress in monitoring enqueued collectives.";
     const d = diagnose([
       '[rank1]:[E1104 10:00:00.000000000 ProcessGroupNCCL.cpp:1375] [PG ID 0 PG GUID 0(default_pg) Rank 1] Heartbeat monitor timed out! Process will be terminated after dumping debug info. workMetaList_.size()=1',
+      stuck,
     ]);
     expect(d.category, d.reason).toBe('nccl_error');
+    expect(d.root).toBe(stuck);
   });
 
   it("load_state_dict's size mismatch is a checkpoint that does not fit the model", () => {

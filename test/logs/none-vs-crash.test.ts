@@ -17,14 +17,14 @@ describe('crashes that print no traceback', () => {
     expect([c.category, c.evidence[0]?.line]).toEqual(['illegal_memory_access', 2]);
   });
 
-  it("PyTorch's warning that its build has no kernels for the GPU is an unsupported arch, unless batches run after it", () => {
+  it("PyTorch's warning that its build has no kernels for the GPU is no crash; the kernels' failure after it is", () => {
     const warn = [
       '/usr/local/lib/python3.12/dist-packages/torch/cuda/__init__.py:287: UserWarning: ',
       'NVIDIA GeForce RTX 5070 Ti with CUDA capability sm_120 is not compatible with the current PyTorch installation.',
       'The current PyTorch install supports CUDA capabilities sm_50 sm_60 sm_70 sm_75 sm_80 sm_86 sm_90.',
     ];
-    const c = classify(warn);
-    expect([c.category, c.evidence[0]?.line]).toEqual(['unsupported_arch', 2]);
+    // a warning torch prints at import (torch/cuda/__init__.py, warnings.warn): no crash by itself
+    expect(classify(warn).category).toBe('none');
     // the kernels' own failure, where it is printed, names the crash as before
     const later = classify([
       ...warn,
