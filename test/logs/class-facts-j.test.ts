@@ -3,18 +3,7 @@
 // the model has no parameter for, the engine's bound on one step, kernel libraries' own checks, a failed CUDA runtime
 // call. Each log is built from the documented messages, functions and modules the rules name (catalog/signatures.yaml).
 import { describe, expect, it } from 'vitest';
-import { diagnoseText } from '../../src/logs/classify/index.ts';
-
-function diagnose(lines: string[]) {
-  const d = diagnoseText([...lines, ''].join('\n'));
-  return { category: d.classification.category, root: d.classification.evidence[0]?.text, reason: d.reason };
-}
-
-const tb = (frames: [string, string, string][], exc: string): string[] => [
-  'Traceback (most recent call last):',
-  ...frames.flatMap(([file, func, src]) => [`  File "${file}", line 10, in ${func}`, `    ${src}`]),
-  exc,
-];
+import { diagnose, tb } from './diagnose.ts';
 
 const CT = '/x/vllm/model_executor/layers/quantization/compressed_tensors/compressed_tensors.py';
 

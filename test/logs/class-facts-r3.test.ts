@@ -3,17 +3,7 @@
 // heartbeat monitor after a stop), and a missing kernel header of an architecture the library ships. Each log is the
 // reviewer's repro, line for line.
 import { describe, expect, it } from 'vitest';
-import { diagnoseText } from '../../src/logs/classify/index.ts';
-
-function diagnose(lines: string[]) {
-  const d = diagnoseText([...lines, ''].join('\n'));
-  return {
-    category: d.classification.category,
-    root: d.classification.evidence[0]?.text,
-    survivable: d.survivable === true,
-    reason: d.reason,
-  };
-}
+import { diagnose } from './diagnose.ts';
 
 const ready = '[2026-12-01 10:00:00] The server is fired up and ready to roll!';
 const loading = [

@@ -3,18 +3,7 @@
 // the list of values it allows, MoE expert-parallel code, a multimodal processor's config, a hub download cut off at
 // start-up, a Windows traceback's paths. Each log is built from the documented messages and modules the rules name.
 import { describe, expect, it } from 'vitest';
-import { diagnoseText } from '../../src/logs/classify/index.ts';
-
-function diagnose(lines: string[]) {
-  const d = diagnoseText([...lines, ''].join('\n'));
-  return { category: d.classification.category, root: d.classification.evidence[0]?.text, reason: d.reason };
-}
-
-const tb = (frames: [string, string, string][], exc: string): string[] => [
-  'Traceback (most recent call last):',
-  ...frames.flatMap(([file, func, src]) => [`  File "${file}", line 10, in ${func}`, `    ${src}`]),
-  exc,
-];
+import { diagnose, tb } from './diagnose.ts';
 
 describe('the CUDA compilers refusing this GPU generation', () => {
   it("ptxas: a kernel's instruction that this target does not have is no kernel for the GPU", () => {

@@ -1,0 +1,20 @@
+// The class-facts tests' way to ask the classifier about a few lines: the diagnosis's class, root line, whether a
+// serving server survives it, and why; and a Python traceback built from frames.
+import { diagnoseText } from '../../src/logs/classify/index.ts';
+
+export function diagnose(lines: string[]) {
+  const d = diagnoseText([...lines, ''].join('\n'));
+  return {
+    category: d.classification.category,
+    root: d.classification.evidence[0]?.text,
+    survivable: d.survivable === true,
+    reason: d.reason,
+  };
+}
+
+/** A traceback whose frames are [file, function, source line], ending in the exception line `exc`. */
+export const tb = (frames: [string, string, string][], exc: string): string[] => [
+  'Traceback (most recent call last):',
+  ...frames.flatMap(([file, func, src]) => [`  File "${file}", line 10, in ${func}`, `    ${src}`]),
+  exc,
+];
