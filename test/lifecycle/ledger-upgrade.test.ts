@@ -76,7 +76,10 @@ describe('a new ledger opened by several processes at once', () => {
             p.stderr.on('data', (d: Buffer) => {
               err += d.toString();
             });
-            p.on('close', (code) => resolve({ code, err }));
+            // A process killed by a signal prints nothing: say which signal, so a failure names its cause.
+            p.on('close', (code, signal) =>
+              resolve({ code, err: err || `killed by ${signal ?? 'nothing'}, no output` }),
+            );
           }),
       ),
     );
