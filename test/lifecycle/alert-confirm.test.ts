@@ -43,6 +43,15 @@ const helperTraceback = (root: string) =>
     root,
   ].join('\n');
 
+/** The stand-in exits 1 with nothing more in its log; once the attempt has ended and every post is out: its alerts. */
+async function exitQuietly(b: Awaited<ReturnType<typeof readyServer>>['b'], control: string, id: number) {
+  writeFileSync(control, 'exit_quietly\n');
+  await until(() => b.app.engine.attempts.get(id)?.active === false, 20_000);
+  await b.app.engine.notifier!.idle();
+  await b.app.delivery!.flush(5000);
+  return crashAlerts(b.printed);
+}
+
 const kinds = (b: { app: { engine: { attempts: { events(id: number): Array<{ kind: string }> } } } }, id: number) =>
   b.app.engine.attempts.events(id).map((e) => e.kind);
 
@@ -106,11 +115,7 @@ describe('a crash in a ready server is confirmed before it is told', () => {
     expect(line!.length).toBeLessThan(220);
     expect(line).not.toContain('hf_');
     // Then it dies: the alert links the crash to what it survived, redacted alike.
-    writeFileSync(control, 'exit_quietly\n');
-    await until(() => b.app.engine.attempts.get(id)?.active === false, 20_000);
-    await b.app.engine.notifier!.idle();
-    await b.app.delivery!.flush(5000);
-    const alerts = crashAlerts(b.printed);
+    const alerts = await exitQuietly(b, control, id);
     expect(alerts).toHaveLength(1);
     // Its root is the error it had served on: not said to be survived (a later test has an alert that names a survived error).
     expect(alerts[0]).toContain('RuntimeError: push to https://hub.example/api/metrics?token=[REDACTED] was refused');
@@ -159,11 +164,7 @@ describe('a crash in a ready server is confirmed before it is told', () => {
     expect(JSON.parse((await b.run('status --json')).text).hosts[0].survived).toMatchObject({ count: 2 });
     // It then dies (after B again).
     await appendAndSettle(b.app, id, 0, helperTraceback('ValueError: second, different helper failure B'));
-    writeFileSync(control, 'exit_quietly\n');
-    await until(() => b.app.engine.attempts.get(id)?.active === false, 20_000);
-    await b.app.engine.notifier!.idle();
-    await b.app.delivery!.flush(5000);
-    const alerts = crashAlerts(b.printed);
+    const alerts = await exitQuietly(b, control, id);
     expect(alerts).toHaveLength(1);
     // The log's first failure is its root: A. The alert leaves A out of what was survived and names B.
     expect((b.app.engine.attempts.get(id)!.classification as Diagnosis).evidence[0]?.text).toBe(
