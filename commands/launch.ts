@@ -135,6 +135,12 @@ const command = defineCommand({
           data,
           exitCode: 1,
         };
+      if (r.outcome === 'interrupted')
+        return {
+          text: `interrupted: the bot is closing while attempt #${a.id} (${a.profile}) on ${where} is ${a.status}; it is left as it is and the bot follows it again when it next starts (see: status)`,
+          data,
+          exitCode: 1,
+        };
       if (r.outcome === 'timeout')
         return {
           text: `not ready after ${ctx.engine.loaded.config.timeouts.ready_s} s (timeouts.ready_s): attempt #${a.id} is left running and keeps its GPUs; look with: logs --attempt ${a.id}; stop it with: stop --attempt ${a.id}`,

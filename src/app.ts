@@ -14,7 +14,7 @@ import { openLedger } from './ledger/index.ts';
 import type { Outbox } from './ledger/outbox.ts';
 import { catalogDiagnoser, catalogFromConfig, nextStepsFrom } from './lifecycle/classifier.ts';
 import type { Engine } from './lifecycle/engine.ts';
-import { stopMonitors } from './lifecycle/watching.ts';
+import { beginClosing, stopMonitors } from './lifecycle/watching.ts';
 import { createLogger, type Logger } from './logger.ts';
 import type { Catalog } from './logs/classify/index.ts';
 import type { DiagnoserFactory, Diagnosis } from './logs/diagnosis.ts';
@@ -133,9 +133,10 @@ export function createApp(opts: AppOptions = {}): App {
     ticker = setInterval(() => engine.notifier?.tick(), 15_000);
     ticker.unref();
   }
+  const dispatch = createDispatch(COMMANDS);
   return {
     engine,
-    dispatch: createDispatch(COMMANDS),
+    dispatch,
     diagnoser,
     outbox,
     delivery,
@@ -145,10 +146,17 @@ export function createApp(opts: AppOptions = {}): App {
     },
     async close() {
       clearInterval(ticker);
+      // Followers end first wherever they run (a launch, an autopilot's trial, a bisection's step): each leaves its
+      // attempt as the ledger has it, for the next bot to follow on.
+      beginClosing(engine);
       // Autopilot runs first: they stop where they are (interrupted in the ledger) and the next start resumes them.
       await stopAutopilots(engine);
       // Watchers next: a follower still reading its log writes to the ledger (offsets, events) until it stops.
       await stopMonitors(engine);
+      // Commands still running (a launch whose follower just ended, a stop in its grace period) write their audit
+      // rows before the ledger closes; bounded, as the monitors are.
+      if (!(await dispatch.settled(10_000)))
+        log.warn('commands still running after 10 s; closing the ledger under them');
       await engine.notifier?.idle();
       await delivery?.flush(5000);
       await delivery?.stop();

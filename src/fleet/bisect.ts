@@ -133,6 +133,8 @@ export async function bisect(engine: Engine, req: BisectRequest): Promise<Bisect
       () => {},
       req.diagnoser,
     );
+    // The bot closed mid-step: no verdict (the attempt is left for the next bot, as any follower's).
+    if (r.outcome === 'interrupted') return 'cancelled';
     const verdict = r.outcome === 'ready' ? 'good' : 'bad';
     const outcome = r.outcome === 'ready' ? 'ready' : (r.diagnosis?.category ?? r.outcome);
     steps.push({ attemptId: r.attempt?.id ?? null, applied: names, verdict, outcome });

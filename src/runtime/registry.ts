@@ -6,6 +6,7 @@
 
 import { ConfigError, NotAllowedError, UserError } from '../errors.ts';
 import { describeError, describeRefusal } from '../errors-render.ts';
+import type { AuditEntry } from '../ledger/audit.ts';
 import { closest } from '../suggest.ts';
 import { parseArgs, validateArgs } from './args.ts';
 import { type CommandContext, type CommandDef, type CommandOutput, type Decision, requiredRole } from './define.ts';
@@ -23,6 +24,11 @@ export interface Dispatch {
    * running it: for a face that decides something before the run (Slack asks before a launch replaces a server).
    */
   parse(text: string): Parsed;
+  /**
+   * Resolves once every command running now has returned (its audit row written), or after `ms`: a closing bot waits
+   * for this before it closes the ledger. False when some were still running.
+   */
+  settled(ms: number): Promise<boolean>;
 }
 
 export interface Parsed {
@@ -32,6 +38,7 @@ export interface Parsed {
 
 export function createDispatch(commands: CommandDef[]): Dispatch {
   const byName = new Map(commands.map((c) => [c.name, c]));
+  const running = new Set<Promise<CommandOutput>>();
   const dispatch: Dispatch = {
     commands,
     async run(text, ctx) {
@@ -42,6 +49,16 @@ export function createDispatch(commands: CommandDef[]): Dispatch {
         return runTokens(undefined, ctx, e);
       }
       return runTokens(tokens, ctx);
+    },
+    async settled(ms) {
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<false>((r) => {
+        timer = setTimeout(() => r(false), ms);
+      });
+      const done = Promise.allSettled([...running]).then(() => true);
+      const r = await Promise.race([done, late]);
+      clearTimeout(timer);
+      return r;
     },
     parse(text) {
       return parseTokens(tokenize(text.trim()));
@@ -76,7 +93,15 @@ export function createDispatch(commands: CommandDef[]): Dispatch {
     return { def, args: validateArgs(def, parseArgs(def, rest)) };
   }
 
-  async function runTokens(given: string[] | undefined, ctx: CommandContext, early?: unknown): Promise<CommandOutput> {
+  function runTokens(given: string[] | undefined, ctx: CommandContext, early?: unknown): Promise<CommandOutput> {
+    const p = runCounted(given, ctx, early);
+    running.add(p);
+    const done = () => running.delete(p);
+    p.then(done, done);
+    return p;
+  }
+
+  async function runCounted(given: string[] | undefined, ctx: CommandContext, early?: unknown): Promise<CommandOutput> {
     const started = ctx.engine.clock.now();
     let name = '';
     let args: Record<string, unknown> = {};
@@ -113,7 +138,7 @@ export function createDispatch(commands: CommandDef[]): Dispatch {
         exitCode: e instanceof UserError || e instanceof ConfigError ? 2 : 1,
       };
     } finally {
-      ctx.engine.audit.record({
+      audited(ctx, {
         at: started,
         actor: ctx.actor,
         origin: ctx.origin,
@@ -130,6 +155,19 @@ export function createDispatch(commands: CommandDef[]): Dispatch {
         ctx.engine.clock.now() - started,
       );
     }
+  }
+}
+
+/**
+ * Writes a command's audit row. One that cannot be written (the ledger closed under a command that outlived its bot's
+ * close, a full disk) is logged as an error with what it would have said: it must neither replace the command's own
+ * answer with a thrown error nor go unnoticed.
+ */
+function audited(ctx: CommandContext, e: AuditEntry): void {
+  try {
+    ctx.engine.audit.record(e);
+  } catch (err) {
+    ctx.log.error({ err: err instanceof Error ? err.message : String(err), audit: e }, 'could not write the audit row');
   }
 }
 

@@ -155,6 +155,53 @@ function slowScontrol(bot: ReturnType<typeof makeChatBot>): string {
   return flag;
 }
 
+const jobLine = (c: TestCluster, jobId: string) => c.run(['scontrol', 'show', 'job', '-o', jobId]);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Lets a requeued job start now (`scontrol update JobId=N StartTime=now`; docs/slurm.md: Slurm holds a requeued job
+ * back about two minutes). Its EligibleTime is set once slurmctld has processed the requeue, which under load can
+ * come after the bot told it: asked once the job is pending, and again while it still waits for its begin time.
+ */
+async function startNow(c: TestCluster, jobId: string, ms = 60_000): Promise<void> {
+  const end = Date.now() + ms;
+  const late = (why: string) => {
+    if (Date.now() > end) throw new Error(`job ${jobId} ${why}: ${jobLine(c, jobId)}`);
+  };
+  while (!/JobState=PENDING /.test(jobLine(c, jobId))) {
+    late('is not pending');
+    await sleep(250);
+  }
+  for (;;) {
+    try {
+      c.run(['scontrol', 'update', `JobId=${jobId}`, 'StartTime=now']);
+    } catch (e) {
+      // It started meanwhile ("Job is no longer pending execution"): what the update was for.
+      if (!/JobState=PENDING /.test(jobLine(c, jobId))) return;
+      throw e;
+    }
+    await sleep(1000);
+    if (!/ Reason=BeginTime /.test(jobLine(c, jobId))) return;
+    late('still waits for its begin time');
+  }
+}
+
+/**
+ * Releases a job requeued held (RequeueExitHold) and lets it start now. Waits first for the hold itself: the bot may
+ * tell the requeue before slurmctld has finished the old run (COMPLETING), and a release then finds nothing held.
+ */
+async function releaseNow(c: TestCluster, jobId: string, ms = 60_000): Promise<void> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const line = jobLine(c, jobId);
+    if (/ Reason=JobHeld(User|Admin) /.test(line) && !/JobState=COMPLETING /.test(line)) break;
+    if (Date.now() > end) throw new Error(`job ${jobId} is not held: ${line}`);
+    await sleep(250);
+  }
+  c.run(['scontrol', 'release', jobId]);
+  await startNow(c, jobId, Math.max(end - Date.now(), 10_000));
+}
+
 const standinsOn = (port: number) =>
   execFileSync('ps', ['-eo', 'args='], { encoding: 'utf8' })
     .split('\n')
@@ -320,7 +367,7 @@ describe.skipIf(!slurmAvailable)('Slurm’s own endings on a real slurmctld/slur
 
       // Slurm holds a requeued job back for a while (its EligibleTime); an administrator lets it start now, and the
       // urgent job ends: the same job runs again, and the same attempt loads and gets ready again.
-      c.run(['scontrol', 'update', `JobId=${jobId}`, 'StartTime=now']);
+      await startNow(c, jobId);
       c.run(['scancel', urgent]);
       await until(() => bot.app.engine.attempts.get(1)?.status === 'ready', 60_000);
       expect(standinsOn(port)).toHaveLength(1);
@@ -419,8 +466,7 @@ describe.skipIf(!slurmAvailable)('Slurm’s own endings on a real slurmctld/slur
       );
       // Released (and the fault gone): the next run is appended to node0.log after the crashed one's traceback.
       rmSync(marker);
-      c.run(['scontrol', 'release', jobId]);
-      c.run(['scontrol', 'update', `JobId=${jobId}`, 'StartTime=now']);
+      await releaseNow(c, jobId);
       await until(() => bot.app.engine.attempts.get(1)?.status === 'ready', 60_000);
       expect((await launching).text).toMatch(/^ready: attempt #1 /);
       const log = c.run(['cat', `${a.runDir}/node0.log`]);
@@ -443,7 +489,7 @@ describe.skipIf(!slurmAvailable)('Slurm’s own endings on a real slurmctld/slur
         ),
       );
       c.run(['scontrol', 'update', `NodeName=${c.node}`, 'State=RESUME']);
-      c.run(['scontrol', 'update', `JobId=${jobId}`, 'StartTime=now']);
+      await startNow(c, jobId);
       await until(() => bot.app.engine.attempts.get(1)?.status === 'ready', 60_000);
       const s = await bot.run('stop --attempt 1');
       expect(s.text).toMatch(/^stopped attempt #1 \(small\) on cluster/);
@@ -467,8 +513,7 @@ describe.skipIf(!slurmAvailable)('Slurm’s own endings on a real slurmctld/slur
       // The bot looks only once the rerun has written its start (slowScontrol, while the flag exists).
       const flag = slowScontrol(bot);
       rmSync(marker);
-      c.run(['scontrol', 'release', jobId]);
-      c.run(['scontrol', 'update', `JobId=${jobId}`, 'StartTime=now']);
+      await releaseNow(c, jobId);
       await until(
         () => c.run(['cat', `${a.runDir}/node0.log`]).includes('The server is fired up and ready to roll!'),
         30_000,
@@ -520,9 +565,8 @@ describe.skipIf(!slurmAvailable)('Slurm’s own endings on a real slurmctld/slur
       const flag = slowScontrol(bot);
       rmSync(printed);
       const before = c.run(['cat', `${a.runDir}/node0.log`]);
-      c.run(['scontrol', 'release', jobId]);
-      c.run(['scontrol', 'update', `JobId=${jobId}`, 'StartTime=now']);
-      await until(() => existsSync(printed), 30_000);
+      await releaseNow(c, jobId);
+      await until(() => existsSync(printed), 60_000);
       rmSync(flag);
       // The rerun's lines are the run before's, byte for byte, but for each run's own first line.
       const rerun = c.run(['cat', `${a.runDir}/node0.log`]);
@@ -556,8 +600,7 @@ describe.skipIf(!slurmAvailable)('Slurm’s own endings on a real slurmctld/slur
         new RegExp(`^Slurm requeued job ${jobId} \\(restart 1\\): .*; Slurm holds it .*scontrol release ${jobId}`),
       );
       rmSync(marker);
-      c.run(['scontrol', 'release', jobId]);
-      c.run(['scontrol', 'update', `JobId=${jobId}`, 'StartTime=now']);
+      await releaseNow(c, jobId);
       await until(() => bot.app.engine.attempts.get(1)?.status === 'ready', 60_000);
       expect((await launching).text).toMatch(/^ready: attempt #1 /);
       expect(c.run(['cat', `${bot.app.engine.attempts.get(1)!.runDir}/node0.log`])).toMatch(

@@ -14,21 +14,44 @@ import { advance, initialProgress } from '../progress.ts';
 import { requeuedAgain } from '../requeue.ts';
 import { stopRequested } from '../stop.ts';
 import { watchAttempt } from '../watch.ts';
+import { asFollower, closingOf } from '../watching.ts';
 import { recordEnding } from './ending.ts';
 import { closedByStop, recordExit, recordHang, recordRequestFailed, recordTimeout, stopperClosed } from './outcome.ts';
 import { confirmReady, recordReady } from './ready.ts';
 import type { LaunchEvent, LaunchResult } from './types.ts';
 
-/** Follows a loading attempt to its outcome. Also used to re-attach after a restart. */
-export async function follow(
+/**
+ * Follows a loading attempt to its outcome. Also used to re-attach after a restart. A bot that closes meanwhile ends
+ * it `interrupted`, the attempt left as it is (src/lifecycle/resume.ts: the next bot follows it on).
+ */
+export function follow(
   engine: Engine,
   attempt: Attempt,
   firstRequest: boolean,
   emit: (e: LaunchEvent) => void,
   diagnoser: DiagnoserFactory,
 ): Promise<LaunchResult> {
+  return asFollower(engine, followRun(engine, attempt, firstRequest, emit, diagnoser));
+}
+
+const interrupted = (engine: Engine, attempt: Attempt): LaunchResult => ({
+  outcome: 'interrupted',
+  commandLine: attempt.commandLine,
+  attempt: engine.attempts.get(attempt.id) ?? attempt,
+});
+
+async function followRun(
+  engine: Engine,
+  attempt: Attempt,
+  firstRequest: boolean,
+  emit: (e: LaunchEvent) => void,
+  diagnoser: DiagnoserFactory,
+): Promise<LaunchResult> {
+  const closing = closingOf(engine);
+  if (closing.aborted) return interrupted(engine, attempt);
   // A scheduler's job may still wait in its queue: the log starts once it runs.
   const admitted = await backendFor(engine, attempt.host).admitted(engine, attempt, emit);
+  if (closing.aborted) return interrupted(engine, attempt);
   if ('ended' in admitted) {
     // Taken out of the queue by a stop (a held or pending job cancelled): the stop's end, not one Slurm names, and
     // the stopper's record of it (how, the state Slurm had it in), written once Slurm confirms the job is over.
@@ -64,6 +87,11 @@ export async function follow(
   let checking: Promise<void> | undefined;
   let refused: string | undefined;
   let readyStamp: number | undefined;
+  const onClosing = () => {
+    outcome ??= 'interrupted';
+    abort.abort();
+  };
+  closing.addEventListener('abort', onClosing, { once: true });
 
   await watchAttempt(
     engine,
@@ -115,7 +143,12 @@ export async function follow(
   );
   clearTimeout(timer);
   clearInterval(stallTimer);
+  closing.removeEventListener('abort', onClosing);
   await checking;
+  if (outcome === 'interrupted') {
+    await nodes.settle(false);
+    return interrupted(engine, attempt);
+  }
   // The server went because its scheduler requeued the job (the profile's slurm.requeue): it will run again, so the
   // attempt waits in the queue and its next run is followed like the first.
   const requeued = backendFor(engine, attempt.host).requeued;

@@ -57,9 +57,10 @@ export type LaunchEvent =
 export interface LaunchResult {
   /**
    * ended: the backend (a scheduler) ended it before it ran; request_failed: the server is up but its first real
-   * request got an error status (e.g. 401); it keeps running.
+   * request got an error status (e.g. 401); it keeps running. interrupted: the bot closed while following it; the
+   * attempt is left as it was (loading or queued) for the next bot to follow on.
    */
-  outcome: 'dry-run' | 'ready' | 'crashed' | 'exited' | 'timeout' | 'hang' | 'ended' | 'request_failed';
+  outcome: 'dry-run' | 'ready' | 'crashed' | 'exited' | 'timeout' | 'hang' | 'ended' | 'request_failed' | 'interrupted';
   /** Known crashes of this configuration on this hardware (shown by a dry run). */
   warnings?: HardwareWarning[];
   /** Checks that could not run (e.g. the GPU architecture is unknown), for the person to know. */

@@ -31,6 +31,7 @@ import { closeUnwatched } from '../reconcile-direct.ts';
 import { runIdFor } from '../remote-state.ts';
 import { requeuedAgain, toldRestarts } from '../requeue.ts';
 import { LOG_MARKS, script } from '../scripts.ts';
+import { closingOf } from '../watching.ts';
 import {
   ACTIVE_JOB_STATES,
   cancelledInOutput,
@@ -519,6 +520,8 @@ async function admitted(
   };
   for (;;) {
     const now = engine.attempts.get(attempt.id)!;
+    // A closing bot stops waiting (its follower sees why); the next bot asks the queue again.
+    if (closingOf(engine).aborted) return { attempt: now };
     if (!now.active || !now.jobId) {
       return {
         ended: {
