@@ -6,7 +6,6 @@
 
 import { ConfigError, NotAllowedError, UserError } from '../errors.ts';
 import { describeError, describeRefusal } from '../errors-render.ts';
-import type { AuditEntry } from '../ledger/audit.ts';
 import { closest } from '../suggest.ts';
 import { parseArgs, validateArgs } from './args.ts';
 import { type CommandContext, type CommandDef, type CommandOutput, type Decision, requiredRole } from './define.ts';
@@ -163,7 +162,7 @@ export function createDispatch(commands: CommandDef[]): Dispatch {
  * close, a full disk) is logged as an error with what it would have said: it must neither replace the command's own
  * answer with a thrown error nor go unnoticed.
  */
-function audited(ctx: CommandContext, e: AuditEntry): void {
+function audited(ctx: CommandContext, e: Parameters<CommandContext['engine']['audit']['record']>[0]): void {
   try {
     ctx.engine.audit.record(e);
   } catch (err) {

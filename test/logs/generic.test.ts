@@ -79,9 +79,9 @@ describe('a signature that says only how the process ended (generic: in the cata
   it("the shell's report of a killed process is one; a program's sentence that starts with the word is not", () => {
     const start = '[2025-11-05 12:00:00] Load weight begin. avail mem=78.00 GB';
     expect(classOf([start, 'Killed']).category).toBe('other');
-    expect(classOf([start, 'bash: line 1: 1234 Killed                  python3 -m sglang.launch_server']).category).toBe(
-      'other',
-    );
+    expect(
+      classOf([start, 'bash: line 1: 1234 Killed                  python3 -m sglang.launch_server']).category,
+    ).toBe('other');
     // A clean shutdown's count of what it ended, as a wrapper around SGLang's process-tree kill logs it (no
     // timestamp: the line starts with the word), names no crash.
     const ready = '[2025-11-05 12:00:09] The server is fired up and ready to roll!';
