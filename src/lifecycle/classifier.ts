@@ -35,7 +35,12 @@ export function catalogDiagnoser(catalog: Catalog | (() => Catalog), clock: Cloc
       crashed: () => c.crashed(),
       result: () => {
         const d = c.diagnosis();
-        return { ...d.classification, reason: d.reason, ...(d.survivable && { survivable: d.survivable }) };
+        return {
+          ...d.classification,
+          reason: d.reason,
+          ...(d.survivable && { survivable: d.survivable }),
+          ...(d.stopped && { stopped: d.stopped }),
+        };
       },
       stalled: (now) => (c.checkStall(now) ? { ...c.result(), reason: c.diagnosis().reason } : null),
     };

@@ -12,6 +12,8 @@ export interface Diagnosis {
   reason?: string;
   /** Only a failure record names the crash: a process that exited 0 survived it (showsCrash). */
   survivable?: true;
+  /** The server's own line saying a stop signal reached it, no crash before it: its end is that stop's. */
+  stopped?: { line: number; text: string };
 }
 
 /**

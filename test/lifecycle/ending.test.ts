@@ -117,6 +117,24 @@ describe('judgeEnd: no ending, the exit code and the log', () => {
     });
   });
 
+  it('a stop signal the log shows, no crash before it: exited, stopped from outside, at 0 or a signal status; a plain failure at 1', () => {
+    const stopped = {
+      ...clean,
+      phase: 'shutdown',
+      stopped: { line: 28, text: '[2026-12-01 10:00:00] SIGTERM received. signum=None frame=None. Draining requests' },
+    };
+    const j = judgeEnd(stopped, 137, undefined, 'exited');
+    expect(j).toMatchObject({ by: 'exit', status: 'exited', outcome: 'exited' });
+    if (j.by !== 'exit') throw new Error('by exit');
+    expect(j.diagnosis?.summary).toBe(
+      'stopped from outside the bot: the server logged a stop signal at line 28 ([2026-12-01 10:00:00] SIGTERM received. signum=None frame=None. Draining requests), then ended with status 137',
+    );
+    expect(judgeEnd(stopped, 0, undefined, 'exited')).toMatchObject({ status: 'exited', outcome: 'exited' });
+    expect(judgeEnd(stopped, 1, undefined, 'exited')).toMatchObject({ status: 'crashed', outcome: 'other' });
+    // A backend's ending still stands first (Slurm's time limit signals the job before it kills it).
+    expect(judgeEnd(stopped, 0, timeLimit, 'exited')).toEqual({ by: 'ending', ending: timeLimit });
+  });
+
   it('no exit code and no crash: the caller says what that is (a follower saw it end: exited; reconcile: lost)', () => {
     expect(judgeEnd(null, null, undefined, 'exited')).toMatchObject({ status: 'exited', outcome: 'exited' });
     expect(judgeEnd(null, null, undefined, 'lost')).toMatchObject({ status: 'lost', outcome: 'lost' });

@@ -88,6 +88,23 @@ describe('a signature that says only how the process ended (generic: in the cata
     expect(classOf([ready, 'Killed 3 child processes']).category).toBe('none');
   });
 
+  it('after the server logged a stop signal, its kill and the records of its peers going are that stop, not a crash', () => {
+    const ready = '[2025-11-05 12:00:09] The server is fired up and ready to roll!';
+    const sigterm =
+      '[2025-11-05 12:05:00] SIGTERM received. signum=None frame=None. Draining requests and shutting down...';
+    const gloo =
+      '[E1105 12:05:01.123456 123 ProcessGroupGloo.cpp:143] Gloo connectFullMesh failed with Connection reset by peer';
+    const d = diagnoseText([ready, sigterm, gloo, 'Killed', ''].join('\n'), { exit: { code: 137, signal: null } });
+    expect(d.classification.category).toBe('none');
+    expect(d.stopped?.text).toBe(sigterm);
+    expect(d.reason).toMatch(/^a stop signal reached the server \(line 2\)/);
+    // The same lines before the signal: the record and the kill are a crash.
+    expect(classOf([ready, gloo, 'Killed']).category).toBe('nccl_error');
+    // A crash before the signal stays the crash.
+    const oom = 'torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.';
+    expect(classOf([ready, oom, sigterm, 'Killed']).category).toBe('cuda_oom');
+  });
+
   it("a launcher's line naming the signal is no generic ending: it stays the root", () => {
     const line = 'mpirun noticed that process rank 6 with PID 0 on node x exited on signal 9 (Killed).';
     expect(

@@ -67,6 +67,15 @@ export function judgeEnd(
   const over = endingOver(ending, fromLog?.category ?? null);
   if (over && (fromLog === null || fromLog.category === 'none' || fromLog.survivable || over.outranksLog))
     return { by: 'ending', ending: over };
+  // Stopped by someone other than the bot (a stop the bot asked for is closedByStop's): the log says the signal
+  // reached it and no crash came before, and it ended by a signal (SGLang kills its own tree, itself last: 137) or 0.
+  if (fromLog?.stopped && fromLog.category === 'none' && (exitCode === null || exitCode === 0 || exitCode > 128)) {
+    const diagnosis = {
+      ...fromLog,
+      summary: `stopped from outside the bot: the server logged a stop signal at line ${fromLog.stopped.line} (${fromLog.stopped.text.trim().slice(0, 160)})${exitCode ? `, then ended with status ${exitCode}` : ''}`,
+    };
+    return { by: 'exit', status: 'exited', outcome: 'exited', diagnosis };
+  }
   const failed = exitCode !== null && exitCode !== 0;
   let diagnosis: Diagnosis | null;
   if (fromLog === null || fromLog.category === 'none') {

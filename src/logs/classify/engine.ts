@@ -178,6 +178,11 @@ export class ClassifierEngine {
   /** The last NCCL WARN line, until the next line says whether NCCL returned its error (records.ts). */
   private ncclWarn: { prefix: LinePrefix; ev: Evidence } | null = null;
   private exit: ProcessExit | null;
+  /**
+   * The server's own line saying a stop signal reached it (SGLang's `SIGTERM received. signum=...`), or null: what it
+   * does after it (its process tree killed, itself last; a peer's connection reset as it goes) is that stop's end.
+   */
+  private stopSignal: Evidence | null = null;
   /** Pieces beyond the first of every split line so far: the engine's line numbers run this far ahead of the log's. */
   private shift = 0;
   private readonly splits: Split[] = [];
@@ -330,7 +335,7 @@ export class ClassifierEngine {
     }
 
     const milestone = parseMilestone(line);
-    if (milestone && milestone.kind !== 'prefill' && milestone.kind !== 'decode') this.milestone(milestone, line);
+    if (milestone && milestone.kind !== 'prefill' && milestone.kind !== 'decode') this.milestone(milestone, line, ev);
     else if (!milestone && CAPTURE_PROGRESS.test(line)) this.milestone({ kind: 'graph_begin' });
     const kind = lastFrequent(line);
     if (kind) this.frequent(kind);
@@ -353,7 +358,8 @@ export class ClassifierEngine {
         ) {
           this.deathExit = ev;
         }
-        if (!this.death) {
+        // (a process killed after a stop signal reached it is that stop's end: SGLang kills its own tree, itself last)
+        if (!this.death && !this.stopSignal) {
           this.death = ev;
           this.deathPhase = this.phase.phase;
           this.deathRank = prefix.rank;
@@ -480,8 +486,9 @@ export class ClassifierEngine {
     this.tracebacks.native(n.header, ev, cppException(n.type, msg), n.rank ?? prefix.rank, this.phase.phase);
   }
 
-  private milestone(m: Milestone, line = ''): void {
+  private milestone(m: Milestone, line = '', ev?: Evidence): void {
     applyMilestone(this.phase, m);
+    if (ev && !this.stopSignal && m.kind === 'shutdown' && stopSignalled(line)) this.stopSignal = ev;
     // A failing process goes on to shut down: its own shutdown lines (uvicorn's `Shutting down` after a vLLM API
     // server's failure record) are no sign that it carried on past a failure. A stop signal's lines (SGLang's
     // `SIGTERM received`) are: the server ran on until someone stopped it.
@@ -560,7 +567,10 @@ export class ClassifierEngine {
 
   private exitedBadly(): boolean {
     const e = this.exit;
-    return e !== null && (e.signal !== null || (e.code !== null && e.code !== 0));
+    if (e === null) return false;
+    // Ended by a signal after its log said a stop signal reached it: the stop's end (128+N is a shell's signal N).
+    if (this.stopSignal && (e.signal !== null || (e.code !== null && e.code > 128))) return false;
+    return e.signal !== null || (e.code !== null && e.code !== 0);
   }
 
   /** The best exception rule over the tracebacks since the server last made progress (ties: the earliest). */
@@ -637,7 +647,9 @@ export class ClassifierEngine {
     if (cut) return cut;
     const tb = this.tracebacks.firstFatal((text) => this.match(text).consequences.length > 0);
     if (tb) return this.fromUnknownCrash(tb);
-    const records = this.tracebacks.records;
+    // A record logged once a stop signal reached the server is its shutdown's (a peer's connection reset as it goes).
+    const stop = this.stopSignal;
+    const records = stop ? this.tracebacks.records.filter((r) => r.ev.line < stop.line) : this.tracebacks.records;
     const record = records.find((r) => r.raised.type !== '') ?? records[0];
     // a failure record alone, from a process that exited 0 by itself, was survived
     if (record && !this.exitedCleanly()) return this.fromRecord(record);
@@ -653,11 +665,14 @@ export class ClassifierEngine {
     const phase = this.phase.phase;
     // A server that reached the ready line is known good; one still starting may yet crash.
     const confidence = this.phase.ready ? 0.95 : 0.8;
+    const stop = this.stopSignal;
     return {
       classification: {
         category: 'none',
         phase,
-        summary: `No crash: ${this.linesRead} lines read, last phase ${phase}`,
+        summary: stop
+          ? `No crash: stopped by a signal (line ${stop.line}), ${this.linesRead} lines read`
+          : `No crash: ${this.linesRead} lines read, last phase ${phase}`,
         evidence: [],
         rank: null,
         dedupKey: 'none',
@@ -666,7 +681,10 @@ export class ClassifierEngine {
       signature: null,
       hang: false,
       linesRead: this.linesRead,
-      reason: `no crash signature, uncaught exception or failed exit in ${this.linesRead} lines (confidence ${confidence})`,
+      reason: stop
+        ? `a stop signal reached the server (line ${stop.line}) and no crash came before it (confidence ${confidence})`
+        : `no crash signature, uncaught exception or failed exit in ${this.linesRead} lines (confidence ${confidence})`,
+      ...(stop && { stopped: stop }),
     };
   }
 

@@ -103,4 +103,6 @@ export interface Diagnosis {
    * survived it (the engine says `none` once it is told that exit; the lifecycle, which learns the exit later, asks).
    */
   survivable?: true;
+  /** The server's own line saying a stop signal reached it, when no crash came before it (engine.ts, stopSignal). */
+  stopped?: Evidence;
 }
