@@ -9,6 +9,7 @@ import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
+import { alive } from './proc.ts';
 import { descendants, keygen, type Sshd, sshdConfig, sshdKeys, startSshd, testUser } from './sshd.ts';
 
 export interface NetHost extends Sshd {
@@ -146,15 +147,6 @@ function teardownSync(m: Made): void {
   // Links first and explicitly: a namespace's own teardown (and so its veth's) happens later, in a kernel work queue.
   for (const link of m.links) ipQuiet(['link', 'del', link]);
   for (const ns of m.namespaces) ipQuiet(['netns', 'del', ns]);
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 function ownedHere(name: string): boolean {

@@ -124,16 +124,6 @@ export function groupMembers(pgid: number): string[] {
     .map((f) => f.join(' '));
 }
 
-/** Whether a process runs: a zombie (killed, not yet reaped by whoever adopted it) counts as gone. */
-export function alive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return !/^[ZX]/.test(stat.slice(stat.lastIndexOf(')') + 2));
-  } catch {
-    return false;
-  }
-}
-
 export interface TestUser {
   name: string;
   uid: number;

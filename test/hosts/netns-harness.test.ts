@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSshHost, type SshHost } from '../../src/hosts/ssh.ts';
 import { type HostGroup, type HostGroupOptions, type NetHost, startHostGroup } from '../helpers/netns.ts';
-import { alive, sshTarget, userDir } from '../helpers/sshd.ts';
+import { alive } from '../helpers/proc.ts';
+import { sshTarget, userDir } from '../helpers/sshd.ts';
 
 function sshHost(h: NetHost): SshHost {
   return createSshHost(sshTarget(h));

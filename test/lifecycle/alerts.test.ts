@@ -5,7 +5,8 @@ import { connect, createServer as createNetServer } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { freshDirs, makeChatBot, postGenerate, testConfig, until } from '../helpers/app.ts';
-import { alive, freePort, userDir } from '../helpers/sshd.ts';
+import { alive } from '../helpers/proc.ts';
+import { freePort, userDir } from '../helpers/sshd.ts';
 import { sshdWithBots } from '../helpers/sshd-bots.ts';
 
 const shared = sshdWithBots();

@@ -6,7 +6,8 @@ import { describe, expect, it } from 'vitest';
 import { createBotMetrics } from '../../src/metrics/bot.ts';
 import { serveMetrics } from '../../src/metrics/serve.ts';
 import { freshDirs, makeChatBot, postGenerate, testConfig, until } from '../helpers/app.ts';
-import { alive, freePort, userDir } from '../helpers/sshd.ts';
+import { alive } from '../helpers/proc.ts';
+import { freePort, userDir } from '../helpers/sshd.ts';
 import { sshdWithBots } from '../helpers/sshd-bots.ts';
 
 const shared = sshdWithBots();

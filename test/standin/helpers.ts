@@ -7,6 +7,9 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { cleanLine } from '../../src/logs/lines.ts';
+import { alive } from '../helpers/proc.ts';
+
+export { alive };
 
 export const ROOT = path.resolve(import.meta.dirname, '../..');
 export const PYTHON = path.join(ROOT, 'standin/python');
@@ -245,17 +248,6 @@ export async function waitHealth(port: number, status: number, timeoutMs = 8000)
     if (s === status) return seen;
     if (Date.now() - start > timeoutMs) throw new Error(`health never ${status}; saw ${seen.join(',')}`);
     await sleep(5);
-  }
-}
-
-/** Is this pid alive (and not a zombie)? */
-export function alive(pid: number): boolean {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
-    return state !== 'Z' && state !== 'X';
-  } catch {
-    return false;
   }
 }
 
