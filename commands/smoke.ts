@@ -93,6 +93,7 @@ const command = defineCommand({
       log: r.log,
       files,
       serverMetrics: r.serverMetrics,
+      ...(r.interrupted && { interrupted: true }),
     };
     if (json) return { text: JSON.stringify(data, null, 2), data, exitCode };
     return { text: smokeText(r), data, exitCode };

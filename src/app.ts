@@ -29,6 +29,12 @@ export interface App {
   delivery?: Delivery;
   /** Reads the profiles and the signature catalog now (long-lived faces: their problems show at start). */
   preload(): void;
+  /**
+   * Starts closing: every follower ends now (`interrupted`, its attempt left for the next bot), so what waits on one
+   * (a scheduled launch, a smoke) ends too. close() does this first; a face that waits for other work before it
+   * closes (its scheduler's jobs) calls it before that wait.
+   */
+  beginClose(): void;
   close(): Promise<void>;
 }
 
@@ -143,6 +149,9 @@ export function createApp(opts: AppOptions = {}): App {
     preload() {
       void engine.profiles;
       catalogNow();
+    },
+    beginClose() {
+      beginClosing(engine);
     },
     async close() {
       clearInterval(ticker);

@@ -11,7 +11,7 @@ import type { LaunchEvent } from './launch/types.ts';
 import { failNodes, watchNodes } from './node-watch.ts';
 import { requeuedAgain } from './requeue.ts';
 import { watchAttempt } from './watch.ts';
-import { watchingOf } from './watching.ts';
+import { closingOf, watchingOf } from './watching.ts';
 
 export { stopMonitors } from './watching.ts';
 
@@ -22,7 +22,8 @@ export function monitorAttempt(
   diagnoser: DiagnoserFactory,
 ): void {
   const watching = watchingOf(engine);
-  if (watching.has(attempt.id)) return;
+  // A bot closing starts no monitor (a launch that got ready just then): the next bot watches it.
+  if (watching.has(attempt.id) || closingOf(engine).aborted) return;
   const abort = new AbortController();
   markFollower(engine, attempt.id);
   // Every node of a multi-node server: it dies with any of them.

@@ -101,7 +101,11 @@ export async function closeUnwatched(
   const closed = engine.attempts.finish(a.id, {
     status: j.status,
     outcome,
-    detail: classified ? `ended while the bot was not watching: ${d!.summary}` : 'ended while the bot was not watching',
+    // (a stop from outside the bot names no crash, but says so)
+    detail:
+      classified || d?.stopped
+        ? `ended while the bot was not watching: ${d!.summary}`
+        : 'ended while the bot was not watching',
     exitCode,
     at: engine.clock.now(),
   });

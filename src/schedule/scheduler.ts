@@ -182,9 +182,14 @@ export function startScheduler(app: SchedulerApp, opts: SchedulerOptions = {}): 
           id?: number;
           prompts?: Array<{ name: string; endpoint: string; ok: boolean; problems: string[]; answer: string }>;
           files?: Array<{ filename: string; path: string; title?: string }>;
+          /** A launch's outcome (commands/launch.ts), a smoke's flag: the bot closed under the job. */
+          outcome?: string;
+          interrupted?: boolean;
         }
       | undefined;
-    const verdict = (data?.verdict ?? (out.exitCode ? 'fail' : 'ok')).toUpperCase();
+    // A job the bot's own shutdown interrupted says so and pages nobody: nothing is known to be wrong.
+    const interrupted = data?.interrupted === true || data?.outcome === 'interrupted';
+    const verdict = interrupted ? 'INTERRUPTED' : (data?.verdict ?? (out.exitCode ? 'fail' : 'ok')).toUpperCase();
     const passed = verdict === 'PASS' || verdict === 'OK';
     const onCall = job.on_call ?? engine.loaded.config.schedule?.on_call ?? [];
     const attempt = data?.attemptId ? engine.attempts.get(data.attemptId) : undefined;
@@ -204,7 +209,7 @@ export function startScheduler(app: SchedulerApp, opts: SchedulerOptions = {}): 
       title: head,
       facts,
       body: out.text,
-      mention: passed ? [] : onCall,
+      mention: passed || interrupted ? [] : onCall,
       links,
     };
     const uploads: Upload[] = (data?.files ?? []).map((f) => ({ filename: f.filename, path: f.path, title: f.title }));

@@ -43,6 +43,8 @@ export async function runSlack(env: NodeJS.ProcessEnv = process.env): Promise<nu
     process.once('SIGINT', () => resolve('SIGINT'));
   });
   log.info({ signal }, 'shutting down: flushing the outbox');
+  // A scheduled launch or smoke still loading ends now (interrupted) rather than holding the shutdown until ready.
+  face.glm.beginClose();
   await scheduler.stop();
   await face.stop();
   log.flush();

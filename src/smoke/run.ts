@@ -102,6 +102,8 @@ export interface SmokeResult {
   notes: string[];
   /** The server's own /metrics after the prompts (SGLang --enable-metrics), or why not; null: not smoked. */
   serverMetrics: ServerMetrics | { error: string } | null;
+  /** The bot closed while the smoke's launch loaded: no verdict on the server (its row says `error`). */
+  interrupted: boolean;
 }
 
 interface Hooks {
@@ -200,11 +202,13 @@ export async function runSmoke(engine: Engine, req: SmokeRequest, hooks: Hooks):
   let log: LogVerdict | null = null;
   let launchFailure: Diagnosis | null = null;
   let serverMetrics: SmokeResult['serverMetrics'] = null;
+  let interrupted = false;
 
   if (mode === 'launch') {
     const l = await launchWithin(engine, req, profile, deadline, hooks, notes);
     attempt = l.attempt;
     launchFailure = l.diagnosis;
+    interrupted = l.interrupted === true;
   }
   if (attempt && attempt.status === 'ready' && !launchFailure) {
     const r = await smokeAttempt(engine, attempt, settings, deadline, hooks, notes);
@@ -244,7 +248,7 @@ export async function runSmoke(engine: Engine, req: SmokeRequest, hooks: Hooks):
     : null;
   let verdict: Verdict = correct ? 'pass' : 'fail';
   if (correct && comparison && comparison.regressions.length > 0) verdict = 'regression';
-  if (!attempt) verdict = 'error';
+  if (!attempt || interrupted) verdict = 'error';
 
   const summary = summarize(verdict, passed, settingsCount(settings), crash, health, comparison, notes);
   const row = store.add({
@@ -276,6 +280,7 @@ export async function runSmoke(engine: Engine, req: SmokeRequest, hooks: Hooks):
     comparison,
     notes,
     serverMetrics,
+    interrupted,
   };
 }
 
@@ -294,7 +299,7 @@ async function launchWithin(
   deadline: number,
   hooks: Hooks,
   notes: string[],
-): Promise<{ attempt: Attempt | null; diagnosis: Diagnosis | null }> {
+): Promise<{ attempt: Attempt | null; diagnosis: Diagnosis | null; interrupted?: true }> {
   let timer: NodeJS.Timeout | undefined;
   const emit = (e: LaunchEvent) => hooks.onLaunchEvent?.(e);
   // The smoke's own prompts are the first real requests: a model that NaNs on its first request fails the smoke,
@@ -335,6 +340,11 @@ async function launchWithin(
     return { attempt: a ?? null, diagnosis: null };
   }
   if (r.movedPort) notes.push(`${r.movedPort.movedBecause}: launched on port ${r.movedPort.port}`);
+  // The bot is closing: no verdict on the server; the smoke stops its own server still (nobody else would).
+  if (r.outcome === 'interrupted') {
+    notes.unshift(`interrupted: the bot closed while ${profile.name} was loading`);
+    return { attempt: r.attempt ?? null, diagnosis: null, interrupted: true };
+  }
   if (r.outcome !== 'ready') {
     notes.push(`launch of ${profile.name} ended ${r.outcome}${r.diagnosis ? `: ${r.diagnosis.summary}` : ''}`);
     return { attempt: r.attempt ?? null, diagnosis: r.diagnosis ?? null };

@@ -130,7 +130,11 @@ describe('judgeEnd: no ending, the exit code and the log', () => {
       'stopped from outside the bot: the server logged a stop signal at line 28 ([2026-12-01 10:00:00] SIGTERM received. signum=None frame=None. Draining requests), then ended with status 137',
     );
     expect(judgeEnd(stopped, 0, undefined, 'exited')).toMatchObject({ status: 'exited', outcome: 'exited' });
+    expect(judgeEnd(stopped, 143, undefined, 'exited')).toMatchObject({ status: 'exited', outcome: 'exited' });
     expect(judgeEnd(stopped, 1, undefined, 'exited')).toMatchObject({ status: 'crashed', outcome: 'other' });
+    // An abort (134) or a segfault (139) while it drained is a crash.
+    expect(judgeEnd(stopped, 134, undefined, 'exited')).toMatchObject({ status: 'crashed', outcome: 'other' });
+    expect(judgeEnd(stopped, 139, undefined, 'exited')).toMatchObject({ status: 'crashed', outcome: 'other' });
     // A backend's ending still stands first (Slurm's time limit signals the job before it kills it).
     expect(judgeEnd(stopped, 0, timeLimit, 'exited')).toEqual({ by: 'ending', ending: timeLimit });
   });

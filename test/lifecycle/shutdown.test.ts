@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { resumeWatches } from '../../src/lifecycle/resume.ts';
+import { startScheduler } from '../../src/schedule/scheduler.ts';
 import { freshDirs, makeBot, testConfig, until } from '../helpers/app.ts';
 import { freePort } from '../helpers/sshd.ts';
 import { sshdWithBots } from '../helpers/sshd-bots.ts';
@@ -68,6 +69,74 @@ describe('bot shutdown with a live server', () => {
     writeFileSync(control, '');
     await until(() => engine.attempts.get(1)?.status === 'ready', 30_000);
     expect((await next.run('stop --attempt 1')).text).toMatch(/^stopped attempt #1 /);
+    await next.app.close();
+  }, 90_000);
+
+  /** A control file the stand-in reads (readable by the account the test's sshd logs in as), saying `word`. */
+  function controlFile(word: string): string {
+    const dir = mkdtempSync(join(tmpdir(), 'glm-shutdown-'));
+    chmodSync(dir, 0o755);
+    const control = join(dir, 'control');
+    writeFileSync(control, `${word}\n`, { mode: 0o644 });
+    return control;
+  }
+
+  it('a launch whose readiness check (its first real request) is under way when the bot closes: interrupted, and no monitor outlives the close', async () => {
+    // 8 tokens 600 ms apart: the first real request takes seconds.
+    const b = shared.bot({ env: { STANDIN_TPOT_MS: '600' }, longLived: true });
+    const launching = b.run(`launch small --port ${await freePort()}`);
+    await until(() => b.app.engine.attempts.get(1)?.lastMilestone === 'ready line seen', 60_000);
+    const pgid = b.app.engine.attempts.get(1)!.pgid!;
+    await b.app.close();
+    expect((await launching).text).toMatch(/^interrupted: /);
+    // The server dies now: a monitor that outlived the close would follow it and write to the closed ledger.
+    process.kill(-pgid, 'SIGKILL');
+    await new Promise((r) => setTimeout(r, 2000));
+    expect(b.logLines.filter((l) => /not open|monitor failed|did not stop|still running|audit row/.test(l))).toEqual(
+      [],
+    );
+  }, 90_000);
+
+  it('a scheduled launch loading at shutdown: beginClose ends it, the scheduler stops at once, and its report says INTERRUPTED and pages nobody', async () => {
+    const dirs = freshDirs();
+    const loaded = testConfig(shared.sshd, {
+      ...dirs,
+      env: { STANDIN_CONTROL: controlFile('stall:weight_load') },
+      extra: {
+        schedule: {
+          jobs: [{ name: 'nightly', cron: '0 3 1 1 *', timezone: 'UTC', run: 'launch small', on_call: ['U0123ABCD'] }],
+        },
+      },
+    });
+    const bot = shared.keep(makeBot(loaded, { ...dirs, longLived: true }));
+    const said: string[] = [];
+    const scheduler = startScheduler(bot.app, { say: (t) => said.push(t) });
+    void scheduler.fire('nightly', Date.now());
+    await until(() => /^loading weights/.test(bot.app.engine.attempts.get(1)?.lastMilestone ?? ''), 30_000);
+    // src/slack/main.ts's order: beginClose, the scheduler's jobs, then close.
+    bot.app.beginClose();
+    const t0 = Date.now();
+    await scheduler.stop();
+    expect(Date.now() - t0).toBeLessThan(8000);
+    await bot.app.close();
+    const report = said.join('\n');
+    expect(report).toMatch(/INTERRUPTED/);
+    expect(report).not.toMatch(/FAIL|U0123ABCD/);
+  }, 90_000);
+
+  it('smoke --launch at shutdown: no verdict on the server (error: interrupted), and it stops the server it started', async () => {
+    const dirs = freshDirs();
+    const loaded = testConfig(shared.sshd, { ...dirs, env: { STANDIN_CONTROL: controlFile('stall:weight_load') } });
+    const bot = shared.keep(makeBot(loaded, { ...dirs, longLived: true }));
+    const smoking = bot.run('smoke --launch --profile small');
+    await until(() => /^loading weights/.test(bot.app.engine.attempts.get(1)?.lastMilestone ?? ''), 30_000);
+    await bot.app.close();
+    const r = await smoking;
+    expect(r.exitCode).toBe(1);
+    expect(r.data).toMatchObject({ verdict: 'error', interrupted: true });
+    expect(r.text).toMatch(/interrupted: the bot closed while small was loading/);
+    const next = shared.keep(makeBot(loaded, dirs));
+    expect(next.app.engine.attempts.get(1)).toMatchObject({ active: false, status: 'stopped' });
     await next.app.close();
   }, 90_000);
 });

@@ -103,6 +103,17 @@ describe('a signature that says only how the process ended (generic: in the cata
     // A crash before the signal stays the crash.
     const oom = 'torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.';
     expect(classOf([ready, oom, sigterm, 'Killed']).category).toBe('cuda_oom');
+    // A child's failure reported after it, or an abort while it drained, is still a crash.
+    const sigquit = '[2025-11-05 12:05:02] Received sigquit from a child process. It usually means the child failed.';
+    expect(classOf([ready, sigterm, sigquit, 'Killed']).category).toBe('other');
+    const aborted = diagnoseText([ready, sigterm, ''].join('\n'), { exit: { code: 134, signal: null } });
+    expect(aborted.classification.category).toBe('other');
+    expect(
+      diagnoseText([ready, sigterm, ''].join('\n'), { exit: { code: null, signal: 'SIGKILL' } }).stopped,
+    ).toBeDefined();
+    // A run started after the stop (a service log with restarts) is read as its own: its failure is a crash.
+    const start = '[2025-11-05 12:06:00] Load weight begin. avail mem=78.00 GB';
+    expect(classOf([ready, sigterm, 'Killed', start, gloo, 'Killed']).category).toBe('nccl_error');
   });
 
   it("a launcher's line naming the signal is no generic ending: it stays the root", () => {

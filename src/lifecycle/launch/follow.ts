@@ -72,7 +72,7 @@ async function followRun(
   const nodes = watchNodes(engine, attempt, diagnoser, abort);
   const { diag, early } = nodes;
   const timer = setTimeout(() => {
-    outcome = 'timeout';
+    outcome ??= 'timeout';
     abort.abort();
   }, timeoutMs);
   // A hang prints nothing, so it is noticed by the clock, not by a line.
@@ -117,9 +117,10 @@ async function followRun(
         }
         if (m.kind === 'ready' && !checking) {
           readyStamp = stampOf(line.text);
-          checking = confirmReady(engine, host, attempt, firstRequest).then(
+          checking = confirmReady(engine, host, attempt, firstRequest, closing).then(
             async (r) => {
-              if (r === true && !crashedBeforeExit(diag)) {
+              // (a bot closing meanwhile has ended the follow: interrupted stays)
+              if (r === true && !crashedBeforeExit(diag) && outcome !== 'interrupted') {
                 outcome = 'ready';
                 abort.abort();
               } else if (typeof r === 'string') {

@@ -13,10 +13,12 @@ export async function confirmReady(
   host: ReturnType<typeof hostOf>['host'],
   attempt: Attempt,
   firstRequest: boolean,
+  closing?: AbortSignal,
 ): Promise<boolean | string> {
   // A job's server listens on its compute node: the tunnel from the login node goes there.
   const address = attempt.serverAddr ?? undefined;
   for (let i = 0; i < 20; i++) {
+    if (closing?.aborted) return false;
     try {
       const h = await host.http(attempt.port, { method: 'GET', path: '/health', timeoutMs: 5000, address });
       if (h.status === 200) break;
@@ -27,8 +29,10 @@ export async function confirmReady(
     await engine.clock.sleep(250);
   }
   if (!firstRequest) return true;
+  if (closing?.aborted) return false;
   try {
-    const r = await host.http(attempt.port, {
+    // A bot closing meanwhile stops waiting (up to a minute) and writes nothing: its ledger is about to close.
+    const r = await untilAborted(host.http(attempt.port, {
       method: 'POST',
       address,
       path: '/generate',
@@ -38,13 +42,38 @@ export async function confirmReady(
         sampling_params: { max_new_tokens: 8, temperature: 0 },
       }),
       timeoutMs: 60_000,
-    });
+    }), closing);
+    if (r === 'aborted') return false;
     engine.attempts.event(attempt.id, engine.clock.now(), 'first_request', { status: r.status });
     return r.status === 200 ? true : statusText(r.status, r.body);
   } catch (e) {
+    if (closing?.aborted) return false;
     engine.attempts.event(attempt.id, engine.clock.now(), 'first_request', { error: (e as Error).message });
     return false;
   }
+}
+
+/** `p`, or 'aborted' as soon as `signal` is (p's own end is then ignored). */
+function untilAborted<T>(p: Promise<T>, signal: AbortSignal | undefined): Promise<T | 'aborted'> {
+  if (!signal) return p;
+  if (signal.aborted) {
+    p.catch(() => {});
+    return Promise.resolve('aborted');
+  }
+  return new Promise<T | 'aborted'>((resolve, reject) => {
+    const onAbort = () => resolve('aborted');
+    signal.addEventListener('abort', onAbort, { once: true });
+    p.then(
+      (v) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(v);
+      },
+      (e: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(e);
+      },
+    );
+  });
 }
 
 /** Records the attempt ready: when the server got ready by its own log (a follower that re-attached late notices later). */

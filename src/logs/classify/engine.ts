@@ -99,6 +99,9 @@ interface Hang {
 }
 
 /** How the server process ended, when the caller knows (a crash is never `none` when it exited non-zero). */
+/** The signals a stop sends (systemd, docker, kill(1), a scheduler): SIGTERM, then SIGKILL after its grace. */
+const STOP_SIGNALS = new Set(['SIGTERM', 'SIGKILL']);
+
 export interface ProcessExit {
   code: number | null;
   signal: string | null;
@@ -358,8 +361,10 @@ export class ClassifierEngine {
         ) {
           this.deathExit = ev;
         }
-        // (a process killed after a stop signal reached it is that stop's end: SGLang kills its own tree, itself last)
-        if (!this.death && !this.stopSignal) {
+        // (the shell's `Killed` after a stop signal reached the server is that stop's end: SGLang kills its own tree,
+        // itself last; a child's failure reported then, `Received sigquit from a child process`, is still one)
+        const stopsEnd = this.stopSignal !== null && consequences.every((c) => c.id === 'killed');
+        if (!this.death && !stopsEnd) {
           this.death = ev;
           this.deathPhase = this.phase.phase;
           this.deathRank = prefix.rank;
@@ -489,6 +494,8 @@ export class ClassifierEngine {
   private milestone(m: Milestone, line = '', ev?: Evidence): void {
     applyMilestone(this.phase, m);
     if (ev && !this.stopSignal && m.kind === 'shutdown' && stopSignalled(line)) this.stopSignal = ev;
+    // A run that starts after it (a service log with restarts) is no longer stopping.
+    else if (this.stopSignal && this.phase.phase !== 'shutdown') this.stopSignal = null;
     // A failing process goes on to shut down: its own shutdown lines (uvicorn's `Shutting down` after a vLLM API
     // server's failure record) are no sign that it carried on past a failure. A stop signal's lines (SGLang's
     // `SIGTERM received`) are: the server ran on until someone stopped it.
@@ -568,8 +575,9 @@ export class ClassifierEngine {
   private exitedBadly(): boolean {
     const e = this.exit;
     if (e === null) return false;
-    // Ended by a signal after its log said a stop signal reached it: the stop's end (128+N is a shell's signal N).
-    if (this.stopSignal && (e.signal !== null || (e.code !== null && e.code > 128))) return false;
+    // Ended by SIGKILL or SIGTERM after its log said a stop signal reached it: the stop's end (the shell's status
+    // 128+N for signal N: 137, 143). An abort (134) or a segfault (139) during the drain is still a crash.
+    if (this.stopSignal && (STOP_SIGNALS.has(e.signal ?? '') || e.code === 137 || e.code === 143)) return false;
     return e.signal !== null || (e.code !== null && e.code !== 0);
   }
 
@@ -627,13 +635,16 @@ export class ClassifierEngine {
     const d = this.diagnose();
     if (this.splits.length === 0) return d;
     const back = (n: number) => this.logLine(n);
+    const lines = (t: string) => t.replace(/\bline (\d+)/g, (_m, n: string) => `line ${back(Number(n))}`);
     return {
       ...d,
       classification: {
         ...d.classification,
+        ...(d.stopped && { summary: lines(d.classification.summary) }),
         evidence: d.classification.evidence.map((e) => ({ ...e, line: back(e.line) })),
       },
-      reason: d.reason.replace(/\bline (\d+)/g, (_m, n: string) => `line ${back(Number(n))}`),
+      reason: lines(d.reason),
+      ...(d.stopped && { stopped: { ...d.stopped, line: back(d.stopped.line) } }),
     };
   }
 
