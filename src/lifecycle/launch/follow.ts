@@ -24,14 +24,8 @@ import type { LaunchEvent, LaunchResult } from './types.ts';
  * Follows a loading attempt to its outcome. Also used to re-attach after a restart. A bot that closes meanwhile ends
  * it `interrupted`, the attempt left as it is (src/lifecycle/resume.ts: the next bot follows it on).
  */
-export function follow(
-  engine: Engine,
-  attempt: Attempt,
-  firstRequest: boolean,
-  emit: (e: LaunchEvent) => void,
-  diagnoser: DiagnoserFactory,
-): Promise<LaunchResult> {
-  return asFollower(engine, followRun(engine, attempt, firstRequest, emit, diagnoser));
+export function follow(...args: Parameters<typeof followRun>): Promise<LaunchResult> {
+  return asFollower(args[0], followRun(...args));
 }
 
 const interrupted = (engine: Engine, attempt: Attempt): LaunchResult => ({
