@@ -32,17 +32,20 @@ export async function confirmReady(
   if (closing?.aborted) return false;
   try {
     // A bot closing meanwhile stops waiting (up to a minute) and writes nothing: its ledger is about to close.
-    const r = await untilAborted(host.http(attempt.port, {
-      method: 'POST',
-      address,
-      path: '/generate',
-      headers: { 'content-type': 'application/json', ...(await serverAuth(engine, attempt)) },
-      body: JSON.stringify({
-        text: 'The capital city of France is',
-        sampling_params: { max_new_tokens: 8, temperature: 0 },
+    const r = await untilAborted(
+      host.http(attempt.port, {
+        method: 'POST',
+        address,
+        path: '/generate',
+        headers: { 'content-type': 'application/json', ...(await serverAuth(engine, attempt)) },
+        body: JSON.stringify({
+          text: 'The capital city of France is',
+          sampling_params: { max_new_tokens: 8, temperature: 0 },
+        }),
+        timeoutMs: 60_000,
       }),
-      timeoutMs: 60_000,
-    }), closing);
+      closing,
+    );
     if (r === 'aborted') return false;
     engine.attempts.event(attempt.id, engine.clock.now(), 'first_request', { status: r.status });
     return r.status === 200 ? true : statusText(r.status, r.body);
