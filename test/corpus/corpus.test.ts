@@ -2,7 +2,9 @@
 // classifier's answers the same through every wrapper style and every reading path (dev cases), and the known-upstream index.
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { loadCorpus, splitOf } from '../../src/corpus/cases.ts';
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
+import { CORPUS_DIR, loadCorpus, splitOf } from '../../src/corpus/cases.ts';
 import { buildKnownIndex } from '../../src/corpus/similar.ts';
 import { diagnoseStream, diagnoseText, loadCatalog } from '../../src/logs/classify/index.ts';
 
@@ -18,6 +20,19 @@ describe('the corpus', () => {
     expect(problems).toEqual([]);
     expect(cases.length).toBeGreaterThanOrEqual(300);
     for (const c of cases.filter((x) => x.kind === 'crash')) expect(c.log, c.id).toContain(c.root);
+  });
+
+  it('keeps a held-apart round whole: each case readable, and its .log not ignored by git', () => {
+    const dir = join(CORPUS_DIR, '..', 'held-apart');
+    expect(loadCorpus(dir).problems).toEqual([]);
+    // git check-ignore exits 1 when no rule ignores the path: a `*.log` rule once dropped a round's logs.
+    let ignored = true;
+    try {
+      execFileSync('git', ['check-ignore', '-q', join(dir, 'x.log')], { cwd: dir });
+    } catch {
+      ignored = false;
+    }
+    expect(ignored).toBe(false);
   });
 
   it('splits by a fixed hash of the source: about a third in test, every source in one split', () => {
