@@ -7,6 +7,7 @@ import {
   type DiagnoserFactory,
   type Diagnosis,
   showsCrash,
+  stoppedFromOutside,
   survived,
 } from '../logs/diagnosis.ts';
 import { backendFor } from './backends.ts';
@@ -238,6 +239,22 @@ function exitDiagnosis(d: Diagnosis, node: NodeRef): Diagnosis {
     summary: `${nodeLabel(node)}: its server exited; the other nodes cannot go on without it`,
     dedupKey: `${d.dedupKey}/node_lost`,
   };
+}
+
+/**
+ * Classes of a worker's failure that losing its head explains: gloo's "Connection closed by peer", an NCCL or
+ * collective error, a watchdog, an exit with nothing named. A worker with a cause of its own (out of memory, an
+ * illegal access, ...) crashed whatever the head did.
+ */
+const PEER_LOSS: ReadonlySet<string> = new Set(['node_lost', 'nccl_error', 'watchdog_timeout', 'other']);
+
+/**
+ * Whether a worker's failure is the consequence of its head being stopped from outside the bot (the head's log has
+ * the stop signal and no crash before it): then the head's end is told (recordExit, which stops the workers), not a
+ * crash on the worker.
+ */
+export function afterHeadStopped(head: Diagnosis, failure: NodeFailure): boolean {
+  return stoppedFromOutside(head) && PEER_LOSS.has(failure.diagnosis.category);
 }
 
 /** Ends the attempt for a failed node: every node stopped, the crash recorded and told, naming the node. */

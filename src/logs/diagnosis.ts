@@ -16,6 +16,11 @@ export interface Diagnosis {
   stopped?: { line: number; text: string };
 }
 
+/** The log says a stop signal reached the server and no crash came before it (classify/engine.ts, stopSignal). */
+export function stoppedFromOutside(d: Diagnosis): d is Diagnosis & { stopped: NonNullable<Diagnosis['stopped']> } {
+  return d.stopped !== undefined && d.category === 'none';
+}
+
 /**
  * Whether an attempt whose log says `d` and whose server exited with `exitCode` (null: not known) crashed by its log:
  * a class other than `none`, except a failure record alone from a server that exited 0 by itself, which survived it

@@ -164,6 +164,24 @@ describe('multi-node launch', () => {
     expect(b.printed.filter((p) => p.includes('CRASH ')).join('\n')).toMatch(/node 1 \(node1\)/);
   });
 
+  it('a head stopped from outside the bot: its worker losing it is no crash, the end is told as the stop, once', async () => {
+    // The head drains and kills its own tree on SIGTERM (real SGLang); the worker then loses its peer (gloo's
+    // "Connection closed by peer") and exits 1.
+    const b = pairBot([{ STANDIN_EXIT_STYLE: 'real' }, {}]);
+    expect((await b.run('launch small --set tp=2 --host pair --port 30450')).exitCode ?? 0).toBe(0);
+    const head = b.app.engine.attempts.get(1)!;
+    const [worker] = b.app.engine.attempts.nodes(1);
+    process.kill(-head.pgid!, 'SIGTERM');
+    await until(() => b.app.engine.attempts.get(1)?.active === false, 30_000);
+    const a = b.app.engine.attempts.get(1)!;
+    expect(a.status).toBe('exited');
+    expect(a.outcomeDetail).toMatch(/^stopped from outside the bot: the server logged a stop signal at line \d+/);
+    expect(b.app.engine.attempts.events(1).map((e) => e.kind)).not.toContain('node_failed');
+    await until(() => groupMembers(worker!.pgid!).length === 0, 10_000);
+    await b.app.engine.notifier?.idle();
+    expect(b.printed.filter((p) => p.includes('CRASH '))).toEqual([]);
+  });
+
   it("a failure record in a worker's log: no crash while it serves on; its exit 1 then ends the attempt, told once", async () => {
     const control = join(userDir('glm-ctl-'), 'control');
     writeFileSync(control, '', { mode: 0o666 });

@@ -3,7 +3,7 @@
 // ending, so that reconcile (src/lifecycle/reconcile-direct.ts) records one without importing the backends.
 import type { Attempt } from '../../ledger/attempts.ts';
 import { exitedClassification, type Phase } from '../../logs/classify/index.ts';
-import { type Diagnosis, showsCrash, survived } from '../../logs/diagnosis.ts';
+import { type Diagnosis, showsCrash, stoppedFromOutside, survived } from '../../logs/diagnosis.ts';
 import { type Ending, endingOver } from '../backend.ts';
 import { type Engine, publish } from '../engine.ts';
 import type { LaunchEvent, LaunchResult } from './types.ts';
@@ -70,7 +70,7 @@ export function judgeEnd(
   // Stopped by someone other than the bot (a stop the bot asked for is closedByStop's): the log says the signal
   // reached it and no crash came before, and it ended by SIGKILL (SGLang kills its own tree, itself last: 137),
   // SIGTERM (143) or 0. An abort (134) or a segfault (139) while it drained is a crash.
-  if (fromLog?.stopped && fromLog.category === 'none' && [null, 0, 137, 143].includes(exitCode)) {
+  if (fromLog && stoppedFromOutside(fromLog) && [null, 0, 137, 143].includes(exitCode)) {
     const diagnosis = {
       ...fromLog,
       summary: `stopped from outside the bot: the server logged a stop signal at line ${fromLog.stopped.line} (${fromLog.stopped.text.trim().slice(0, 160)})${exitCode ? `, then ended with status ${exitCode}` : ''}`,

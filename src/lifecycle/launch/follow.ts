@@ -9,7 +9,7 @@ import { backendFor } from '../backends.ts';
 import { type Engine, hostOf } from '../engine.ts';
 import { markFollower } from '../follower.ts';
 import { stampOf } from '../log-read.ts';
-import { failNodes, watchNodes } from '../node-watch.ts';
+import { afterHeadStopped, failNodes, watchNodes } from '../node-watch.ts';
 import { advance, initialProgress } from '../progress.ts';
 import { requeuedAgain } from '../requeue.ts';
 import { stopRequested } from '../stop.ts';
@@ -156,7 +156,7 @@ async function followRun(
     return follow(engine, engine.attempts.get(attempt.id)!, firstRequest, emit, diagnoser);
   }
   const nodeFailure = await nodes.settle(outcome !== 'ready' && outcome !== 'hang' && outcome !== 'timeout');
-  if (nodeFailure && outcome !== 'ready') {
+  if (nodeFailure && outcome !== 'ready' && !afterHeadStopped(diag.result(), nodeFailure)) {
     const f = await failNodes(engine, attempt, nodeFailure, emit);
     return { outcome: 'crashed', commandLine: attempt.commandLine, attempt: f.attempt, diagnosis: f.diagnosis };
   }
