@@ -116,6 +116,41 @@ describe('a signature that says only how the process ended (generic: in the cata
     expect(classOf([ready, sigterm, 'Killed', start, gloo, 'Killed']).category).toBe('nccl_error');
   });
 
+  it('a KeyboardInterrupt (SIGINT, a Ctrl-C) is a stop signal: its tracebacks, and what is chained to them, name no crash', () => {
+    const ready = '[2025-11-05 12:00:09] The server is fired up and ready to roll!';
+    const interrupt = [
+      'Traceback (most recent call last):',
+      '  File "/usr/local/lib/python3.12/dist-packages/sglang/srt/managers/scheduler.py", line 2300, in run_scheduler_process',
+      '    scheduler.event_loop_overlap()',
+      '  File "/usr/lib/python3.12/threading.py", line 355, in wait',
+      '    waiter.acquire()',
+      'KeyboardInterrupt',
+    ];
+    const chained = [
+      '',
+      'During handling of the above exception, another exception occurred:',
+      '',
+      'Traceback (most recent call last):',
+      '  File "/usr/local/lib/python3.12/dist-packages/sglang/srt/managers/scheduler.py", line 2310, in run_scheduler_process',
+      '    scheduler.event_loop_overlap()',
+      'RuntimeError: Event loop is closed',
+    ];
+    const d = diagnoseText([ready, ...interrupt, ...chained, ''].join('\n'), { exit: { code: 130, signal: null } });
+    expect(d.classification.category).toBe('none');
+    expect(d.stopped?.text).toBe('KeyboardInterrupt');
+    // every rank's, and a bare `KeyboardInterrupt` line
+    expect(classOf([ready, ...interrupt, ...interrupt.map((l) => `[rank1]: ${l}`)]).category).toBe('none');
+    expect(classOf([ready, 'KeyboardInterrupt', 'Killed']).category).toBe('none');
+    // The same chained failure without the interrupt is a crash; a crash before the interrupt stays the crash.
+    expect(classOf([ready, ...chained.slice(3)]).category).toBe('other');
+    const oom = 'torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.';
+    expect(classOf([ready, oom, ...interrupt]).category).toBe('cuda_oom');
+    // An interrupt is not a signal the server was killed by: a segfault after it is still a crash.
+    expect(
+      diagnoseText([ready, ...interrupt, ''].join('\n'), { exit: { code: 139, signal: null } }).classification.category,
+    ).toBe('other');
+  });
+
   it("a launcher's line naming the signal is no generic ending: it stays the root", () => {
     const line = 'mpirun noticed that process rank 6 with PID 0 on node x exited on signal 9 (Killed).';
     expect(

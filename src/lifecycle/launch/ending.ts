@@ -69,8 +69,9 @@ export function judgeEnd(
     return { by: 'ending', ending: over };
   // Stopped by someone other than the bot (a stop the bot asked for is closedByStop's): the log says the signal
   // reached it and no crash came before, and it ended by SIGKILL (SGLang kills its own tree, itself last: 137),
-  // SIGTERM (143) or 0. An abort (134) or a segfault (139) while it drained is a crash.
-  if (fromLog && stoppedFromOutside(fromLog) && [null, 0, 137, 143].includes(exitCode)) {
+  // SIGTERM (143), SIGINT (130: a Ctrl-C, Python's KeyboardInterrupt) or 0. An abort (134) or a segfault (139)
+  // while it drained is a crash.
+  if (fromLog && stoppedFromOutside(fromLog) && [null, 0, 137, 143, 130].includes(exitCode)) {
     const diagnosis = {
       ...fromLog,
       summary: `stopped from outside the bot: the server logged a stop signal at line ${fromLog.stopped.line} (${fromLog.stopped.text.trim().slice(0, 160)})${exitCode ? `, then ended with status ${exitCode}` : ''}`,

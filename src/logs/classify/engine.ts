@@ -100,7 +100,20 @@ interface Hang {
 
 /** How the server process ended, when the caller knows (a crash is never `none` when it exited non-zero). */
 /** The signals a stop sends (systemd, docker, kill(1), a scheduler): SIGTERM, then SIGKILL after its grace. */
-const STOP_SIGNALS = new Set(['SIGTERM', 'SIGKILL']);
+const STOP_SIGNALS = new Set(['SIGTERM', 'SIGKILL', 'SIGINT']);
+/** 128+N for those signals: what a shell reports for a process they ended. */
+const STOP_STATUSES = new Set([137, 143, 130]);
+
+/** A KeyboardInterrupt: the process was interrupted by SIGINT, it did not fail (Python's default SIGINT handler). */
+function interrupted(raised: RaisedException | null | undefined): boolean {
+  return raised?.short === 'KeyboardInterrupt';
+}
+
+/** The traceback is a KeyboardInterrupt, or an exception raised while one was handled (chained to it). */
+function interruptedIn(tb: Traceback): boolean {
+  for (let t: Traceback | null = tb, n = 0; t && n < 8; t = t.chainedTo, n++) if (interrupted(t.raised)) return true;
+  return false;
+}
 
 export interface ProcessExit {
   code: number | null;
@@ -326,6 +339,11 @@ export class ClassifierEngine {
     // a graceful shutdown cancels the server's tasks, its loops too: their CancelledError is no failure
     if (isExc && this.tracebacks.current && this.cancelledInShutdown(this.tracebacks.current.raised)) {
       this.tracebacks.excuse(this.tracebacks.current, true);
+    } else if (isExc && this.tracebacks.current && interruptedIn(this.tracebacks.current)) {
+      // Ctrl-C (SIGINT): every process of the server prints its KeyboardInterrupt, and what failed while it was
+      // handled (a closed event loop, a peer gone) is chained to it; the signal stopped it
+      this.tracebacks.excuse(this.tracebacks.current, true);
+      this.interruptedBy(ev);
     } else if (isExc && this.tracebacks.current) this.tracebacks.exceptionRead(this.tracebacks.current);
     let interesting = shape.kind !== 'text' && shape.kind !== 'blank' && this.tracebacks.current?.open === true;
     if (isExc) interesting = true;
@@ -395,6 +413,10 @@ export class ClassifierEngine {
     const raised = parseExceptionLine(prefix.body);
     // a client's error a serving server answered with a 4xx (`openai.BadRequestError: Error code: 400 - ...`)
     if (raised && this.serving() && clientError(raised.type)) return;
+    if (interrupted(raised)) {
+      this.interruptedBy(ev);
+      return;
+    }
     if (raised && !this.cancelledInShutdown(raised)) {
       this.tracebacks.native(ev, ev, raised, prefix.rank, this.phase.phase);
       // the lines after it are read whole: one may continue its message (tracebacks.ts, continues)
@@ -415,6 +437,16 @@ export class ClassifierEngine {
     const alone = new Set(this.match(line).roots.map((s) => s.id));
     const roots = this.match(whole).roots.filter((s) => !this.candidates.has(s.id) && !alone.has(s.id));
     if (roots.length > 0) this.addCandidate(roots, tb.exc, readPrefix(tb.exc.text), tb.exc.line);
+  }
+
+  /**
+   * Python raises KeyboardInterrupt in a process that SIGINT reached (Ctrl-C in its terminal, `kill -INT`): someone
+   * stopped it, as a SIGTERM stops SGLang (`SIGTERM received`); what follows (its peers' errors as they go, an exit
+   * by a signal) is that stop's end.
+   */
+  private interruptedBy(ev: Evidence): void {
+    if (!this.stopSignal) this.stopSignal = ev;
+    applyMilestone(this.phase, { kind: 'shutdown' });
   }
 
   /**
@@ -576,8 +608,8 @@ export class ClassifierEngine {
     const e = this.exit;
     if (e === null) return false;
     // Ended by SIGKILL or SIGTERM after its log said a stop signal reached it: the stop's end (the shell's status
-    // 128+N for signal N: 137, 143). An abort (134) or a segfault (139) during the drain is still a crash.
-    if (this.stopSignal && (STOP_SIGNALS.has(e.signal ?? '') || e.code === 137 || e.code === 143)) return false;
+    // 128+N for signal N: 137, 143, 130 for the SIGINT of a Ctrl-C). An abort (134) or a segfault (139) during the drain is still a crash.
+    if (this.stopSignal && (STOP_SIGNALS.has(e.signal ?? '') || STOP_STATUSES.has(e.code ?? -1))) return false;
     return e.signal !== null || (e.code !== null && e.code !== 0);
   }
 

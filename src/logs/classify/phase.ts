@@ -64,6 +64,8 @@ export const STRUCTURE_ANCHORS: Anchor[] = [
   { text: 'File [', ci: false },
   { text: 'Error', ci: false },
   { text: 'Exception', ci: false },
+  // a Ctrl-C's exception, printed alone by a process it stopped outside any traceback (engine.ts, interrupted)
+  { text: 'KeyboardInterrupt', ci: false },
   { text: 'what():', ci: false },
 ];
 

@@ -50,6 +50,8 @@ export interface Traceback {
    * print the message, then the traceback. It stands in for an exception line the excerpt lost.
    */
   logged: Logged | null;
+  /** The traceback this one is chained to ("During handling of the above exception, ..."), or null. */
+  chainedTo: Traceback | null;
 }
 
 /**
@@ -363,6 +365,7 @@ export class TracebackTracker {
       // An excerpt that starts at a frame can have the wrapper's own line, naming the exception, right before it
       // (`Scheduler hit an exception: IndexError: ...` with no `Traceback` header).
       logged: this.lastTextEnd === ev.line - 1 ? this.loggedBefore(headless) : null,
+      chainedTo: this.chainedFrom,
     };
     const excused = this.chainedFrom !== null && this.excused.has(this.chainedFrom);
     this.chainedFrom = null;
@@ -519,6 +522,7 @@ export function frameless(
     lastSource: null,
     phaseAt: phase,
     logged: null,
+    chainedTo: null,
   };
 }
 
