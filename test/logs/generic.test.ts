@@ -151,6 +151,24 @@ describe('a signature that says only how the process ended (generic: in the cata
     ).toBe('other');
   });
 
+  it('a cause logged at warning level that the server then went past (ready, a batch) names no crash', () => {
+    const start = '[2025-11-05 12:00:00] Load weight begin. avail mem=78.00 GB';
+    const ready = '[2025-11-05 12:00:09] The server is fired up and ready to roll!';
+    // c10d's TCPStore warns for each address it cannot bind and goes on with the next (torch/csrc/distributed/c10d/
+    // socket.cpp: C10D_WARNING per address, C10D_ERROR and a DistNetworkError only when none is left)
+    const warned =
+      '[W1105 12:00:01.123456 socket.cpp:464] [c10d] The server socket has failed to bind to [::]:29500 (errno: 98 - Address already in use).';
+    expect(classOf([start, warned, ready]).category).toBe('none');
+    expect(classOf([start, warned, 'Prefill batch. #new-seq: 1, #new-token: 4, #cached-token: 0']).category).toBe(
+      'none',
+    );
+    // with nothing after it the warning is the only cause there is; logged as an error it stays a crash
+    expect(classOf([start, warned]).category).toBe('port_in_use');
+    expect(classOf([start, warned.replace('[W1105', '[E1105'), ready]).category).toBe('port_in_use');
+    // once one of its lines is logged as an error, the server getting ready does not take it back
+    expect(classOf([start, warned, warned.replace('[W1105', '[E1105'), ready]).category).toBe('port_in_use');
+  });
+
   it("a launcher's line naming the signal is no generic ending: it stays the root", () => {
     const line = 'mpirun noticed that process rank 6 with PID 0 on node x exited on signal 9 (Killed).';
     expect(

@@ -90,6 +90,11 @@ interface Candidate {
   tb: Traceback | null;
   pendingUntil: number;
   phaseAt: Phase;
+  /**
+   * Every line it matched was logged at warning level or below (records.ts, mildRecord): a program that warns goes
+   * on, so a server that then got ready or served a batch went past it, as past a `transient` signature's line.
+   */
+  mild: boolean;
 }
 
 interface Hang {
@@ -299,8 +304,13 @@ export class ClassifierEngine {
   private servedPast(): void {
     // called for every batch line: nothing to do (and nothing allocated) while there is no candidate
     if (this.candidates.size === 0) return;
-    for (const [id, c] of this.candidates) if (c.sig.transient) this.candidates.delete(id);
-    if (this.pending.length > 0) this.pending = this.pending.filter((c) => !c.sig.transient);
+    this.wentPast((c) => c.sig.transient || c.mild);
+  }
+
+  /** Drops the candidates the server has shown it went past. */
+  private wentPast(past: (c: Candidate) => boolean): void {
+    for (const [id, c] of this.candidates) if (past(c)) this.candidates.delete(id);
+    if (this.pending.length > 0) this.pending = this.pending.filter((c) => !past(c));
   }
 
   setLinesRead(n: number): void {
@@ -364,7 +374,7 @@ export class ClassifierEngine {
     const { benign, roots, consequences } = this.match(line);
     if (!benign) {
       if (roots.length > 0) {
-        this.addCandidate(roots, ev, prefix, lineNo);
+        this.addCandidate(roots, ev, prefix, lineNo, mildRecord(prefix, line));
         interesting = true;
       } else if (consequences.length > 0) {
         // a death reported over a few lines (`Rank 0 scheduler is dead.` then `Exit code: -9`): the first names what
@@ -533,7 +543,10 @@ export class ClassifierEngine {
     // `SIGTERM received`) are: the server ran on until someone stopped it.
     if (m.kind !== 'shutdown' || stopSignalled(line)) this.tracebacks.carriedOn();
     // ready again: a server that died of a traceback (diesWithServer) was started again
-    if (m.kind === 'ready') this.tracebacks.survived(true);
+    if (m.kind === 'ready') {
+      this.tracebacks.survived(true);
+      this.wentPast((c) => c.mild);
+    }
   }
 
   private match(line: string): { benign: boolean; roots: Signature[]; consequences: Signature[] } {
@@ -552,11 +565,12 @@ export class ClassifierEngine {
     return { benign: false, roots, consequences };
   }
 
-  private addCandidate(roots: Signature[], ev: Evidence, prefix: LinePrefix, lineNo: number): void {
+  private addCandidate(roots: Signature[], ev: Evidence, prefix: LinePrefix, lineNo: number, mild = false): void {
     const [sig, ...alsoMatched] = roots as [Signature, ...Signature[]];
     const existing = this.candidates.get(sig.id);
     if (existing) {
       if (existing.more.length < MAX_EXTRA_ROOT_LINES) existing.more.push(ev);
+      existing.mild &&= mild;
       return;
     }
     const tb = this.tracebacks.owning(lineNo, prefix);
@@ -569,6 +583,7 @@ export class ClassifierEngine {
       tb,
       pendingUntil: tb ? 0 : lineNo + PENDING_LINES,
       phaseAt: this.phase.phase,
+      mild,
     };
     this.candidates.set(sig.id, c);
     if (!tb) this.pending.push(c);
@@ -751,6 +766,7 @@ export class ClassifierEngine {
           tb,
           pendingUntil: 0,
           phaseAt: tb.phaseAt,
+          mild: false,
         };
         return this.fromCandidate(c);
       }
