@@ -1,9 +1,10 @@
 // The real crash-log corpus: every case readable and honest (root line in its log, split fixed by its source), the
 // classifier's answers the same through every wrapper style and every reading path (dev cases), and the known-upstream index.
-import { Readable } from 'node:stream';
-import { describe, expect, it } from 'vitest';
+
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { describe, expect, it } from 'vitest';
 import { CORPUS_DIR, loadCorpus, splitOf } from '../../src/corpus/cases.ts';
 import { buildKnownIndex } from '../../src/corpus/similar.ts';
 import { diagnoseStream, diagnoseText, loadCatalog } from '../../src/logs/classify/index.ts';
