@@ -169,6 +169,39 @@ describe('a signature that says only how the process ended (generic: in the cata
     expect(classOf([start, warned, warned.replace('[W1105', '[E1105'), ready]).category).toBe('port_in_use');
   });
 
+  it('reads any CapWords class where a traceback ends as its exception, so the import family decides by type', () => {
+    const frames = [
+      'Traceback (most recent call last):',
+      '  File "/usr/local/bin/sglang", line 5, in <module>',
+      '    from pkg_resources import load_entry_point',
+    ];
+    const missing =
+      "pkg_resources.DistributionNotFound: The 'triton' distribution was not found and is required by the application";
+    const c = classOf([...frames, missing]);
+    expect(c.category).toBe('import_error');
+    expect(c.evidence[0]?.text).toBe(missing);
+    expect(
+      classOf([...frames, 'importlib.metadata.PackageNotFoundError: No package metadata was found for vllm']).category,
+    ).toBe('import_error');
+    // outside a traceback's end a CapWords word is no exception: a bare line of text stays text
+    expect(classOf(['DistributionNotFound: not a traceback']).category).toBe('none');
+    // a name with no message and no module path is a word, not a class (`Killed`, `Done`)
+    expect(parseExceptionLine('BrokenProcessPool: x')).toBeNull();
+  });
+
+  it("the import family's other messages: a torch.ops operator missing, a circular import, a Windows DLL", () => {
+    for (const line of [
+      "AttributeError: '_OpNamespace' 'sgl_kernel' object has no attribute 'moe_fused_gate'",
+      'RuntimeError: No such operator sgl_kernel::fp8_blockwise_scaled_mm',
+      'RuntimeError: operator torchvision::nms does not exist',
+      "AttributeError: partially initialized module 'torch' has no attribute 'cuda' (most likely due to a circular import)",
+      'OSError: [WinError 126] The specified module could not be found. Error loading "C:\\env\\torch\\lib\\c10.dll" or one of its dependencies.',
+    ])
+      expect(classOf([line]).category, line).toBe('import_error');
+    // an attribute missing from an ordinary object is no import error
+    expect(classOf(["AttributeError: 'NoneType' object has no attribute 'shape'"]).category).toBe('other');
+  });
+
   it("a launcher's line naming the signal is no generic ending: it stays the root", () => {
     const line = 'mpirun noticed that process rank 6 with PID 0 on node x exited on signal 9 (Killed).';
     expect(

@@ -42,6 +42,21 @@ export function parseExceptionLine(text: string): RaisedException | null {
   return { type, short, message: (m[2] ?? '').trim() };
 }
 
+// Where Python prints a traceback's exception (the first line after its frames), any class name is one, whatever
+// it ends in: `pkg_resources.DistributionNotFound: ...`, `concurrent.futures.process.BrokenProcessPool: ...`. Class
+// names are CapWords (PEP 8); a module path may lead.
+const CLASS_NAME = /^(?:[A-Za-z_]\w*\.)*[A-Z][A-Za-z0-9]*[a-z][A-Za-z0-9]*$/;
+
+/** An exception line read where a traceback's frames end: parseExceptionLine's, or any CapWords class name. */
+export function parseExceptionAtEnd(text: string): RaisedException | null {
+  const named = parseExceptionLine(text);
+  if (named) return named;
+  const m = EXC_LINE.exec(text.trim());
+  const type = m?.[1] ?? '';
+  if (!m || !CLASS_NAME.test(type) || (!m[2] && !type.includes('.'))) return null;
+  return { type, short: type.slice(type.lastIndexOf('.') + 1), message: (m[2] ?? '').trim() };
+}
+
 const TERMINATE = /terminate called after throwing an instance of '([^']+)'/;
 const WHAT = /^\s*what\(\):\s*(.*)$/;
 

@@ -2,7 +2,7 @@
 // frames, then the exception line. Several ranks print one each; chained exceptions print several in a row. Only
 // what the classifier needs is kept, bounded: the header, up to MAX_FRAMES frames and the exception line.
 
-import { parseExceptionLine, type RaisedException } from './exceptions.ts';
+import { parseExceptionAtEnd, parseExceptionLine, type RaisedException } from './exceptions.ts';
 import { decorationOnly, fenceLine, type LinePrefix, type LineShape, readPrefix, statesNothing } from './lineinfo.ts';
 import type { Frame } from './phase.ts';
 import {
@@ -306,7 +306,7 @@ export class TracebackTracker {
           // Without a header, frames in Python's traceback format still say so; after faulthandler's stack dumps
           // (which look like frames too) only a line that reads as an exception counts.
           if (cur.frames.length > 0 && !prefix.record) {
-            const raised = parseExceptionLine(prefix.body);
+            const raised = cur.pythonFrames ? parseExceptionAtEnd(prefix.body) : parseExceptionLine(prefix.body);
             if (raised || !cur.headless || cur.pythonFrames) {
               cur.exc = ev;
               cur.raised = raised;
