@@ -202,6 +202,23 @@ describe('a signature that says only how the process ended (generic: in the cata
     expect(classOf(["AttributeError: 'NoneType' object has no attribute 'shape'"]).category).toBe('other');
   });
 
+  it("vLLM's engine configuration checks refuse a setting: a backend assertion by the frames that raised it", () => {
+    const tb = (file: string, func: string, exc: string) => [
+      'Traceback (most recent call last):',
+      `  File "/usr/local/lib/python3.12/dist-packages/vllm/${file}", line 500, in ${func}`,
+      '    raise ValueError(',
+      exc,
+    ];
+    const q =
+      'ValueError: Quantization method specified in the model config (fp8) does not match the quantization method specified in the `quantization` argument (awq).';
+    expect(classOf(tb('config.py', '_verify_quantization', q)).category).toBe('backend_assertion');
+    expect(classOf(tb('config/model.py', '_verify_quantization', q)).category).toBe('backend_assertion');
+    const sel = 'ValueError: Invalid attention backend for cuda with use_v1: True use_mla: False';
+    expect(classOf(tb('attention/selector.py', 'get_attn_backend_cls', sel)).category).toBe('backend_assertion');
+    // the environment failing a probe there is no setting refused
+    expect(classOf(tb('config.py', '__init__', 'RuntimeError: Failed to infer device type')).category).toBe('other');
+  });
+
   it("a launcher's line naming the signal is no generic ending: it stays the root", () => {
     const line = 'mpirun noticed that process rank 6 with PID 0 on node x exited on signal 9 (Killed).';
     expect(
