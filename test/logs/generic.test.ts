@@ -219,6 +219,12 @@ describe('a signature that says only how the process ended (generic: in the cata
     expect(classOf(tb('config.py', '__init__', 'RuntimeError: Failed to infer device type')).category).toBe('other');
   });
 
+  it("vLLM V1's bound on a worker RPC for a model step is the engine giving up on that step", () => {
+    expect(classOf(['TimeoutError: RPC call to execute_model timed out.']).category).toBe('watchdog_timeout');
+    // another RPC (a set-up call) timing out names no hung step
+    expect(classOf(['TimeoutError: RPC call to load_model timed out.']).category).toBe('other');
+  });
+
   it("a launcher's line naming the signal is no generic ending: it stays the root", () => {
     const line = 'mpirun noticed that process rank 6 with PID 0 on node x exited on signal 9 (Killed).';
     expect(
