@@ -142,6 +142,8 @@ interface RuledException {
 }
 
 const WHAT_WITHIN = 3;
+/** libstdc++'s `  what():  msg` (libstdc++-v3/libsupc++/vterminate.cc, __verbose_terminate_handler). */
+const WHAT_ALONE = /^ {1,4}what\(\): {2}(\S.*)$/;
 /** Joined lines split so far, remembered to give evidence the log's own line numbers back (bounded). */
 const MAX_SPLITS = 10_000;
 
@@ -155,6 +157,12 @@ interface Split {
   line: number;
 }
 const IGNORED = /^Exception ignored in\b/;
+// c10::Error's what() is its message, then where it was raised and the C++ stack: `Exception raised from recvBytes at
+// .../c10d/Utils.hpp:676 (most recent call first):` and `frame #0: c10::Error::Error(...) + 52 (0x... in libc10.so)`
+// (pytorch c10/util/Exception.cpp, Error::compute_what; the frames from c10/util/Backtrace.cpp). Those lines belong to
+// the message printed before them, at that message's level: they state no failure of their own (a frame's
+// `c10::Error::Error` is the constructor's name), whatever level a wrapper puts in front of every line.
+const C10_BACKTRACE = /^\s*(?:Exception raised from \S+ at \S+ \(most recent call first\):|frame #\d+: )/;
 /** The lines a parent's report of one death spans. */
 const DEATH_REPORT_LINES = 3;
 /** A line that reports how a process exited (its code or signal), not what failed in it. */
@@ -358,7 +366,9 @@ export class ClassifierEngine {
     let interesting = shape.kind !== 'text' && shape.kind !== 'blank' && this.tracebacks.current?.open === true;
     if (isExc) interesting = true;
     this.readNative(prefix, ev, lineNo);
-    if (shape.kind === 'text') this.readBareException(prefix, ev, lineNo);
+    // (an indented line outside a traceback is no source line: an exception line a paste indented, ` ValueError: ...`)
+    if (shape.kind === 'text' || (shape.kind === 'indented' && !openBefore && !shape.dump && !shape.current))
+      this.readBareException(prefix, ev, lineNo);
     this.readContinued(line, lineNo);
     if (codeLine) {
       if (interesting) this.attentionUntil = Math.max(this.attentionUntil, lineNo + ATTENTION_LINES);
@@ -472,7 +482,12 @@ export class ClassifierEngine {
    * part of a traceback (its exception line and what continues it) or an exception line of their own are read there.
    */
   private readRecord(prefix: LinePrefix, ev: Evidence, lineNo: number): boolean {
-    if (this.tracebacks.owning(lineNo, prefix) || this.tracebacks.continued(lineNo) || parseExceptionLine(prefix.body))
+    if (
+      this.tracebacks.owning(lineNo, prefix) ||
+      this.tracebacks.continued(lineNo) ||
+      parseExceptionLine(prefix.body) ||
+      C10_BACKTRACE.test(prefix.body)
+    )
       return false;
     // a failure of one request (or a client's, or an asyncio task's) is answered with an error by a server that
     // serves, which serves on
@@ -522,7 +537,13 @@ export class ClassifierEngine {
       return;
     }
     const n = this.native;
-    if (!n) return;
+    if (!n) {
+      // the `what():` line alone, its terminate line cut off above it (an excerpt's start): libstdc++'s handler
+      // prints it only there, indented and with two blanks after the colon (vterminate.cc); its type is unknown
+      const alone = WHAT_ALONE.exec(prefix.body);
+      if (alone) this.tracebacks.native(ev, ev, cppException('', alone[1] ?? ''), prefix.rank, this.phase.phase);
+      return;
+    }
     if (lineNo > n.until) {
       this.native = null;
       return;

@@ -18,8 +18,10 @@ const WRAPPERS: RegExp[] = [
   /^[A-Za-z][\w.-]* +\| ?/,
   /^ +\| /,
   // Ray and vLLM worker processes: `(RayWorkerWrapper pid=123) `, `(EngineCore_DP0 pid=1) `, `(pid=5, ip=10.0.0.2) `,
-  // vLLM's multiprocessing workers with their rank: `(VllmWorker rank=3 pid=1090) `
-  /^\((?:[A-Za-z_][\w-]* )?(?:[a-z_]+=\w+ )*pid=\d+(?:, ip=[^)]*)?\) ?/,
+  // vLLM's multiprocessing workers with their rank: `(VllmWorker rank=3 pid=1090) `; a paste can indent the whole
+  // block, label and all (` (SGLangEngine pid=12589)   File ...`): the blanks before the label are no indentation of
+  // the line it labels (that is after the label), so they go with it
+  /^ {0,8}\((?:[A-Za-z_][\w-]* )?(?:[a-z_]+=\w+ )*pid=\d+(?:, ip=[^)]*)?\) ?/,
   /^\((?:raylet|autoscaler|monitor|dashboard)[^)]*\) ?/,
   // vLLM's logger: `ERROR 11-05 12:19:32 [core.py:708] ` (V1), `INFO 08-19 07:51:03 model_runner.py:732] ` (V0);
   // servers built on it print the year too: `ERROR 2025-07-21 14:34:24.934 factory.py:62] `

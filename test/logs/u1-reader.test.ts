@@ -1,0 +1,53 @@
+// The reader's answers for constructs the m- round showed (dev cases), the same whatever wraps or cuts the lines.
+import { describe, expect, it } from 'vitest';
+import { diagnose } from './diagnose.ts';
+
+describe('c10::Error backtrace lines', () => {
+  // c10/util/Exception.cpp (Error::compute_what): the message, then `Exception raised from f at file:line (most recent
+  // call first):` and the C++ frames; they are that message's, not failure records of their own.
+  const lines = [
+    '[W519 18:43:28.518309000 TCPStore.cpp:350] [c10d] TCP client failed to connect/validate to host h:58159 - retrying (try=0, timeout=1800000ms, delay=610ms): Connection reset by peer',
+    'Exception raised from recvBytes at /x/torch/csrc/distributed/c10d/Utils.hpp:676 (most recent call first):',
+    'frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 52 (0x103307d1c in libc10.dylib)',
+    'frame #1: void c10d::tcputil::recvBytes<unsigned int>(int, unsigned int*, unsigned long) + 476 (0x116b50290 in libtorch_cpu.dylib)',
+  ];
+  it('are no failure record, bare or behind an ERROR-level wrapper', () => {
+    const bare = diagnose(lines);
+    const wrapped = diagnose(lines.map((l) => `(EngineCore_DP0 pid=1) ERROR 11-05 12:19:32 [core.py:708] ${l}`));
+    expect(bare.category).toBe('none');
+    expect(wrapped.category).toBe(bare.category);
+  });
+});
+
+describe('a paste that indents its lines', () => {
+  it('reads an exception line indented by the paste outside a traceback', () => {
+    const d = diagnose([
+      ' ValueError: No valid attention backend found for cuda with AttentionSelectorConfig(head_size=64)',
+    ]);
+    expect(d.category).toBe('backend_assertion');
+    expect(diagnose(['[default0]: ValueError: No valid attention backend found for cuda']).category).toBe(d.category);
+  });
+
+  it('takes the blanks before a Ray label off with it', () => {
+    const tb = [
+      ' (SGLangEngine pid=12589)   File "/x/sglang/srt/layers/sampler.py", line 600, in sampling_from_probs_torch',
+      ' (SGLangEngine pid=12589)     sampled_index = torch.multinomial(probs, num_samples=1)',
+      ' (SGLangEngine pid=12589) torch.AcceleratorError: CUDA error: device-side assert triggered',
+    ];
+    expect(diagnose(tb).category).toBe('nan_in_sampling');
+    expect(diagnose(tb.map((l) => `ERROR:root:${l}`)).category).toBe('nan_in_sampling');
+  });
+});
+
+describe("libstdc++'s terminate handler", () => {
+  it('reads `  what():  msg` as a C++ exception when the terminate line above it was cut off', () => {
+    const whole = diagnose([
+      "terminate called after throwing an instance of 'std::runtime_error'",
+      '  what():  Unexpected empty grammar stack after accepting piece: [control_36]',
+    ]);
+    const cut = diagnose(['  what():  Unexpected empty grammar stack after accepting piece: [control_36]']);
+    expect(whole.category).toBe('other');
+    expect(cut.category).toBe('other');
+    expect(cut.root).toBe(whole.root);
+  });
+});
