@@ -1,0 +1,169 @@
+// The class decision on the m- round's dev misses: exception families by type and the code that raised them, and the
+// messages libraries document, each in a small log in the style of the real one.
+import { describe, expect, it } from 'vitest';
+import { diagnose, tb } from './diagnose.ts';
+
+describe('sampling: torch.multinomial refusing its distribution', () => {
+  it('the host-side check (Distributions.cpp) is nan_in_sampling', () => {
+    const line = 'RuntimeError: invalid multinomial distribution (sum of probabilities <= 0)';
+    expect(diagnose([line])).toMatchObject({ category: 'nan_in_sampling', root: line });
+  });
+});
+
+describe("triton's OutOfResources as its repr, logged by the process that got it back", () => {
+  it('is shared_memory_exceeded', () => {
+    const line = "ERROR 05-20 16:28:24 [engine.py:161] OutOfResources(98304, 49152, 'shared memory')";
+    expect(diagnose([line]).category).toBe('shared_memory_exceeded');
+  });
+});
+
+describe("vLLM V0's worker monitor reporting a worker killed by a signal", () => {
+  it('is a crash (other), the death its root', () => {
+    const line =
+      'ERROR 03-19 13:02:05 [multiproc_worker_utils.py:124] Worker VllmWorkerProcess pid 320 died, exit code: -9';
+    const d = diagnose([
+      line,
+      'INFO 03-19 13:02:05 [multiproc_worker_utils.py:128] Killing local vLLM worker processes',
+    ]);
+    expect([d.category, d.root]).toEqual(['other', line]);
+  });
+});
+
+describe("Ray Serve's controller giving up on a replica's health check", () => {
+  it('is watchdog_timeout', () => {
+    const line =
+      "(ServeController pid=1758) Didn't receive health check response for replica Replica(id='a1', deployment='vLLM', app='app') after 10.0s, marking it unhealthy.";
+    expect(diagnose([line]).category).toBe('watchdog_timeout');
+  });
+});
+
+describe('a KeyError on a checkpoint tensor name', () => {
+  it('stays model_load_error when the next record of an interleaved log is read onto its line', () => {
+    const d = diagnose([
+      "(Worker_TP1 pid=9) ERROR 06-18 16:38:35 [multiproc_executor.py:870] KeyError: 'model.layers.3.self_attn.wq_b.weight'",
+      '(EngineCore pid=5) ERROR 06-18 16:38:39 [core.py:1140] EngineCore failed to start.',
+    ]);
+    expect(d.category).toBe('model_load_error');
+  });
+});
+
+describe("vLLM's attention backend selection finding no backend", () => {
+  it('is backend_assertion, with or without its reasons', () => {
+    const cut = 'ValueError: No valid attention backend found for cuda with AttentionSelectorConfig(';
+    expect(diagnose([cut, '    head_size=576,', '    use_']).category).toBe('backend_assertion');
+  });
+  it('reasons that name the compute capability make it the architecture', () => {
+    const line =
+      'ValueError: No valid attention backend found for cuda with AttentionSelectorConfig(head_size=576, use_mla=True). Reasons: {FLASHMLA: [compute capability not supported]}.';
+    expect(diagnose([line]).category).toBe('unsupported_arch');
+  });
+});
+
+describe('a bare assert on a parallel split in model code', () => {
+  it('is backend_assertion (the tensor parallel size does not divide the heads)', () => {
+    const d = diagnose(
+      tb(
+        [
+          ['/x/vllm/model_executor/models/llama.py', '__init__', 'self.self_attn = LlamaAttention('],
+          ['/x/vllm/model_executor/models/llama.py', '__init__', 'assert self.total_num_kv_heads % tp_size == 0'],
+        ],
+        'AssertionError',
+      ),
+    );
+    expect(d.category).toBe('backend_assertion');
+  });
+  it('another bare assert in model code stays other', () => {
+    const d = diagnose(
+      tb([['/x/vllm/model_executor/models/llama.py', 'forward', 'assert hidden_states.dim() == 2']], 'AssertionError'),
+    );
+    expect(d.category).toBe('other');
+  });
+});
+
+describe("vLLM's KV connector factory refusing the configured connector", () => {
+  it('is backend_assertion', () => {
+    const d = diagnose(
+      tb(
+        [
+          [
+            '/x/vllm/distributed/kv_transfer/kv_transfer_state.py',
+            'ensure_kv_transfer_initialized',
+            '_KV_CONNECTOR_AGENT = KVConnectorFactory.create_connector_v0(',
+          ],
+          [
+            '/x/vllm/distributed/kv_transfer/kv_connector/factory.py',
+            'create_connector_v0',
+            'assert issubclass(connector_cls, KVConnectorBase)',
+          ],
+        ],
+        'AssertionError',
+      ),
+    );
+    expect(d.category).toBe('backend_assertion');
+  });
+});
+
+describe('NVSHMEM transport failures', () => {
+  it('are nccl_error', () => {
+    const line =
+      '/sgl-workspace/nvshmem/src/modules/transport/ibrc/ibrc.cpp:420: non-zero status: 22 ibv_modify_qp failed';
+    expect(diagnose([line]).category).toBe('nccl_error');
+  });
+});
+
+describe("llama.cpp's model file and hub errors (C++ std::runtime_error)", () => {
+  it('a model file that ends early is model_load_error', () => {
+    const d = diagnose([
+      'llama.cpp: loading model from ./models/7B/ggml-model-q4_0.bin',
+      "terminate called after throwing an instance of 'std::runtime_error'",
+      '  what():  unexpectedly reached end of file',
+      'Aborted (core dumped)',
+    ]);
+    expect(d.category).toBe('model_load_error');
+  });
+  it('the hub answering an error to -hf is model_load_error', () => {
+    const d = diagnose([
+      "terminate called after throwing an instance of 'std::runtime_error'",
+      '  what():  error from HF API, response code: 500, data: {"error":"Internal Error"}',
+      'Aborted (core dumped)',
+    ]);
+    expect(d.category).toBe('model_load_error');
+  });
+});
+
+describe('XLA on TPU failing to reserve device memory for a program', () => {
+  it('is cuda_oom (device memory exhausted)', () => {
+    const line =
+      'RuntimeError: Bad StatusOr access: RESOURCE_EXHAUSTED: Error loading program: Attempting to reserve 1.04G at the bottom of memory. That was not possible. There are 905.37M free, 0B reserved, and 905.37M reservable.';
+    expect(diagnose([line]).category).toBe('cuda_oom');
+  });
+});
+
+describe('errors that only look like a configuration refused or a process-group failure', () => {
+  it("torch_npu's operator error (its advice says `please set`) is no configuration refused", () => {
+    const d = diagnose([
+      'RuntimeError: The Inner error is reported as above. The process exits for this inner error, and the current working operator name is aclnnIsNegInf.',
+      'Since the operator is called asynchronously, the stacktrace may be inaccurate. If you want to get the accurate stacktrace, please set the environment variable ASCEND_LAUNCH_BLOCKING=1.',
+    ]);
+    expect(d.category).toBe('other');
+  });
+  it("the NCCL watchdog's DistBackendError carrying a CUDA error is not nccl_error", () => {
+    const d = diagnose([
+      "terminate called after throwing an instance of 'c10::DistBackendError'",
+      '  what():  [PG ID 2 PG GUID 3 Rank 1] Process group watchdog thread terminated with exception: CUDA error: unspecified launch failure',
+    ]);
+    expect(d.category).not.toBe('nccl_error');
+  });
+  it('a call-signature TypeError in a weight loader is a code bug (other), not a checkpoint that does not fit', () => {
+    const d = diagnose(
+      tb(
+        [
+          ['/x/sglang/srt/models/gpt_oss.py', 'load_weights', 'self._load_weights_mxfp4('],
+          ['/x/sglang/srt/models/gpt_oss.py', '_load_mxfp4_experts_weights', 'weight_loader('],
+        ],
+        "TypeError: default_weight_loader() got an unexpected keyword argument 'weight_name'",
+      ),
+    );
+    expect(d.category).toBe('other');
+  });
+});
