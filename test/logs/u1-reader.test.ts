@@ -1,5 +1,6 @@
 // The reader's answers for constructs the m- round showed (dev cases), the same whatever wraps or cuts the lines.
 import { describe, expect, it } from 'vitest';
+import { splitJoined } from '../../src/logs/classify/normalise.ts';
 import { diagnose } from './diagnose.ts';
 
 describe('c10::Error backtrace lines', () => {
@@ -49,5 +50,40 @@ describe("libstdc++'s terminate handler", () => {
     expect(whole.category).toBe('other');
     expect(cut.category).toBe('other');
     expect(cut.root).toBe(whole.root);
+  });
+});
+
+describe('a joined log split again', () => {
+  it("cuts before multiprocessing's `Process <name>:` for a name the parent gave (vLLM's EngineCore_0)", () => {
+    expect(
+      splitJoined(
+        'ERROR 06-11 15:17:13 [core.py:517] AssertionError Process EngineCore_0: Traceback (most recent call last):',
+      ),
+    ).toEqual([
+      'ERROR 06-11 15:17:13 [core.py:517] AssertionError',
+      'Process EngineCore_0: Traceback (most recent call last):',
+    ]);
+  });
+
+  it("reads IPython's `/x/f.py in f(args)` frame as a traceback's, so the exception after a colon-ending source line is a line", () => {
+    const pieces = splitJoined(
+      '/x/auto_gptq/utils/exllama_utils.py in exllama_set_max_input_length(model, max_input_length)      19     if not model.quantize_config.desc_act: ImportError: /x/exllama_kernels.so: undefined symbol: _ZN3c104cuda9SetDeviceEi',
+    );
+    expect(pieces?.at(-1)).toBe('ImportError: /x/exllama_kernels.so: undefined symbol: _ZN3c104cuda9SetDeviceEi');
+  });
+
+  it("splits THC's check failure and the shell's closing `Killed` off as lines", () => {
+    expect(
+      splitJoined(
+        'Start training from epoch 0. THCudaCheck FAIL file=/x/a.cu line=202 error=701 : too many resources requested for launch',
+      ),
+    ).toEqual([
+      'Start training from epoch 0.',
+      'THCudaCheck FAIL file=/x/a.cu line=202 error=701 : too many resources requested for launch',
+    ]);
+    expect(splitJoined('Refiner unloaded. model_type EPS adm 2816 Killed')).toEqual([
+      'Refiner unloaded. model_type EPS adm 2816',
+      'Killed',
+    ]);
   });
 });

@@ -108,11 +108,15 @@ const BOUNDARY = new RegExp(
       String.raw`(?:\[[^\]\n]{1,40}\] )?\d{4}-\d\d-\d\d \d\d:\d\d:\d\d - (?:DEBUG|INFO|WARN|WARNING|ERROR|CRITICAL) - `,
       // TensorRT-LLM's logger `[06/21/2025-03:55:04] [TRT-LLM]` and its numbered backtrace `32      0x5db1e4 f + 8`;
       // Python's threading `Exception in thread Thread-4 (name):`, multiprocessing's `Process SpawnProcess-1:` (the
-      // line its _bootstrap prints before a child's traceback)
-      String.raw`\[\d\d/\d\d/\d{4}-\d\d:\d\d:\d\d\]|(?<![\w.])\d{1,3} {2,}0x[0-9a-f]{4,16} |Exception in thread [^:\n]{1,80}:|Process [A-Z]\w{0,40}-\d{1,6}:`,
+      // line its _bootstrap prints before a child's traceback, `Process %s:` with the process's name: the default one,
+      // or one its parent gave it, as vLLM V1 names its engine core `EngineCore_0`, vllm/v1/engine/utils.py)
+      String.raw`\[\d\d/\d\d/\d{4}-\d\d:\d\d:\d\d\]|(?<![\w.])\d{1,3} {2,}0x[0-9a-f]{4,16} |Exception in thread [^:\n]{1,80}:|Process [A-Z][\w-]{0,40}[-_](?:[A-Z]{1,4})?\d{1,6}:`,
 
       // glog / c10 `[E1113 12:00:00.123 ...]`, NCCL `host:pid:tid [dev] `, c10's backtrace, C++'s terminate
       String.raw`\[?[IWEF]\d{3,4} \d\d:\d\d:\d\d\.\d+|(?<![\w.-])[\w.-]{1,64}:\d+:\d+ \[\d+\] |frame #\d+: |Exception raised from |terminate called after throwing`,
+      // THC's check (older PyTorch, aten/src/THC/THCGeneral.cpp, __THCudaCheck) prints its failure as a line of its own
+      // to stderr: `THCudaCheck FAIL file=... line=202 error=701 : too many resources requested for launch`
+      String.raw`THCudaCheck FAIL file=`,
       // Ray's C++ terminate handler logs the exception on one line, `Unhandled exception: St13runtime_error. what():
       // msg` (src/ray/util/logging.cc, TerminateHandler); a C++ signal handler's `Signal (6) received.` and the
       // boost::stacktrace frames it prints after it, `N# name in lib` / `N# 0x... in lib` (Triton's server does both)
@@ -129,6 +133,9 @@ const BOUNDARY = new RegExp(
     String.raw`(?<tb>Traceback \(most recent call last\):?)`,
     // (an excerpt that starts mid-line can start inside a frame's path: `vllm/engine/arg_utils.py", line 963, in f`)
     String.raw`(?<frame>File "[^"\n]{1,400}", line \d+, in [\w.<>]{1,200}|(?<!\S)[^\s"]{0,400}\.py", line \d+, in [\w.<>]{1,200}|<ipython-input-[^>]{1,60}> in [\w.<>]{1,200}\(\))`,
+    // IPython < 8 names a frame by its file and the call with its arguments, `/x/auto_gptq/utils/exllama_utils.py in
+    // f(model, max_input_length)` (IPython/core/ultratb.py, VerboseTB): the line starts there, its arguments are its own
+    String.raw`(?<ipy>(?<!\S)/[^\s"]{0,400}\.py in [\w.<>]{1,200}\()`,
     String.raw`(?<chain>During handling of the above exception, another exception occurred:|The above exception was the direct cause of the following exception:)`,
     // an exception's name as parseExceptionLine reads one, then its message (or the end); a bare `Error:` (a Rust or Go
     // launcher's line) only inside a traceback
@@ -136,6 +143,9 @@ const BOUNDARY = new RegExp(
     // (`raise NotImplementedError` is the source line naming it, not the exception line Python prints after it)
     String.raw`(?<exc>(?<![\w.])(?<!\braise )(?:[A-Za-z_]\w{0,60}\.){0,6}(?:Exception|StopIteration|OutOfResources|[A-Z]\w{0,60}?(?:Error|Exception|Exit|Interrupt|Failure|Timeout|OutOfResources))(?:\([A-Za-z_]\w{0,60}\)(?=: )|(?=: |$)))`,
     String.raw`(?<bare>(?<![\w.])Error(?=: ))`,
+    // the shell's report that its job was killed (SIGKILL: the kernel's OOM killer, a limit) is a line of its own,
+    // `Killed`, the last a killed process's log shows
+    String.raw`(?<killed>(?<= )Killed(?=\s*$))`,
     // tqdm ends each update with its timing: `[00:23<00:00,  1.38s/it]`
     String.raw`(?<tqdm>\[\d\d:\d\d<[^\]\n]{0,40}\])`,
   ].join('|'),
@@ -197,6 +207,9 @@ export function splitJoined(joined: string): string[] | null {
       inTraceback = true;
     } else if (g.frame !== undefined) {
       cuts.push([m.index, 'frame'], [end, 'source']);
+      inTraceback = true;
+    } else if (g.ipy !== undefined) {
+      cuts.push([m.index, 'line']);
       inTraceback = true;
     } else if (g.exc !== undefined || g.bare !== undefined) {
       // torch._dynamo's BackendCompilerFailed prints `backend='inductor' raised:` and the inner exception on the next
@@ -323,10 +336,10 @@ function mayBeJoined(line: string): boolean {
   // line (`sglang-1  |     raise NotImplementedError`) makes it no more likely to hold two lines
   if (body.length < MIN_JOINED) return false;
   for (const mark of JOIN_MARKS) if (body.indexOf(mark, 1) > 0) return true;
-  // an exception line without a message ends the joined line (`... assert x AssertionError`)
+  // an exception line without a message ends the joined line (`... assert x AssertionError`), or the shell's `Killed`
   return ENDS_IN_EXCEPTION.test(body);
 }
-const ENDS_IN_EXCEPTION = / [A-Za-z_][\w.]{0,120}(?:Error|Exception)\s*$/;
+const ENDS_IN_EXCEPTION = / (?:[A-Za-z_][\w.]{0,120}(?:Error|Exception)|Killed)\s*$/;
 const JOIN_MARKS = [
   'File "',
   'Traceback (',
@@ -362,6 +375,7 @@ const JOIN_MARKS = [
   'Signal (',
   '# ',
   'usage: ',
+  'THCudaCheck FAIL',
 ];
 
 /** Longer than this, what stands before a cut is not only wrappers and labels in front of one line. */
