@@ -167,3 +167,11 @@ describe('errors that only look like a configuration refused or a process-group 
     expect(d.category).toBe('other');
   });
 });
+
+describe("vLLM's model registry giving up on an architecture", () => {
+  it('its closing ValueError alone is model_load_error', () => {
+    const line =
+      "ValueError: Model architectures ['Gemma3ForConditionalGeneration'] failed to be inspected. Please check the logs for more details.";
+    expect(diagnose([line]).category).toBe('model_load_error');
+  });
+});
