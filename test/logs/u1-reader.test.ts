@@ -87,3 +87,14 @@ describe('a joined log split again', () => {
     ]);
   });
 });
+
+describe('an exception line hard-wrapped inside a word', () => {
+  it('is one line: the exception line is the root of what its cut-off end matches', () => {
+    const d = diagnose([
+      'torch.distributed.DistNetworkError: The server socket has failed to listen on any local network address. port: 42173, useIpv6: false, code: -98, name: EAD',
+      'DRINUSE, message: address already in use',
+    ]);
+    expect(d.category).toBe('port_in_use');
+    expect(d.root).toMatch(/^torch\.distributed\.DistNetworkError: /);
+  });
+});

@@ -454,7 +454,9 @@ export class ClassifierEngine {
     const tb = this.tracebacks.continuing(lineNo);
     if (!tb?.exc || !tb.raised) return;
     const whole = tb.raised.type === '' ? tb.raised.message : `${tb.raised.type}: ${tb.raised.message}`;
-    const alone = new Set(this.match(line).roots.map((s) => s.id));
+    // a line cut inside a word (a hard wrap at the screen's width) is the exception line's own text: what it matches,
+    // the exception line states
+    const alone = new Set(this.tracebacks.continuedInWord(lineNo) ? [] : this.match(line).roots.map((s) => s.id));
     const roots = this.match(whole).roots.filter((s) => !this.candidates.has(s.id) && !alone.has(s.id));
     if (roots.length > 0) this.addCandidate(roots, tb.exc, readPrefix(tb.exc.text), tb.exc.line);
   }

@@ -113,6 +113,8 @@ export class TracebackTracker {
   private continuedAt = 0;
   /** The exception whose message the line at continuedAt continued. */
   private continuedTb: Traceback | null = null;
+  /** True when that continuation went on inside a word the line before was cut in (one line, hard-wrapped). */
+  private continuedInWordFlag = false;
   /** Tracebacks a serving process logged for a failure it survives (excuse), and those chained to them. */
   private readonly excused = new WeakSet<Traceback>();
 
@@ -339,12 +341,17 @@ export class TracebackTracker {
     if (!r || !tb.exc || prefix.record || ev.line !== tb.messageEnd + 1) return false;
     const body = prefix.body.trimStart();
     if (ev.line - tb.exc.line > CONTINUATION_LINES || parseExceptionLine(body)) return false;
-    const inWord = /\w$/.test(r.message) && /^[a-z]/.test(body) && this.lastBodyLength >= 60;
+    // (an upper-case word cut the same way, `name: EAD` + `DRINUSE, message: ...`: only where the cut word is in
+    // capitals on both sides, as an errno or constant name is, and the message fills a screen line)
+    const inWord =
+      (this.lastBodyLength >= 60 && /\w$/.test(r.message) && /^[a-z]/.test(body)) ||
+      (r.message.length >= 100 && /\b[A-Z]+$/.test(r.message) && /^[A-Z]+\b/.test(body));
     r.message = `${r.message}${inWord ? '' : ' '}${body}`.slice(0, MAX_MESSAGE);
     tb.messageEnd = ev.line;
     this.lastBodyLength = body.length;
     this.continuedAt = ev.line;
     this.continuedTb = tb;
+    this.continuedInWordFlag = inWord;
     return true;
   }
 
@@ -406,6 +413,11 @@ export class TracebackTracker {
   /** The exception whose message the line continued (continues), or null. */
   continuing(lineNo: number): Traceback | null {
     return this.continuedAt === lineNo ? this.continuedTb : null;
+  }
+
+  /** True when the line continuing an exception's message goes on inside the word the line before was cut in. */
+  continuedInWord(lineNo: number): boolean {
+    return this.continuedAt === lineNo && this.continuedInWordFlag;
   }
 
   /** The traceback a line belongs to: the open one, or the one whose exception line it is or continues. */
