@@ -41,7 +41,7 @@ export function survivable(d: Diagnoser): SurvivableDiagnoser {
       const r = d.result();
       if (survived.has(r.dedupKey)) return mark(r);
       // a stop from outside after it (no crash before the stop signal) is how the server ended: that verdict stands
-      // (judgeEnd, afterHeadStopped read it), the survived error is in the ledger's events
+      // (judgeEnd, headExplains read it), the survived error is in the ledger's events
       if (r.category === 'none' && r.stopped) return r;
       return r.category === 'none' && last ? mark(last) : r;
     },

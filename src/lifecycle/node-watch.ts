@@ -25,6 +25,9 @@ export interface NodeFailure {
   diagnosis: Diagnosis;
 }
 
+/** How long node 0's watch reads on after a worker lost its peer (watchNodes). */
+const PEER_GRACE_MS = 3000;
+
 /**
  * What following an attempt needs for all its nodes, shared by launch's follow and the long-lived monitor: node 0's
  * diagnoser (naming the node when there are several), the early crash alert, and a watch on every worker that aborts
@@ -45,13 +48,18 @@ export function watchNodes(engine: Engine, attempt: Attempt, diagnoser: Diagnose
     ? { check() {}, cancel() {} }
     : createEarlyAlert(engine, attempt, diag, servingCheck(engine, headNode(attempt)));
   let failure: NodeFailure | undefined;
+  let grace: NodeJS.Timeout | undefined;
   const workers = watchWorkers(
     engine,
     attempt,
     () => diagnoser(opts),
     (f) => {
       failure = f;
-      abort.abort();
+      // A worker that lost its peer may have lost it because the head is going: node 0's watch reads on a moment
+      // (and ends by itself if its server exits, its log read to the end) so that headExplains reads the head's
+      // stop or crash, which a log tail a little behind the worker's would not show yet.
+      if (peerLoss(f.diagnosis)) grace = setTimeout(() => abort.abort(), PEER_GRACE_MS);
+      else abort.abort();
     },
   );
   return {
@@ -64,6 +72,7 @@ export function watchNodes(engine: Engine, attempt: Attempt, diagnoser: Diagnose
      * (node 0's server exited) asks the hosts whether a worker went first: then it, not the head, is the cause.
      */
     async settle(headGone: boolean): Promise<NodeFailure | undefined> {
+      clearTimeout(grace);
       early.cancel();
       if (multi && headGone && backendFor(engine, attempt.host).kind !== 'direct') {
         // A scheduler ends every node of a job at once: let each worker's watch read its log to the end, then only a
@@ -242,19 +251,42 @@ function exitDiagnosis(d: Diagnosis, node: NodeRef): Diagnosis {
 }
 
 /**
- * Classes of a worker's failure that losing its head explains: gloo's "Connection closed by peer", an NCCL or
- * collective error, a watchdog, an exit with nothing named. A worker with a cause of its own (out of memory, an
- * illegal access, ...) crashed whatever the head did.
+ * A worker's failure that losing its head explains: gloo's "Connection closed by peer", an NCCL or collective error,
+ * a watchdog, an exit or death with nothing named, a connection to a peer lost (ConnectionResetError, BrokenPipeError,
+ * EOFError). A worker with a cause of its own (out of memory, an illegal access, an assertion) crashed whatever the
+ * head did.
  */
-const PEER_LOSS: ReadonlySet<string> = new Set(['node_lost', 'nccl_error', 'watchdog_timeout', 'other']);
+export function peerLoss(d: Diagnosis): boolean {
+  if (PEER_LOSS.has(d.category)) return true;
+  return d.category === 'other' && (d.evidence.length === 0 || PEER_LOSS_WORDS.test(d.summary));
+}
+const PEER_LOSS = new Set(['node_lost', 'nccl_error', 'watchdog_timeout']);
+const PEER_LOSS_WORDS =
+  /ConnectionResetError|ConnectionAbortedError|BrokenPipeError|EOFError|IncompleteReadError|Connection (?:reset|closed|aborted)|connection lost|peer/i;
 
 /**
- * Whether a worker's failure is the consequence of its head being stopped from outside the bot (the head's log has
- * the stop signal and no crash before it): then the head's end is told (recordExit, which stops the workers), not a
- * crash on the worker.
+ * How the head's own log explains a worker's failure that is a lost peer (peerLoss): `stopped` when the head was
+ * stopped from outside the bot (its stop signal, no crash before it), `crashed` when the head crashed of a cause of
+ * its own; then the head's end is told (recordExit), not a crash on the worker. Null: the worker's failure is the
+ * cause.
  */
-export function afterHeadStopped(head: Diagnosis, failure: NodeFailure): boolean {
-  return stoppedFromOutside(head) && PEER_LOSS.has(failure.diagnosis.category);
+export function headExplains(head: Diagnosis, failure: NodeFailure): 'stopped' | 'crashed' | null {
+  if (!peerLoss(failure.diagnosis)) return null;
+  if (stoppedFromOutside(head)) return 'stopped';
+  return head.category !== 'none' && !head.survivable && !peerLoss(head) ? 'crashed' : null;
+}
+
+/**
+ * Stops every node of an attempt whose head crashed of a cause of its own (headExplains `crashed`): its server may
+ * still hold its GPUs while its workers are gone. A head stopped from outside is going by itself.
+ */
+export async function stopForHead(engine: Engine, attempt: Attempt): Promise<void> {
+  await backendFor(engine, attempt.host)
+    .stop(engine, attempt)
+    .then(
+      () => undefined,
+      (e: Error) => engine.log.error({ err: e.message, attempt: attempt.id }, 'could not stop every node'),
+    );
 }
 
 /** Ends the attempt for a failed node: every node stopped, the crash recorded and told, naming the node. */

@@ -143,6 +143,25 @@ describe('multi-node launch', () => {
     expect(b.app.engine.attempts.leasesOn('node1')).toEqual([]);
   });
 
+  it("a crash on node 0 is the attempt's crash even when its worker then reports losing its peer", async () => {
+    // The head runs out of memory while capturing; the worker then loses its peer (gloo's "Connection closed by
+    // peer"), which may reach the bot first: the head's own crash is the cause, and every node is stopped.
+    const b = pairBot([{ STANDIN_SCENARIO: 'oom_graph_capture' }, {}]);
+    const r = await b.run('launch small-pair --port 30250');
+    expect(r.exitCode, r.text).toBe(1);
+    const a = b.app.engine.attempts.get(1)!;
+    expect(a).toMatchObject({ status: 'crashed', active: false, outcome: 'cuda_oom' });
+    const d = a.classification as { summary: string };
+    expect(d.summary).toMatch(/^node 0 \(node0\): /);
+    const [worker] = b.app.engine.attempts.nodes(1);
+    await until(() => groupMembers(a.pgid!).length === 0 && groupMembers(worker!.pgid!).length === 0, 10_000);
+    await b.app.engine.notifier?.idle();
+    await until(() => b.printed.some((p) => p.includes('CRASH ')), 10_000);
+    const alerts = b.printed.filter((p) => p.includes('CRASH '));
+    expect(alerts).toHaveLength(1);
+    expect(alerts[0]).toMatch(/CRASH cuda_oom during .*node 0 \(node0\)/s);
+  });
+
   it('a restarted bot follows every node again: a worker dying later ends the attempt and stops the head', async () => {
     const first = pairBot();
     expect((await first.run('launch small --set tp=2 --host pair --port 30400')).exitCode ?? 0).toBe(0);

@@ -9,7 +9,7 @@ import { backendFor } from '../backends.ts';
 import { type Engine, hostOf } from '../engine.ts';
 import { markFollower } from '../follower.ts';
 import { stampOf } from '../log-read.ts';
-import { afterHeadStopped, failNodes, watchNodes } from '../node-watch.ts';
+import { failNodes, headExplains, stopForHead, watchNodes } from '../node-watch.ts';
 import { advance, initialProgress } from '../progress.ts';
 import { requeuedAgain } from '../requeue.ts';
 import { stopRequested } from '../stop.ts';
@@ -156,10 +156,14 @@ async function followRun(
     return follow(engine, engine.attempts.get(attempt.id)!, firstRequest, emit, diagnoser);
   }
   const nodeFailure = await nodes.settle(outcome !== 'ready' && outcome !== 'hang' && outcome !== 'timeout');
-  if (nodeFailure && outcome !== 'ready' && !afterHeadStopped(diag.result(), nodeFailure)) {
+  // A worker that lost its peer because the head went (stopped from outside, or crashed of its own cause): the
+  // head's end is told, as one node's would be (recordExit below, which stops the workers).
+  const explained = nodeFailure && outcome !== 'ready' ? headExplains(diag.result(), nodeFailure) : null;
+  if (nodeFailure && outcome !== 'ready' && !explained) {
     const f = await failNodes(engine, attempt, nodeFailure, emit);
     return { outcome: 'crashed', commandLine: attempt.commandLine, attempt: f.attempt, diagnosis: f.diagnosis };
   }
+  if (explained === 'crashed') await stopForHead(engine, attempt);
 
   if (outcome === 'ready' && !crashedBeforeExit(diag)) return recordReady(engine, attempt, readyStamp, emit);
   if (outcome === 'hang' && hang) return recordHang(engine, attempt, hang, emit);
