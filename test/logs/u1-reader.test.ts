@@ -98,3 +98,40 @@ describe('an exception line hard-wrapped inside a word', () => {
     expect(d.root).toMatch(/^torch\.distributed\.DistNetworkError: /);
   });
 });
+
+describe("a test runner's stream label and a death before a traceback", () => {
+  it("takes accelerate's `stderr: ` label off a child's lines (print(label, line))", () => {
+    const d = diagnose([
+      'stderr:   File "/x/torch/distributed/launcher/api.py", line 250, in launch_agent',
+      'stderr:     raise ChildFailedError(',
+      'stderr: torch.distributed.elastic.multiprocessing.errors.ChildFailedError:',
+      'stderr: ============================================================',
+    ]);
+    expect(d.root).toBe('stderr: torch.distributed.elastic.multiprocessing.errors.ChildFailedError:');
+  });
+
+  it('roots a traceback cut before its exception in the death reported before it', () => {
+    const d = diagnose([
+      '(APIServer pid=150) ERROR 09-13 18:40:28 [multiproc_executor.py:398] Rank 2 scheduler is dead. Please check if there are relevant logs.',
+      '(APIServer pid=150) ERROR 09-13 18:40:28 [multiproc_executor.py:400] Exit code: -9',
+      '(APIServer pid=150) ERROR 09-13 18:40:28 [stage_runtime.py:257] [StageRuntime] Stage initialization failed; shutting down 0 initialized client(s)',
+      '(APIServer pid=150) ERROR 09-13 18:40:28 [stage_runtime.py:257] Traceback (most recent call last):',
+      '(APIServer pid=150) ERROR 09-13 18:40:28 [stage_runtime.py:257]   File "/x/vllm_omni/engine/stage_runtime.py", line 244, in initialize',
+    ]);
+    expect(d.category).toBe('other');
+    expect(d.root).toMatch(/Exit code: -9$/);
+  });
+});
+
+describe('a joined log behind a stream label', () => {
+  it('splits before each `stderr: ` the first line starts with', () => {
+    expect(
+      splitJoined(
+        'stderr:     raise ChildFailedError( stderr: torch.distributed.elastic.multiprocessing.errors.ChildFailedError:',
+      ),
+    ).toEqual([
+      'stderr:     raise ChildFailedError(',
+      'stderr: torch.distributed.elastic.multiprocessing.errors.ChildFailedError:',
+    ]);
+  });
+});

@@ -939,9 +939,14 @@ export class ClassifierEngine {
     // An exception line cut off: the innermost frame says where it broke, better than the header.
     // Else the error record logged right before its header, a wrapper's line that states nothing never.
     const innermost = tb?.frames[tb.frames.length - 1];
+    // a death reported before the traceback's own record (`Rank 2 scheduler is dead.` / `Exit code: -9`, then
+    // `Stage initialization failed` and its traceback) came first: what failed after it is its consequence
+    const deathFirst =
+      this.death !== null && !tb?.exc && this.death.line < (tb?.logged?.ev.line ?? tb?.header.line ?? 0);
     const root = tb
       ? (chooseRoot([
           tb.exc,
+          deathFirst ? this.death : null,
           tb.logged?.states ? tb.logged.ev : null,
           // a launcher's report that a process died (`Rank 0 scheduler is dead.`) says more than a frame of its own
           // traceback

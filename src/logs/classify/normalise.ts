@@ -43,6 +43,11 @@ const WRAPPERS: RegExp[] = [
   /^\*\*(?=\S)/,
   // pytest's failure report puts `E` and spaces in front of the exception lines: `E       RuntimeError: ...`
   /^E {3,}(?=\S)/,
+  // the test runners of accelerate and transformers stream a child's output with its stream's name in front,
+  // `print(label, line)` (accelerate/test_utils/testing.py and transformers/testing_utils.py, tee in
+  // _stream_subprocess): `stderr:     raise ChildFailedError(`; print's separator is the label's, the indentation after
+  // it the line's
+  /^std(?:out|err): /,
   // mpirun `[1,0]<stderr>:`, srun --label `3: ` (in front of indented frame lines too)
   /^\[\d+,\d+\]<std(?:out|err)>:/,
   /^\d{1,4}: /,
@@ -250,6 +255,14 @@ export function splitJoined(joined: string): string[] | null {
     }
     cuts.sort((a, b) => a[0] - b[0]);
   }
+  // A test runner's stream label (`stderr: `, WRAPPERS) in front of the joined line is in front of each of its lines.
+  const stream = STREAM_LABEL.exec(line)?.[0];
+  if (stream) {
+    for (let p = line.indexOf(` ${stream}`, 1); p >= 0; p = line.indexOf(` ${stream}`, p + stream.length)) {
+      cuts.push([p + 1, 'line', true]);
+    }
+    cuts.sort((a, b) => a[0] - b[0]);
+  }
   const pieces: string[] = [];
   let from = 0;
   // How far this piece is known to hold only wrappers: a cut first checks only what came after that, so a run of
@@ -286,6 +299,9 @@ export function splitJoined(joined: string): string[] | null {
   pieces.push(indent(line.slice(from).trimEnd(), kind));
   return pieces;
 }
+
+/** A test runner's stream label in front of a line (WRAPPERS has the same). */
+const STREAM_LABEL = /^std(?:out|err): /;
 
 /** docker compose's column in front of a line (WRAPPERS has the same). */
 const COMPOSE_LABEL = /^[A-Za-z][\w.-]{0,60} +\| ?/;
