@@ -175,3 +175,30 @@ describe("vLLM's model registry giving up on an architecture", () => {
     expect(diagnose([line]).category).toBe('model_load_error');
   });
 });
+
+describe('model files and settings checked against the model config', () => {
+  it("vLLM's loader finding no weight files is model_load_error", () => {
+    expect(diagnose(['RuntimeError: Cannot find any model weights with `/models/x`']).category).toBe(
+      'model_load_error',
+    );
+  });
+  it("a length refused against the model's config.json is a setting refused, not a file missing", () => {
+    const line =
+      "ValueError: User-specified max_model_len (131072) is greater than the derived max_model_len (max_position_embeddings=32768 or model_max_length=None in model's config.json). This may lead to incorrect model outputs or CUDA errors.";
+    expect(diagnose([line]).category).toBe('backend_assertion');
+  });
+  it('a config.json that is missing stays model_load_error', () => {
+    const line = 'OSError: /models/x does not appear to have a file named config.json.';
+    expect(diagnose([line]).category).toBe('model_load_error');
+  });
+});
+
+describe("llama.cpp's log of a model it could not load", () => {
+  it('is model_load_error', () => {
+    const d = diagnose([
+      "llama_model_load: error loading model: error loading model architecture: unknown model architecture: 'qwen3next'",
+      'llama_model_load_from_file_impl: failed to load model',
+    ]);
+    expect(d.category).toBe('model_load_error');
+  });
+});
