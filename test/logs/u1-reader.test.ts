@@ -1,5 +1,6 @@
 // The reader's answers for constructs the m- round showed (dev cases), the same whatever wraps or cuts the lines.
 import { describe, expect, it } from 'vitest';
+import { diagnoseText } from '../../src/logs/classify/index.ts';
 import { splitJoined } from '../../src/logs/classify/normalise.ts';
 import { diagnose } from './diagnose.ts';
 
@@ -133,5 +134,29 @@ describe('a joined log behind a stream label', () => {
       'stderr:     raise ChildFailedError(',
       'stderr: torch.distributed.elastic.multiprocessing.errors.ChildFailedError:',
     ]);
+  });
+});
+
+describe('phase from what a record or a frame names', () => {
+  it("reads the worker method a root line names as the frame it ran (vLLM's `while processing method`)", () => {
+    const d = diagnoseText(
+      'ERROR 09-27 05:20:38 multiproc_worker_utils.py:233] Exception in worker VllmWorkerProcess while processing method determine_num_available_blocks: CUDA out of memory. Tried to allocate 19.63 GiB.\n',
+    ).classification;
+    expect([d.category, d.phase]).toEqual(['cuda_oom', 'kv_alloc']);
+  });
+
+  it("reads vLLM's initialize_ray_cluster as distributed init (startup)", () => {
+    const d = diagnoseText(
+      [
+        'Traceback (most recent call last):',
+        '  File "/x/vllm/engine/async_llm_engine.py", line 357, in from_engine_args',
+        '    initialize_ray_cluster(engine_config.parallel_config)',
+        '  File "/x/vllm/executor/ray_utils.py", line 106, in initialize_ray_cluster',
+        '    raise ValueError(',
+        'ValueError: The number of required GPUs exceeds the total',
+        '',
+      ].join('\n'),
+    ).classification;
+    expect(d.phase).toBe('startup');
   });
 });

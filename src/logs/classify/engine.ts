@@ -805,14 +805,17 @@ export class ClassifierEngine {
    * printed after a worker's) and a hang's stack dump, else the phase its class has when it happens at one point
    * only (the signature's or rule's `phase`, else the catalog's `default_phases`).
    */
-  private phaseOf(tb: Traceback | null, at: Phase, category: Category, named?: Phase): Phase {
-    // the call a worker's record says it was running goes outside its traceback's frames (phase.ts reportedCall)
+  private phaseOf(tb: Traceback | null, at: Phase, category: Category, named?: Phase, own?: string): Phase {
+    // the call a worker's record says it was running goes outside its traceback's frames (phase.ts reportedCall);
+    // `own`: the root line itself, when it is such a record (`Exception in worker VllmWorkerProcess while processing
+    // method determine_num_available_blocks: CUDA out of memory ...`, with no traceback after it)
     const stack = (t: Traceback) => [...reportedCall(t.logged?.ev.text), ...t.frames];
+    const mine = [...reportedCall(own), ...(tb ? stack(tb) : [])];
     const others = this.tracebacks.unsurvived.filter((o) => o !== tb).map(stack);
     const records = this.tracebacks.records.map((r) => reportedCall(r.ev.text));
     return phaseByRule({
       milestones: at,
-      stacks: [tb ? stack(tb) : [], ...others, ...records, ...this.tracebacks.dumps],
+      stacks: [mine, ...others, ...records, ...this.tracebacks.dumps],
       onePoint: named ?? this.catalog.defaultPhases[category],
     });
   }
@@ -904,7 +907,7 @@ export class ClassifierEngine {
     const category = c.sig.category ?? 'other';
     const frames = c.tb?.frames ?? [];
     const named = c.sig.phase ?? c.alsoMatched.find((s) => s.phase !== undefined)?.phase;
-    const phase = this.phaseOf(c.tb, c.phaseAt, category, named);
+    const phase = this.phaseOf(c.tb, c.phaseAt, category, named, c.ev.text);
     const rank = c.prefixRank ?? c.tb?.rank ?? null;
     const header = c.tb && c.tb.header.line !== c.ev.line ? c.tb.header : null;
     const evidence = buildEvidence([c.ev, ...c.more].slice(0, MAX_EVIDENCE), header, frames);

@@ -333,7 +333,10 @@ const HINTS: Hint[] = [
       // `init_mscclpp_comm`, `_initialize_nixl` (vLLM creates them when its workers start)
       (has(w, 'init', 'initialize') && has(w, 'comm', 'communicator', 'nccl', 'mscclpp', 'nixl')) ||
       // the engine's executor and its workers being started (`_init_executor`, `_init_workers_ray`, `init_worker`)
-      (has(w, 'init', 'initialize') && has(w, 'executor', 'worker', 'workers')),
+      (has(w, 'init', 'initialize') && has(w, 'executor', 'worker', 'workers')) ||
+      // the Ray cluster the ranks will run on being joined and its GPUs reserved: vLLM's `initialize_ray_cluster`
+      // (vllm/executor/ray_utils.py: ray.init, then a placement group for the world size)
+      (has(w, 'init', 'initialize') && has(w, 'ray') && has(w, 'cluster')),
   },
   {
     phase: 'startup',
