@@ -202,3 +202,20 @@ describe("llama.cpp's log of a model it could not load", () => {
     expect(d.category).toBe('model_load_error');
   });
 });
+
+describe("Ray's memory monitor (host RAM)", () => {
+  it('its OutOfMemoryError is no GPU OOM', () => {
+    const d = diagnose(['ray.exceptions.OutOfMemoryError: Task was killed due to the node running low on memory.']);
+    expect(d.category).toBe('other');
+  });
+  it("the raylet's kill summary is no GPU OOM either", () => {
+    const line =
+      '(raylet) [2023-04-09 07:23:59,445 E 395 395] (raylet) node_manager.cc:3049: 1 Workers (tasks / actors) killed due to memory pressure (OOM), 0 Workers crashed due to other reasons at node (ID: e5d9, IP: 10.0.62.231) over the last time period.';
+    expect(diagnose([line]).category).toBe('other');
+  });
+  it("PyTorch's OutOfMemoryError stays cuda_oom", () => {
+    expect(diagnose(['torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.']).category).toBe(
+      'cuda_oom',
+    );
+  });
+});
