@@ -219,3 +219,32 @@ describe("Ray's memory monitor (host RAM)", () => {
     );
   });
 });
+
+describe('notices a healthy server prints, as the last line read', () => {
+  const ready = [
+    '[2026-12-01 09:59:05 TP0] Load weight begin. avail mem=78.00 GB',
+    '[2026-12-01 09:59:30 TP0] Load weight end. type=LlamaForCausalLM, dtype=torch.bfloat16, avail mem=60.00 GB',
+    '[2026-12-01 10:00:00] The server is fired up and ready to roll!',
+  ];
+  for (const line of [
+    // c10's older logger format, a warning
+    '[W socket.cpp:464] [c10d] The server socket cannot be initialized on [::]:29500 (errno: 97 - Address family not supported by protocol).',
+    // NCCL at INFO level
+    'node1:1234:1234 [0] NCCL INFO NET/Plugin: Failed to find ncclNetPlugin_v8 symbol.',
+    // SGLang's get_ip going on with its default
+    '[2026-12-01 10:00:01] Failed to get the IP address, using 0.0.0.0 by default. The value can be set by the environment variable SGLANG_HOST_IP or HOST_IP.',
+    // git asked for a version outside a checkout
+    'fatal: not a git repository (or any of the parent directories): .git',
+  ])
+    it(`is no crash: ${line.slice(0, 50)}`, () => {
+      expect(diagnose([...ready, line]).category).toBe('none');
+    });
+  it("NCCL's WARN with its return trace stays an NCCL failure", () => {
+    const d = diagnose([
+      'node1:1234:1234 [0] misc/socket.cc:484 NCCL WARN socketStartConnect: Connect to 10.0.0.2<45123> failed : Software caused connection abort',
+      'node1:1234:1234 [0] NCCL INFO misc/socket.cc:565 -> 2',
+      'node1:1234:1234 [0] NCCL INFO transport/net_socket.cc:338 -> 2',
+    ]);
+    expect(d.category).toBe('nccl_error');
+  });
+});

@@ -87,8 +87,10 @@ const LEVEL_WORDS = /\b(?:ERROR|CRITICAL|FATAL|WARNING|WARN|INFO|DEBUG)\b|\b[Ss]
 // A retry or resume announced after a failure says the same: `Trying to resume download...` after huggingface_hub's
 // `Error while downloading ...: Read timed out.`.
 // Words, not identifiers: `func=resume` or `skip_layers` names code (a function, a key), not what the program did.
+// A default it goes on with says the same: SGLang's get_ip logs `Failed to get the IP address, using 0.0.0.0 by
+// default.` (python/sglang/srt/utils.py) and serves on that address.
 const SURVIVED =
-  /(?<![=_./:-])\b(?:ignor(?:e|es|ed|ing)|skip(?:s|ped|ping)?|retry(?:ing)?|retries|resum(?:e|es|ed|ing)|fall(?:s|ing)? ?back|fell back|falling back)\b(?![_(=.]\w)/i;
+  /(?<![=_./:-])\b(?:ignor(?:e|es|ed|ing)|skip(?:s|ped|ping)?|retry(?:ing)?|retries|resum(?:e|es|ed|ing)|fall(?:s|ing)? ?back|fell back|falling back)\b(?![_(=.]\w)|\busing [^\s,;]{1,60} by default\b|\bdefaulting to\b/i;
 const INTRODUCES = /[:：]\s*$/;
 /** A record at warning level or below is never a failure (`WARNING ... [core.py] Failed to ...` is survivable). */
 const MILD_LEVEL = /\b(?:WARNING|WARN|INFO|DEBUG)\b|^\[?[IW]\d{4} /;
@@ -99,7 +101,7 @@ const MILD_LEVEL = /\b(?:WARNING|WARN|INFO|DEBUG)\b|^\[?[IW]\d{4} /;
  * stamp in the format SGLang's router sets).
  */
 const BODY_WARNING =
-  /^(?:\[?(?:WARNING|WARN)\]?[: ]|(?:\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:\.\d{1,9})?Z? {1,4})?(?:TRACE|DEBUG|INFO|WARN) {1,4}[\w:]{1,200}: |\[?[Ww]arn(?:ing)?\]?:|\[W\d{4} |(?:\[[^\]]{1,40}\] ?){1,4}\[(?:W|WARN|WARNING|I|INFO|D|DEBUG|V|VERBOSE)\] ?)/;
+  /^(?:\[[WI] [\w.-]{1,80}:\d{1,6}\] |\[?(?:WARNING|WARN)\]?[: ]|(?:\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:\.\d{1,9})?Z? {1,4})?(?:TRACE|DEBUG|INFO|WARN) {1,4}[\w:]{1,200}: |\[?[Ww]arn(?:ing)?\]?:|\[W\d{4} |(?:\[[^\]]{1,40}\] ?){1,4}\[(?:W|WARN|WARNING|I|INFO|D|DEBUG|V|VERBOSE)\] ?)/;
 // Python's warnings module prints `{filename}:{lineno}: {category}: {message}` (warnings.formatwarning), the category
 // a Warning subclass (`UserWarning`, `FutureWarning`): `/x/torchvision/io/image.py:13: UserWarning: Failed to load
 // image Python extension` is a warning whatever its message says.
@@ -237,9 +239,17 @@ export function failureRecord(prefix: LinePrefix, text: string, tracebackFollows
   return { type: '', short: '', message: body };
 }
 
-/** A warning's text: a warning level at its start, or Python's warnings format. */
+// NCCL's debug lines name their level after the `host:pid:tid [dev]` they start with (src/debug.cc, ncclDebugLog:
+// `NCCL INFO ...`, `NCCL WARN ...`): an INFO line is a notice NCCL goes on from (`NCCL INFO NET/Plugin: Failed to
+// find ncclNetPlugin_v8 symbol.`), except its return trace (NCCL_RETURN_TRACE), which reads with the WARN before it.
+const NCCL_INFO = /\bNCCL INFO\b(?! [\w./-]{1,200}\.(?:cc|c|cu|h):\d)/;
+
+/**
+ * A warning's text: a warning level at its start (c10's older logger writes it `[W socket.cpp:464] `,
+ * c10/util/Logging.cpp), Python's warnings format, or an NCCL INFO line.
+ */
 export function warning(body: string): boolean {
-  return BODY_WARNING.test(body) || PYTHON_WARNING.test(body);
+  return BODY_WARNING.test(body) || PYTHON_WARNING.test(body) || NCCL_INFO.test(body);
 }
 
 /** True when a line was logged at warning level or below (in its own text, or in the wrapper or prefix before it). */
