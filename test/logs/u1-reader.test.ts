@@ -160,3 +160,21 @@ describe('phase from what a record or a frame names', () => {
     expect(d.phase).toBe('startup');
   });
 });
+
+describe("vLLM's API server echoing an engine core failure", () => {
+  it('names no phase by its output handler, after the core’s own traceback', () => {
+    const d = diagnoseText(
+      [
+        'ERROR 06-11 15:17:13 [core.py:517]   File "/x/vllm/attention/backends/torch_sdpa.py", line 558, in forward',
+        'ERROR 06-11 15:17:13 [core.py:517]     assert not self.need_mask',
+        'ERROR 06-11 15:17:13 [core.py:517] AssertionError',
+        'ERROR 06-11 15:17:13 [async_llm.py:420] AsyncLLM output_handler failed.',
+        'ERROR 06-11 15:17:13 [async_llm.py:420] Traceback (most recent call last):',
+        'ERROR 06-11 15:17:13 [async_llm.py:420]   File "/x/vllm/v1/engine/async_llm.py", line 379, in output_handler',
+        'ERROR 06-11 15:17:13 [async_llm.py:420]     outputs = await engine_core.get_output_async()',
+        '',
+      ].join('\n'),
+    ).classification;
+    expect(d.phase).toBe('unknown');
+  });
+});

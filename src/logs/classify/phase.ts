@@ -551,6 +551,17 @@ export interface PhaseInputs {
   onePoint?: Phase | undefined;
 }
 
+// vLLM V1's API server pulls the engine core's outputs in AsyncLLM.output_handler (vllm/v1/engine/async_llm.py), in
+// another process than the engine core: when the core dies it fails too (`AsyncLLM output_handler failed.`, then
+// EngineDeadError). As the failure's own traceback it is the server failing while it served; as another traceback
+// after the core's own, it is that failure's echo, and names no step of the core's.
+const ECHO = 'output_handler';
+/** True when another traceback names `runtime` only by the API server's output handler (ECHO). */
+function echoOnly(s: readonly Frame[], p: Phase): boolean {
+  if (p !== 'runtime' || !s.some((f) => f.func === ECHO)) return false;
+  return servingPass(withCallee(s.filter((f) => f.func !== ECHO))) === null;
+}
+
 const PASSES: ReadonlySet<Phase> = new Set(['prefill', 'decode', 'runtime']);
 
 /**
@@ -566,9 +577,11 @@ export function phaseByRule(i: PhaseInputs): Phase {
     const pass = servingPass(withCallee(own));
     return pass === 'prefill' || pass === 'decode' ? pass : i.milestones;
   }
-  for (const s of [own, ...others]) {
+  const mine = phaseFromFrames(own);
+  if (mine) return mine;
+  for (const s of others) {
     const p = phaseFromFrames(s);
-    if (p) return p;
+    if (p && !echoOnly(s, p)) return p;
   }
   return i.onePoint ?? 'unknown';
 }
