@@ -248,3 +248,15 @@ describe('notices a healthy server prints, as the last line read', () => {
     expect(d.category).toBe('nccl_error');
   });
 });
+
+describe('two more wordings of families already read', () => {
+  it("a parallel size that 'must divide' the heads is a setting refused", () => {
+    const line = 'AssertionError: Tensor parallel size 3 must divide the number of attention heads 32';
+    expect(diagnose([line]).category).toBe('backend_assertion');
+  });
+  it("vLLM's AutoWeightsLoader meeting a tensor the model has no parameter for is model_load_error", () => {
+    const line =
+      "ValueError: There is no module or parameter named 'model.layers.0.mlp.gate.e_score_correction_bias' in LlamaForCausalLM";
+    expect(diagnose([line]).category).toBe('model_load_error');
+  });
+});
