@@ -260,3 +260,13 @@ describe('two more wordings of families already read', () => {
     expect(diagnose([line]).category).toBe('model_load_error');
   });
 });
+
+describe('a TensorRT engine built for another TensorRT version', () => {
+  it('is model_load_error (the engine is the model)', () => {
+    const d = diagnose([
+      '[TensorRT-LLM][ERROR] 1: [stdArchiveReader.cpp::StdArchiveReader::42] Error Code 1: Serialization (Serialization assertion stdVersionRead == kSERIALIZATION_VERSION failed.Version tag does not match.)',
+      '[TensorRT-LLM][ERROR] tensorrt_llm::common::TllmException: [TensorRT-LLM][ERROR] Assertion failed: Failed to deserialize cuda engine. (/src/tensorrt_llm/runtime/tllmRuntime.cpp:239)',
+    ]);
+    expect(d.category).toBe('model_load_error');
+  });
+});
