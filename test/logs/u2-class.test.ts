@@ -270,3 +270,11 @@ describe('a TensorRT engine built for another TensorRT version', () => {
     expect(d.category).toBe('model_load_error');
   });
 });
+
+describe('the driver refusing a kernel image built for another architecture', () => {
+  it('is unsupported_arch', () => {
+    expect(diagnose(['RuntimeError: Triton Error [CUDA]: device kernel image is invalid']).category).toBe(
+      'unsupported_arch',
+    );
+  });
+});
