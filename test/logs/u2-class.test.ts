@@ -278,3 +278,10 @@ describe('the driver refusing a kernel image built for another architecture', ()
     );
   });
 });
+
+describe("DeepEP's all-to-all giving up on its peers", () => {
+  it('is nccl_error (a collective that timed out)', () => {
+    expect(diagnose(['RuntimeError: DeepEP error: CPU recv timeout']).category).toBe('nccl_error');
+    expect(diagnose(['RuntimeError: DeepEP error: timeout (dispatch CPU)']).category).toBe('nccl_error');
+  });
+});
