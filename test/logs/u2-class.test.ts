@@ -285,3 +285,20 @@ describe("DeepEP's all-to-all giving up on its peers", () => {
     expect(diagnose(['RuntimeError: DeepEP error: timeout (dispatch CPU)']).category).toBe('nccl_error');
   });
 });
+
+describe('model hubs and architectures in other words', () => {
+  it("ModelScope's hub saying the model does not exist is model_load_error", () => {
+    const line = 'modelscope.hub.errors.NotExistError: The model: Qwen/Qwen3-8B at revision: master is not exist';
+    expect(diagnose([line]).category).toBe('model_load_error');
+  });
+  it('the Transformers fallback finding no code for the architecture is model_load_error', () => {
+    const line =
+      "ValueError: Cannot find model module. 'UrsaForConditionalGeneration' is not a registered model in the Transformers library (only relevant if the model is meant to be in Transformers) and 'AutoModel' is not present in the model config's 'auto_map' (relevant if the model is custom).";
+    expect(diagnose([line]).category).toBe('model_load_error');
+    expect(
+      diagnose([
+        'ValueError: XForCausalLM has no SGlang implementation and the Transformers implementation is not compatible with SGLang.',
+      ]).category,
+    ).toBe('model_load_error');
+  });
+});
