@@ -8,7 +8,7 @@ import { markFollower } from './follower.ts';
 import { follow } from './launch/follow.ts';
 import { recordExit } from './launch/outcome.ts';
 import type { LaunchEvent } from './launch/types.ts';
-import { failNodes, headExplains, stopForHead, watchNodes } from './node-watch.ts';
+import { failNodes, watchNodes } from './node-watch.ts';
 import { requeuedAgain } from './requeue.ts';
 import { watchAttempt } from './watch.ts';
 import { closingOf, watchingOf } from './watching.ts';
@@ -68,12 +68,9 @@ export function monitorAttempt(
       const nodeFailure = await nodes.settle(end === 'server-exited');
       // (a worker that lost its peer because the head went: the head's end is told, as in follow.ts)
       const head = diag.result();
-      const explained = nodeFailure ? headExplains(head, nodeFailure) : null;
+      const explained = nodeFailure ? await nodes.explain(head, nodeFailure) : null;
       if (nodeFailure && !explained) await failNodes(engine, attempt, nodeFailure, emit);
-      else if (end === 'server-exited' || nodeFailure) {
-        if (explained === 'crashed') await stopForHead(engine, attempt);
-        await recordExit(engine, attempt, head, emit);
-      }
+      else if (end === 'server-exited' || nodeFailure) await recordExit(engine, attempt, head, emit);
     })
     .catch((e: Error) => engine.log.error({ err: e.message, attempt: attempt.id }, 'monitor failed'))
     .finally(() => {

@@ -84,6 +84,20 @@ export function watchNodes(engine: Engine, attempt: Attempt, diagnoser: Diagnose
       await workers.stop();
       return failure;
     },
+    /**
+     * How the head's own log explains a worker's failure (headExplains). A head that crashed of its own cause is
+     * stopped on every node first: its server may still hold its GPUs while its workers are gone (a head stopped
+     * from outside is going by itself).
+     */
+    async explain(head: Diagnosis, f: NodeFailure): Promise<'stopped' | 'crashed' | null> {
+      const explained = headExplains(head, f);
+      if (explained === 'crashed') {
+        await backendFor(engine, attempt.host)
+          .stop(engine, attempt)
+          .catch((e: Error) => engine.log.error({ err: e.message, attempt: attempt.id }, 'could not stop every node'));
+      }
+      return explained;
+    },
   };
 }
 
@@ -270,23 +284,10 @@ const PEER_LOSS_WORDS =
  * its own; then the head's end is told (recordExit), not a crash on the worker. Null: the worker's failure is the
  * cause.
  */
-export function headExplains(head: Diagnosis, failure: NodeFailure): 'stopped' | 'crashed' | null {
+function headExplains(head: Diagnosis, failure: NodeFailure): 'stopped' | 'crashed' | null {
   if (!peerLoss(failure.diagnosis)) return null;
   if (stoppedFromOutside(head)) return 'stopped';
   return head.category !== 'none' && !head.survivable && !peerLoss(head) ? 'crashed' : null;
-}
-
-/**
- * Stops every node of an attempt whose head crashed of a cause of its own (headExplains `crashed`): its server may
- * still hold its GPUs while its workers are gone. A head stopped from outside is going by itself.
- */
-export async function stopForHead(engine: Engine, attempt: Attempt): Promise<void> {
-  await backendFor(engine, attempt.host)
-    .stop(engine, attempt)
-    .then(
-      () => undefined,
-      (e: Error) => engine.log.error({ err: e.message, attempt: attempt.id }, 'could not stop every node'),
-    );
 }
 
 /** Ends the attempt for a failed node: every node stopped, the crash recorded and told, naming the node. */

@@ -9,7 +9,7 @@ import { backendFor } from '../backends.ts';
 import { type Engine, hostOf } from '../engine.ts';
 import { markFollower } from '../follower.ts';
 import { stampOf } from '../log-read.ts';
-import { failNodes, headExplains, stopForHead, watchNodes } from '../node-watch.ts';
+import { failNodes, watchNodes } from '../node-watch.ts';
 import { advance, initialProgress } from '../progress.ts';
 import { requeuedAgain } from '../requeue.ts';
 import { stopRequested } from '../stop.ts';
@@ -158,12 +158,11 @@ async function followRun(
   const nodeFailure = await nodes.settle(outcome !== 'ready' && outcome !== 'hang' && outcome !== 'timeout');
   // A worker that lost its peer because the head went (stopped from outside, or crashed of its own cause): the
   // head's end is told, as one node's would be (recordExit below, which stops the workers).
-  const explained = nodeFailure && outcome !== 'ready' ? headExplains(diag.result(), nodeFailure) : null;
+  const explained = nodeFailure && outcome !== 'ready' ? await nodes.explain(diag.result(), nodeFailure) : null;
   if (nodeFailure && outcome !== 'ready' && !explained) {
     const f = await failNodes(engine, attempt, nodeFailure, emit);
     return { outcome: 'crashed', commandLine: attempt.commandLine, attempt: f.attempt, diagnosis: f.diagnosis };
   }
-  if (explained === 'crashed') await stopForHead(engine, attempt);
 
   if (outcome === 'ready' && !crashedBeforeExit(diag)) return recordReady(engine, attempt, readyStamp, emit);
   if (outcome === 'hang' && hang) return recordHang(engine, attempt, hang, emit);
