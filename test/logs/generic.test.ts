@@ -1,9 +1,10 @@
 // Readings that generalise beyond one message: a generic signature that wraps its cause, exception families by their
 // documented messages and modules, frames in any quoting, the phase a frame's function names, and lines that start
 // where a joined log lost its breaks.
+import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { parseExceptionLine } from '../../src/logs/classify/exceptions.ts';
-import { diagnoseText } from '../../src/logs/classify/index.ts';
+import { diagnoseStream, diagnoseText } from '../../src/logs/classify/index.ts';
 import { displayText, lineShape } from '../../src/logs/classify/lineinfo.ts';
 import { splitJoined } from '../../src/logs/classify/normalise.ts';
 
@@ -230,6 +231,51 @@ describe('a signature that says only how the process ended (generic: in the cata
     expect(classOf(['TimeoutError: RPC call to execute_model timed out.']).category).toBe('watchdog_timeout');
     // another RPC (a set-up call) timing out names no hung step
     expect(classOf(['TimeoutError: RPC call to load_model timed out.']).category).toBe('other');
+  });
+
+  it('a warning-level cause waits for the end: survivable while starting, past once ready by any ready line', async () => {
+    const start = '[2025-11-05 12:00:00] Load weight begin. avail mem=78.00 GB';
+    const warned =
+      '[W1105 12:00:01.123456 socket.cpp:464] [c10d] The server socket has failed to bind to [::]:29500 (errno: 98 - Address already in use).';
+    // while starting it is no crash yet (an early alert waits for the exit, which decides)
+    const d = diagnoseText([start, warned, ''].join('\n'));
+    expect(d.classification.category).toBe('port_in_use');
+    expect(d.survivable).toBe(true);
+    expect(
+      diagnoseText([start, warned, ''].join('\n'), { exit: { code: 1, signal: null } }).survivable,
+    ).toBeUndefined();
+    // vLLM's ready line is uvicorn's
+    const vllm = [
+      warned,
+      'INFO 11-05 12:00:05 [core.py:100] init engine (profile, create kv cache, warmup model) took 30.00 seconds',
+      'INFO:     Application startup complete.',
+      'INFO:     127.0.0.1:5000 - "POST /v1/completions HTTP/1.1" 200 OK',
+    ];
+    expect(classOf(vllm).category).toBe('none');
+    // the file scan, which skips lines, agrees when the batch line is not the last frequent line it skipped
+    const filler = Array.from({ length: 40 }, (_, i) => `[2025-11-05 12:00:02] tokenizer idle ${i}`);
+    const lines = [
+      start,
+      warned,
+      ...filler,
+      '[2025-11-05 12:00:10] Decode batch. #running-req: 1, #token: 100, token usage: 0.00, gen throughput (token/s): 50.00, #queue-req: 0',
+      '[2025-11-05 12:00:10] INFO:     127.0.0.1:5000 - "POST /generate HTTP/1.1" 200 OK',
+    ];
+    const whole = classOf(lines).category;
+    const scanned = (await diagnoseStream(Readable.from([Buffer.from(`${lines.join('\n')}\n`)]))).classification
+      .category;
+    expect([whole, scanned]).toEqual(['none', 'none']);
+  });
+
+  it('an error line before a Ctrl-C is no crash: the interrupt is the server carrying on to its stop', () => {
+    const lines = [
+      'INFO:     Application startup complete.',
+      'ERROR 11-05 12:00:10 [prometheus.py:12] Failed to push metrics to the gateway: connection refused',
+      'KeyboardInterrupt',
+    ];
+    const d = diagnoseText(`${lines.join('\n')}\n`, { exit: { code: 130, signal: null } });
+    expect(d.classification.category).toBe('none');
+    expect(d.stopped?.text).toBe('KeyboardInterrupt');
   });
 
   it("a launcher's line naming the signal is no generic ending: it stays the root", () => {

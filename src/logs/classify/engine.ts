@@ -468,6 +468,8 @@ export class ClassifierEngine {
    */
   private interruptedBy(ev: Evidence): void {
     if (!this.stopSignal) this.stopSignal = ev;
+    // (as a stop line does, milestone(): the failure records before it did not end it)
+    this.tracebacks.carriedOn();
     applyMilestone(this.phase, { kind: 'shutdown' });
   }
 
@@ -557,7 +559,10 @@ export class ClassifierEngine {
   }
 
   private milestone(m: Milestone, line = '', ev?: Evidence): void {
+    const wasReady = this.phase.ready;
     applyMilestone(this.phase, m);
+    // got ready (SGLang's ready line, or a server whose ready line is uvicorn's): past its warnings
+    if (!wasReady && this.phase.ready) this.wentPast((c) => c.mild);
     if (ev && !this.stopSignal && m.kind === 'shutdown' && stopSignalled(line)) this.stopSignal = ev;
     // A run that starts after it (a service log with restarts) is no longer stopping.
     else if (this.stopSignal && this.phase.phase !== 'shutdown') this.stopSignal = null;
@@ -566,10 +571,7 @@ export class ClassifierEngine {
     // `SIGTERM received`) are: the server ran on until someone stopped it.
     if (m.kind !== 'shutdown' || stopSignalled(line)) this.tracebacks.carriedOn();
     // ready again: a server that died of a traceback (diesWithServer) was started again
-    if (m.kind === 'ready') {
-      this.tracebacks.survived(true);
-      this.wentPast((c) => c.mild);
-    }
+    if (m.kind === 'ready') this.tracebacks.survived(true);
   }
 
   private match(line: string): { benign: boolean; roots: Signature[]; consequences: Signature[] } {
@@ -723,7 +725,11 @@ export class ClassifierEngine {
     const c = this.best();
     const r = this.ruled();
     if (r && (!c || this.ruleWins(r.rule, c))) return this.fromRule(r);
-    if (c) return c.sig.wraps || c.sig.generic ? this.fromWrapper(c) : this.fromCandidate(c);
+    if (c) {
+      const d = c.sig.wraps || c.sig.generic ? this.fromWrapper(c) : this.fromCandidate(c);
+      // a cause logged at warning level is no crash yet: the server may go past it, and one that exits 0 did
+      return c.mild && !this.death && !this.exitedBadly() ? { ...d, survivable: true } : d;
+    }
     const cut = this.fromCutTraceback();
     if (cut) return cut;
     const tb = this.tracebacks.firstFatal((text) => this.match(text).consequences.length > 0);

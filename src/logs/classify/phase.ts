@@ -85,11 +85,17 @@ export const FREQUENT: { anchor: string; kind: FrequentKind; follows: RegExp }[]
 ];
 
 /** The last frequent milestone in `text[from, to)`, by position; `null` if none. */
-export function lastFrequent(text: string, from = 0, to = text.length): FrequentKind | null {
+export function lastFrequent(
+  text: string,
+  from = 0,
+  to = text.length,
+  only?: ReadonlySet<FrequentKind>,
+): FrequentKind | null {
   const seg = from === 0 && to === text.length ? text : text.slice(from, to);
   let bestPos = -1;
   let best: FrequentKind | null = null;
   for (const f of FREQUENT) {
+    if (only && !only.has(f.kind)) continue;
     let p = seg.length;
     for (;;) {
       p = seg.lastIndexOf(f.anchor, p - 1);

@@ -7,7 +7,23 @@
 
 import { cleanLine, MAX_LINE_BYTES, TRUNCATED_MARK } from '../lines.ts';
 import type { ClassifierEngine } from './engine.ts';
-import { lastFrequent } from './phase.ts';
+import { type FrequentKind, lastFrequent } from './phase.ts';
+
+const BATCHES: ReadonlySet<FrequentKind> = new Set(['prefill', 'decode']);
+
+/**
+ * The frequent lines of a skipped stretch: its last one sets the phase, as line by line; a batch line before a last
+ * line of another kind (an access log line) still says the server served past what came before it (servedPast).
+ */
+function frequentSkipped(engine: ClassifierEngine, text: string, from: number, to: number): void {
+  const kind = lastFrequent(text, from, to);
+  if (!kind) return;
+  if (!BATCHES.has(kind)) {
+    const batch = lastFrequent(text, from, to, BATCHES);
+    if (batch) engine.frequent(batch);
+  }
+  engine.frequent(kind);
+}
 
 const EMPTY = Buffer.alloc(0);
 const NEWLINE = Buffer.from('\n');
@@ -94,8 +110,7 @@ export class FastScanner {
         start = skipped.stop;
         if (start === text.length) break;
       }
-      const kind = lastFrequent(text, segStart, start);
-      if (kind) engine.frequent(kind);
+      frequentSkipped(engine, text, segStart, start);
       const end = text.indexOf('\n', start);
       lineNo++;
       const line = readLine(block, start, end);
@@ -105,8 +120,7 @@ export class FastScanner {
       pos = end + 1;
       segStart = pos;
     }
-    const kind = lastFrequent(text, segStart, text.length);
-    if (kind) engine.frequent(kind);
+    frequentSkipped(engine, text, segStart, text.length);
     this.lineNo = lineNo;
     this.fedLine = fed;
     // the block's last line, for a first line of the next block that the engine reads
