@@ -244,6 +244,19 @@ describe('a signature that says only how the process ended (generic: in the cata
     expect(
       diagnoseText([start, warned, ''].join('\n'), { exit: { code: 1, signal: null } }).survivable,
     ).toBeUndefined();
+    // a warning with the process dying after it (an abort, a segfault) is that death's cause, told when read
+    const ready = '[2026-12-01 10:00:46] The server is fired up and ready to roll!';
+    const cudaWarn =
+      '[W CUDAGuardImpl.h:115] Warning: CUDA warning: an illegal memory access was encountered (function destroyEvent)';
+    const aborted = diagnoseText([ready, cudaWarn, 'Aborted (core dumped)', ''].join('\n'));
+    expect(aborted.classification.category).toBe('illegal_memory_access');
+    expect(aborted.survivable).toBeUndefined();
+    // an error record that quotes NCCL's INFO level is no NCCL INFO line (NCCL's own start with host:pid:tid [dev])
+    const quoted = diagnoseText(
+      `${ready}\n[2026-12-01 10:01:05 TP0] ERROR: NCCL INFO said: Connection closed by remote peer 10.0.0.2 (NCCL error: remote process exited)\n`,
+    );
+    expect(quoted.classification.category).toBe('nccl_error');
+    expect(quoted.survivable).toBeUndefined();
     // vLLM's ready line is uvicorn's
     const vllm = [
       warned,
@@ -276,6 +289,33 @@ describe('a signature that says only how the process ended (generic: in the cata
     const d = diagnoseText(`${lines.join('\n')}\n`, { exit: { code: 130, signal: null } });
     expect(d.classification.category).toBe('none');
     expect(d.stopped?.text).toBe('KeyboardInterrupt');
+  });
+
+  it("a worker that SIGTERM or SIGINT ended with its server, a warning's indented detail, a sentence ending in Killed: no crash", () => {
+    const served = [
+      'INFO:     Application startup complete.',
+      'INFO:     127.0.0.1:5000 - "POST /v1/completions HTTP/1.1" 200 OK',
+      '^CINFO:     Shutting down',
+      'INFO:     Application shutdown complete.',
+    ];
+    const died = (code: number) =>
+      `ERROR 12-01 10:05:00 multiproc_worker_utils.py:116] Worker VllmWorkerProcess pid 320 died, exit code: ${code}`;
+    expect(classOf([...served, died(-15)]).category).toBe('none');
+    expect(classOf([...served, died(-2)]).category).toBe('none');
+    expect(classOf([...served, died(-9)]).category).toBe('other');
+    const start = '[2026-12-01 10:00:05] Load weight begin. avail mem=78.00 GB';
+    const warning =
+      '[2026-12-01 10:00:41 TP0] WARNING utils.py:12: Optional kernel package could not be loaded, using the triton kernels. Details:';
+    const detail = '    ImportError: libcudart.so.11.0: cannot open shared object file: No such file or directory';
+    expect(classOf([start, warning, detail, '[2026-12-01 10:00:42] Capture cuda graph begin.']).category).toBe('none');
+    // the same indented line under an error record, or alone, is an exception a paste indented
+    expect(classOf([start, warning.replace('WARNING', 'ERROR'), detail]).category).toBe('import_error');
+    const ready = '[2026-12-01 10:00:46] The server is fired up and ready to roll!';
+    const sentence =
+      '[2026-12-01 10:00:50] INFO: launcher: previous instance of the benchmark client (pid 4411) was already Killed';
+    expect(
+      classOf([ready, sentence, '[2026-12-01 10:01:00] Prefill batch. #new-seq: 1, #new-token: 20']).category,
+    ).toBe('none');
   });
 
   it("a launcher's line naming the signal is no generic ending: it stays the root", () => {

@@ -109,6 +109,11 @@ const STOP_SIGNALS = new Set(['SIGTERM', 'SIGKILL', 'SIGINT']);
 /** 128+N for those signals: what a shell reports for a process they ended. */
 const STOP_STATUSES = new Set([137, 143, 130]);
 
+/** A record logged at warning level or below that ends with a colon: the lines after it are its detail. */
+function introducesDetail(line: string): boolean {
+  return /:\s*$/.test(line) && mildRecord(readPrefix(line), line);
+}
+
 /** A KeyboardInterrupt: the process was interrupted by SIGINT, it did not fail (Python's default SIGINT handler). */
 function interrupted(raised: RaisedException | null | undefined): boolean {
   return raised?.short === 'KeyboardInterrupt';
@@ -212,6 +217,8 @@ export class ClassifierEngine {
    * does after it (its process tree killed, itself last; a peer's connection reset as it goes) is that stop's end.
    */
   private stopSignal: Evidence | null = null;
+  /** The line (engine numbering) right after a warning that introduces its detail (introducesDetail), or -1. */
+  private detailAt = -1;
   /** Pieces beyond the first of every split line so far: the engine's line numbers run this far ahead of the log's. */
   private shift = 0;
   private readonly splits: Split[] = [];
@@ -247,6 +254,9 @@ export class ClassifierEngine {
         this.wrapLine = lineNo;
         this.wrapAt = at;
       }
+      // the detail a warning introduces (`... could not be loaded, using the triton kernels. Details:`) is that
+      // warning's, at its level: an indented exception line under it is no exception of its own
+      this.detailAt = prior !== null && introducesDetail(prior) ? at : -1;
       const pieces = this.splits.length < MAX_SPLITS ? splitJoined(line) : null;
       if (pieces) {
         this.splits.push({ at, pieces: pieces.length, line: lineNo });
@@ -367,7 +377,10 @@ export class ClassifierEngine {
     if (isExc) interesting = true;
     this.readNative(prefix, ev, lineNo);
     // (an indented line outside a traceback is no source line: an exception line a paste indented, ` ValueError: ...`)
-    if (shape.kind === 'text' || (shape.kind === 'indented' && !openBefore && !shape.dump && !shape.current))
+    if (
+      shape.kind === 'text' ||
+      (shape.kind === 'indented' && !openBefore && !shape.dump && !shape.current && this.detailAt !== lineNo)
+    )
       this.readBareException(prefix, ev, lineNo);
     this.readContinued(line, lineNo);
     if (codeLine) {
@@ -727,8 +740,10 @@ export class ClassifierEngine {
     if (r && (!c || this.ruleWins(r.rule, c))) return this.fromRule(r);
     if (c) {
       const d = c.sig.wraps || c.sig.generic ? this.fromWrapper(c) : this.fromCandidate(c);
-      // a cause logged at warning level is no crash yet: the server may go past it, and one that exits 0 did
-      return c.mild && !this.death && !this.exitedBadly() ? { ...d, survivable: true } : d;
+      // a cause logged at warning level is no crash yet: the server may go past it, and one that exits 0 did (not
+      // with any other root beside it: an abort or a segfault after a CUDA warning is the process dying of it)
+      const allMild = [...this.candidates.values()].every((x) => x.mild);
+      return allMild && !this.death && !this.exitedBadly() ? { ...d, survivable: true } : d;
     }
     const cut = this.fromCutTraceback();
     if (cut) return cut;

@@ -149,8 +149,8 @@ const BOUNDARY = new RegExp(
     String.raw`(?<exc>(?<![\w.])(?<!\braise )(?:[A-Za-z_]\w{0,60}\.){0,6}(?:Exception|StopIteration|OutOfResources|[A-Z]\w{0,60}?(?:Error|Exception|Exit|Interrupt|Failure|Timeout|OutOfResources))(?:\([A-Za-z_]\w{0,60}\)(?=: )|(?=: |$)))`,
     String.raw`(?<bare>(?<![\w.])Error(?=: ))`,
     // the shell's report that its job was killed (SIGKILL: the kernel's OOM killer, a limit) is a line of its own,
-    // `Killed`, the last a killed process's log shows
-    String.raw`(?<killed>(?<= )Killed(?=\s*$))`,
+    // `Killed`, the last a killed process's log shows (the shell's word alone, not a sentence's: `was already Killed`)
+    String.raw`(?<killed>(?<= )(?<!\b(?:was|were|been|be|is|are|got|get|already) )Killed(?=\s*$))`,
     // tqdm ends each update with its timing: `[00:23<00:00,  1.38s/it]`
     String.raw`(?<tqdm>\[\d\d:\d\d<[^\]\n]{0,40}\])`,
   ].join('|'),

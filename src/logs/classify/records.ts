@@ -242,7 +242,7 @@ export function failureRecord(prefix: LinePrefix, text: string, tracebackFollows
 // NCCL's debug lines name their level after the `host:pid:tid [dev]` they start with (src/debug.cc, ncclDebugLog:
 // `NCCL INFO ...`, `NCCL WARN ...`): an INFO line is a notice NCCL goes on from (`NCCL INFO NET/Plugin: Failed to
 // find ncclNetPlugin_v8 symbol.`), except its return trace (NCCL_RETURN_TRACE), which reads with the WARN before it.
-const NCCL_INFO = /\bNCCL INFO\b(?! [\w./-]{1,200}\.(?:cc|c|cu|h):\d)/;
+const NCCL_INFO = /^[\w.-]{1,64}:\d+:\d+ \[\d+\] NCCL INFO\b(?! [\w./-]{1,200}\.(?:cc|c|cu|h):\d)/;
 
 /**
  * A warning's text: a warning level at its start (c10's older logger writes it `[W socket.cpp:464] `,
