@@ -2,7 +2,7 @@
 // refused): recorded in the ledger and told once. Apart from ./outcome.ts, which decides between the log and such an
 // ending, so that reconcile (src/lifecycle/reconcile-direct.ts) records one without importing the backends.
 import type { Attempt } from '../../ledger/attempts.ts';
-import { exitedClassification, type Phase } from '../../logs/classify/index.ts';
+import { exitedClassification, type Phase, STOP_STATUSES } from '../../logs/classify/index.ts';
 import { type Diagnosis, showsCrash, stoppedFromOutside, survived } from '../../logs/diagnosis.ts';
 import { type Ending, endingOver } from '../backend.ts';
 import { type Engine, publish } from '../engine.ts';
@@ -71,7 +71,7 @@ export function judgeEnd(
   // reached it and no crash came before, and it ended by SIGKILL (SGLang kills its own tree, itself last: 137),
   // SIGTERM (143), SIGINT (130: a Ctrl-C, Python's KeyboardInterrupt) or 0. An abort (134) or a segfault (139)
   // while it drained is a crash.
-  if (fromLog && stoppedFromOutside(fromLog) && [null, 0, 137, 143, 130].includes(exitCode)) {
+  if (fromLog && stoppedFromOutside(fromLog) && (exitCode === null || exitCode === 0 || STOP_STATUSES.has(exitCode))) {
     const diagnosis = {
       ...fromLog,
       summary: `stopped from outside the bot: the server logged a stop signal at line ${fromLog.stopped.line} (${fromLog.stopped.text.trim().slice(0, 160)})${exitCode ? `, then ended with status ${exitCode}` : ''}`,

@@ -106,8 +106,8 @@ interface Hang {
 /** How the server process ended, when the caller knows (a crash is never `none` when it exited non-zero). */
 /** The signals a stop sends (systemd, docker, kill(1), a scheduler): SIGTERM, then SIGKILL after its grace. */
 const STOP_SIGNALS = new Set(['SIGTERM', 'SIGKILL', 'SIGINT']);
-/** 128+N for those signals: what a shell reports for a process they ended. */
-const STOP_STATUSES = new Set([137, 143, 130]);
+/** 128+N for those signals: what a shell reports for a process they ended (the lifecycle's judgeEnd reads it too). */
+export const STOP_STATUSES: ReadonlySet<number> = new Set([137, 143, 130]);
 
 /** A record logged at warning level or below that ends with a colon: the lines after it are its detail. */
 function introducesDetail(line: string): boolean {

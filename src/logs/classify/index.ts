@@ -11,7 +11,7 @@ export {
   diagnoseStream,
   diagnoseText,
 } from './classify.ts';
-export { DEFAULT_STALL_MS } from './engine.ts';
+export { DEFAULT_STALL_MS, STOP_STATUSES } from './engine.ts';
 export { renderDiagnosis } from './render.ts';
 export { exitedClassification } from './result.ts';
 export {
