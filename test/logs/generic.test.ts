@@ -530,6 +530,25 @@ describe('where a joined log lost its line breaks', () => {
       'AssertionError',
     ]);
   });
+
+  it('an exception a message quotes is no line of its own, and a warning that quotes one is no crash', () => {
+    const warning =
+      'WARNING 12-01 10:00:01 [utils.py:2500] Found ulimit of 1024 and failed to automatically increase with error ' +
+      'current limit exceeds maximum limit. This can cause fd limit errors like `OSError: [Errno 24] Too many open ' +
+      'files`. Consider increasing with ulimit -n';
+    expect(splitJoined(warning)).toBeNull();
+    const started = [
+      warning,
+      'INFO 12-01 10:00:30 [api_server.py:1800] Starting vLLM API server 0 on http://0.0.0.0:8000',
+      'INFO:     Application startup complete.',
+    ];
+    expect(classOf(started).category).toBe('none');
+    // unquoted, the same name after a sentence does start a line a paste joined
+    expect(splitJoined('Consider increasing with ulimit -n OSError: [Errno 24] Too many open files')).toEqual([
+      'Consider increasing with ulimit -n',
+      'OSError: [Errno 24] Too many open files',
+    ]);
+  });
 });
 
 describe('one reading whatever is in front of a line or between lines', () => {

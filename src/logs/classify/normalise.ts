@@ -219,7 +219,13 @@ export function splitJoined(joined: string): string[] | null {
     } else if (g.exc !== undefined || g.bare !== undefined) {
       // torch._dynamo's BackendCompilerFailed prints `backend='inductor' raised:` and the inner exception on the next
       // line (torch/_dynamo/exc.py): there the colon does end a line.
-      if (inTraceback || (g.exc !== undefined && (!/:\s*$/.test(before) || /\braised:\s*$/.test(before)))) {
+      // A name in quotes is one a message quotes (vLLM's ulimit warning: ``fd limit errors like `OSError: [Errno 24]
+      // Too many open files` ``), not the start of a line.
+      const quoted = /[`'"\u2018\u201c]$/.test(before);
+      if (
+        inTraceback ||
+        (g.exc !== undefined && !quoted && (!/:\s*$/.test(before) || /\braised:\s*$/.test(before)))
+      ) {
         cuts.push([m.index, 'line']);
       }
       inTraceback = false;
