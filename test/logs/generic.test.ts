@@ -5,7 +5,7 @@ import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { parseExceptionLine } from '../../src/logs/classify/exceptions.ts';
 import { diagnoseStream, diagnoseText } from '../../src/logs/classify/index.ts';
-import { displayText, lineShape } from '../../src/logs/classify/lineinfo.ts';
+import { displayText, lineShape, withoutRequestText } from '../../src/logs/classify/lineinfo.ts';
 import { splitJoined } from '../../src/logs/classify/normalise.ts';
 
 const classOf = (lines: string[]) => diagnoseText(`${lines.join('\n')}\n`).classification;
@@ -548,6 +548,40 @@ describe('where a joined log lost its line breaks', () => {
       'Consider increasing with ulimit -n',
       'OSError: [Errno 24] Too many open files',
     ]);
+  });
+});
+
+describe("a logged request's text is a user's, not the server's", () => {
+  const started = [
+    'INFO 12-01 10:00:30 [api_server.py:1800] Starting vLLM API server 0 on http://0.0.0.0:8000',
+    'INFO:     Application startup complete.',
+  ];
+  it("vLLM's request log: a prompt that quotes an error, in either quote style, is no crash; the fields after it are read", () => {
+    const single =
+      "INFO 12-01 10:01:00 [logger.py:43] Received request chatcmpl-1: prompt: '<|im_start|>user\\nWhat does " +
+      "RuntimeError: CUDA error: an illegal memory access was encountered mean?<|im_end|>\\n', params: " +
+      'SamplingParams(n=1, temperature=0.7), prompt_token_ids: None, lora_request: None.';
+    const double =
+      'INFO 12-01 10:01:00 [logger.py:43] Received request cmpl-2-0: prompt: "Why can\'t torch.OutOfMemoryError: ' +
+      'CUDA out of memory. Tried to allocate 2.00 GiB be avoided?", params: SamplingParams(n=1)';
+    const answer =
+      "INFO 12-01 10:01:02 [logger.py:60] Generated response chatcmpl-1: output: 'It means Traceback (most recent " +
+      "call last): ... torch.OutOfMemoryError: CUDA out of memory', output_token_ids: None, finish_reason: stop";
+    for (const line of [single, double, answer]) expect(classOf([...started, line]).category).toBe('none');
+    expect(withoutRequestText(single)).toBe(
+      'INFO 12-01 10:01:00 [logger.py:43] Received request chatcmpl-1: prompt: , params: SamplingParams(n=1, ' +
+        'temperature=0.7), prompt_token_ids: None, lora_request: None.',
+    );
+  });
+
+  it("SGLang's --log-requests lines, and a line that only names a request, read as they are", () => {
+    const receive =
+      "[2025-03-01 10:01:00] Receive: obj=GenerateReqInput(text='Explain: torch.OutOfMemoryError: CUDA out of " +
+      "memory. Tried to allocate 2.00 GiB', sampling_params={'max_new_tokens': 128})";
+    expect(withoutRequestText(receive)).toBe('[2025-03-01 10:01:00] Receive: obj=');
+    expect(classOf(['[2025-03-01 10:00:40] The server is fired up and ready to roll!', receive]).category).toBe('none');
+    const failed = 'ERROR 12-01 10:01:00 [core.py:700] Request chatcmpl-1 failed: CUDA error: out of memory';
+    expect(withoutRequestText(failed)).toBe(failed);
   });
 });
 

@@ -19,7 +19,7 @@ import {
   type RaisedException,
   whatMessage,
 } from './exceptions.ts';
-import { type LinePrefix, lineShape, readPrefix } from './lineinfo.ts';
+import { type LinePrefix, lineShape, readPrefix, withoutRequestText } from './lineinfo.ts';
 import { splitJoined } from './normalise.ts';
 import {
   applyFrequent,
@@ -244,8 +244,10 @@ export class ClassifierEngine {
    * Classify one line. Lines that fail the pre-filter only move the prefill/decode/runtime phase. `before`: the line
    * before it, from a reader that did not feed that one (the fast scan skips lines); null when none was read.
    */
-  feed(line: string, lineNo: number, before?: string | null): void {
+  feed(whole: string, lineNo: number, before?: string | null): void {
     if (lineNo > this.linesRead) this.linesRead = lineNo;
+    // a logged request's text is a user's or the model's, not the server's (a prompt can quote any error)
+    const line = withoutRequestText(whole);
     const prior = before !== undefined ? before : this.prev?.lineNo === lineNo - 1 ? this.prev.text : null;
     this.prev = { lineNo, text: line };
     if (this.inAttention(lineNo) || this.catalog.gate.test(line)) {

@@ -37,6 +37,48 @@ export function readPrefix(line: string): LinePrefix {
   return { rank: null, record: false, body: s };
 }
 
+/**
+ * A request's own text in a line that logs the request: what a user sent (a prompt that asks about `CUDA out of
+ * memory`) or what the model answered is no line of the server's. vLLM's RequestLogger (vllm/entrypoints/logger.py:
+ * `Received request %s: prompt: %r, params: %s, ...`, before 0.6 `..., sampling_params: %s`; `Request %s details:
+ * prompt: %r, prompt_token_ids: ...`; `Generated response %s: output: %r, output_token_ids: ...`) ends the text where
+ * the next field starts (the repr's closing quote). SGLang's tokenizer manager with `--log-requests` (python/sglang/srt/managers/
+ * tokenizer_manager.py: `Receive: obj=...`, `Finish: obj=..., out=...`) logs the request's repr to the line's end.
+ * A repr keeps a prompt's newlines escaped, so the text never runs onto the next line.
+ */
+const REQUEST_TEXT = /\b(?:(?:prompt|output): (?=['"])|(?:Receive|Finish): obj=)/;
+const REQUEST_HEAD = /\b(?:Received request|Request \S{1,200} details|Generated response)\b|\b(?:Receive|Finish): obj=/;
+
+/** Where the Python string literal that opens at `from` (its quote) ends, after its closing quote; -1 if it does not. */
+function literalEnd(s: string, from: number): number {
+  const quote = s[from];
+  for (let i = from + 1; i < s.length; i++) {
+    if (s[i] === '\\') i++;
+    else if (s[i] === quote) return i + 1;
+  }
+  return -1;
+}
+
+/** `line` without the request text it logs (REQUEST_TEXT); the line itself when it logs none. */
+export function withoutRequestText(line: string): string {
+  if (
+    !line.includes('Receive') &&
+    !line.includes('Request ') &&
+    !line.includes('response ') &&
+    !line.includes('Finish')
+  )
+    return line;
+  const head = REQUEST_HEAD.exec(line);
+  if (!head) return line;
+  const m = REQUEST_TEXT.exec(line.slice(head.index));
+  if (!m) return line;
+  const start = head.index + m.index + m[0].length;
+  // (a repr's quotes are Python's: an unescaped one ends it; one the excerpt cut ends with the line)
+  if (m[0].endsWith('=')) return line.slice(0, start);
+  const end = literalEnd(line, start);
+  return end < 0 ? line.slice(0, start) : line.slice(0, start) + line.slice(end);
+}
+
 /** The part of a line worth showing a person: wrappers and the log prefix removed, whitespace collapsed. */
 export function displayText(line: string, max = 400): string {
   const body = readPrefix(line).body.replace(/\s+/g, ' ').trim();

@@ -222,10 +222,7 @@ export function splitJoined(joined: string): string[] | null {
       // A name in quotes is one a message quotes (vLLM's ulimit warning: ``fd limit errors like `OSError: [Errno 24]
       // Too many open files` ``), not the start of a line.
       const quoted = /[`'"\u2018\u201c]$/.test(before);
-      if (
-        inTraceback ||
-        (g.exc !== undefined && !quoted && (!/:\s*$/.test(before) || /\braised:\s*$/.test(before)))
-      ) {
+      if (inTraceback || (g.exc !== undefined && !quoted && (!/:\s*$/.test(before) || /\braised:\s*$/.test(before)))) {
         cuts.push([m.index, 'line']);
       }
       inTraceback = false;
