@@ -341,6 +341,21 @@ describe('exception families by their documented messages and modules', () => {
     });
   });
 
+  it('a refusal worded as a backend that does not support, or a backend or method it does not know', () => {
+    for (const line of [
+      'ValueError: Unrecognized FP8 backend: cutlass2',
+      'NotImplementedError: FlashInfer backend does not support sliding window attention with page size > 1.',
+      'ValueError: Invalid attention backend for cuda with use_v1: True use_mla: True',
+      'ValueError: unknown kv cache dtype: fp4',
+    ]) {
+      expect(classOf([line]).category, line).toBe('backend_assertion');
+    }
+    // the words alone, in no exception a check raises, are no refusal
+    expect(
+      classOf(['INFO 12-01 10:00:00 [cuda.py:200] This GPU does not support FP8 marlin; using fallback']).category,
+    ).toBe('none');
+  });
+
   it("PyTorch's shape errors are wrong shapes computed, not a setting refused", () => {
     const tb = (exc: string) => [
       'Traceback (most recent call last):',
