@@ -244,13 +244,14 @@ export class ClassifierEngine {
    * Classify one line. Lines that fail the pre-filter only move the prefill/decode/runtime phase. `before`: the line
    * before it, from a reader that did not feed that one (the fast scan skips lines); null when none was read.
    */
-  feed(whole: string, lineNo: number, before?: string | null): void {
+  feed(raw: string, lineNo: number, before?: string | null): void {
     if (lineNo > this.linesRead) this.linesRead = lineNo;
-    // a logged request's text is a user's or the model's, not the server's (a prompt can quote any error)
-    const line = withoutRequestText(whole);
+    let line = raw;
     const prior = before !== undefined ? before : this.prev?.lineNo === lineNo - 1 ? this.prev.text : null;
     this.prev = { lineNo, text: line };
     if (this.inAttention(lineNo) || this.catalog.gate.test(line)) {
+      // a logged request's text is a user's or the model's, not the server's (a prompt can quote any error)
+      line = withoutRequestText(line);
       const at = lineNo + this.shift;
       if (prior !== null && this.wrapsMild(prior, line, lineNo)) {
         this.wrapLine = lineNo;
