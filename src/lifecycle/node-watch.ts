@@ -14,7 +14,7 @@ import { backendFor } from './backends.ts';
 import { confirmCrash, createEarlyAlert, SETTLE_MS, type ServingCheck, survivable } from './early-alert.ts';
 import { type Engine, hostOf, publish } from './engine.ts';
 import type { LaunchEvent } from './launch/types.ts';
-import { headNode, type NodeRef, nodeLabel, nodesOf } from './nodes.ts';
+import { headNode, type NodeRef, nodeLabel, nodesOf, peerLoss } from './nodes.ts';
 import { readRemoteState } from './remote-state.ts';
 import { stillServing } from './serving-check.ts';
 import { stopRequested } from './stop.ts';
@@ -263,20 +263,6 @@ function exitDiagnosis(d: Diagnosis, node: NodeRef): Diagnosis {
     dedupKey: `${d.dedupKey}/node_lost`,
   };
 }
-
-/**
- * A worker's failure that losing its head explains: gloo's "Connection closed by peer", an NCCL or collective error,
- * a watchdog, an exit or death with nothing named, a connection to a peer lost (ConnectionResetError, BrokenPipeError,
- * EOFError). A worker with a cause of its own (out of memory, an illegal access, an assertion) crashed whatever the
- * head did.
- */
-export function peerLoss(d: Diagnosis): boolean {
-  if (PEER_LOSS.has(d.category)) return true;
-  return d.category === 'other' && (d.evidence.length === 0 || PEER_LOSS_WORDS.test(d.summary));
-}
-const PEER_LOSS = new Set(['node_lost', 'nccl_error', 'watchdog_timeout']);
-const PEER_LOSS_WORDS =
-  /ConnectionResetError|ConnectionAbortedError|BrokenPipeError|EOFError|IncompleteReadError|Connection (?:reset|closed|aborted)|connection lost|peer/i;
 
 /**
  * How the head's own log explains a worker's failure that is a lost peer (peerLoss): `stopped` when the head was

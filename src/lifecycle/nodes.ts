@@ -1,6 +1,7 @@
 // The nodes of an attempt: one for a plain launch, several for a multi-node one (node 0, the head, is the attempt row;
 // workers are in attempt_nodes). Watching, stopping and reconciling work on nodes, so one code path serves both.
 import type { Attempt } from '../ledger/attempts.ts';
+import type { Diagnosis } from '../logs/diagnosis.ts';
 import type { Engine } from './engine.ts';
 import { runIdFor } from './remote-state.ts';
 
@@ -62,3 +63,17 @@ export function savedOffset(engine: Pick<Engine, 'attempts'>, node: NodeRef): nu
 export function nodeLabel(node: Pick<NodeRef, 'rank' | 'host'>): string {
   return `node ${node.rank} (${node.host})`;
 }
+
+/**
+ * A node's failure that losing a peer explains (a worker its head, a head its worker): gloo's "Connection closed by peer", an NCCL or collective error,
+ * a watchdog, an exit or death with nothing named, a connection to a peer lost (ConnectionResetError, BrokenPipeError,
+ * EOFError). A node with a cause of its own (out of memory, an illegal access, an assertion) crashed whatever its
+ * peers did.
+ */
+export function peerLoss(d: Diagnosis): boolean {
+  if (PEER_LOSS.has(d.category)) return true;
+  return d.category === 'other' && (d.evidence.length === 0 || PEER_LOSS_WORDS.test(d.summary));
+}
+const PEER_LOSS = new Set(['node_lost', 'nccl_error', 'watchdog_timeout']);
+const PEER_LOSS_WORDS =
+  /ConnectionResetError|ConnectionAbortedError|BrokenPipeError|EOFError|IncompleteReadError|Connection (?:reset|closed|aborted)|connection lost|peer/i;

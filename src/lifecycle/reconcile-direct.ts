@@ -7,6 +7,7 @@ import { type Engine, hostOf, publish } from './engine.ts';
 import { followerState } from './follower.ts';
 import { judgeEnd, recordEnding } from './launch/ending.ts';
 import { readAndJudge } from './log-read.ts';
+import { nodeLabel, nodesOf, peerLoss } from './nodes.ts';
 import { readRemoteState, runIdFor } from './remote-state.ts';
 import { currentRunStart } from './requeue.ts';
 import { stopNodes } from './stop-nodes.ts';
@@ -83,6 +84,10 @@ export async function closeUnwatched(
       engine.log.warn({ err: (e as Error).message, attempt: a.id }, 'could not read the log of an ended attempt');
     }
   }
+  // A multi-node server whose head only lost a peer: a worker whose own log names a cause is the crash, as the watch
+  // of a followed attempt decides it (node-watch.ts). (A scheduler's ending names its failed node itself.)
+  if (d && !ending && a.nodeHosts.length > 1 && d.category !== 'none' && peerLoss(d))
+    d = (await workerCause(engine, a)) ?? d;
   // The same rule as a followed attempt's end (outcome.ts recordExit): judgeEnd.
   const j = judgeEnd(d, exitCode, ending, 'lost');
   if (j.by === 'ending') {
@@ -149,4 +154,28 @@ async function readyFromLog(engine: Engine, a: Attempt): Promise<Attempt> {
   const ready = engine.attempts.get(a.id)!;
   publish(engine, () => {}, { kind: 'ready', attempt: ready, seconds: v.readyAfterMs / 1000 });
   return ready;
+}
+
+/**
+ * The first worker (by rank) whose log, read from its current run, names a crash of its own (no lost peer, none it
+ * survived), named by its node; null when every worker only lost a peer, or names nothing.
+ */
+async function workerCause(
+  engine: Pick<Engine, 'attempts' | 'log' | 'diagnoser' | 'loaded' | 'pool'>,
+  a: Attempt,
+): Promise<Diagnosis | null> {
+  for (const node of nodesOf(engine, a)) {
+    if (node.rank === 0 || !node.logPath) continue;
+    try {
+      const at = { attemptId: a.id, rank: node.rank, host: node.host, logPath: node.logPath };
+      const from = await currentRunStart(engine, at);
+      const w = (await readAndJudge(engine, node.host, node.logPath, engine.diagnoser, from)).diagnosis;
+      if (w && w.category !== 'none' && !w.survivable && !peerLoss(w)) {
+        return { ...w, summary: `${nodeLabel(node)}: ${w.summary}` };
+      }
+    } catch (e) {
+      engine.log.warn({ err: (e as Error).message, attempt: a.id, node: node.rank }, 'could not read a worker log');
+    }
+  }
+  return null;
 }

@@ -183,6 +183,44 @@ describe('multi-node launch', () => {
     expect(b.printed.filter((p) => p.includes('CRASH ')).join('\n')).toMatch(/node 1 \(node1\)/);
   });
 
+  it("a bot that was down while both nodes ended: a worker's own crash is the attempt's, not the head's lost peer", async () => {
+    const first = pairBot();
+    expect((await first.run('launch small --set tp=2 --host pair --port 30420')).exitCode ?? 0).toBe(0);
+    const a = first.app.engine.attempts.get(1)!;
+    const [worker] = first.app.engine.attempts.nodes(1);
+    await first.app.close();
+    // While no bot watches: node 1 runs out of memory, then node 0 loses it (gloo's peer connection) and dies too.
+    appendFileSync(
+      worker!.logPath!,
+      [
+        '[2026-12-02 10:00:00 TP1] Scheduler hit an exception: Traceback (most recent call last):',
+        '  File "/sgl/python/sglang/srt/managers/scheduler.py", line 900, in event_loop_normal',
+        '    result = self.run_batch(batch)',
+        'torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB',
+        '',
+      ].join('\n'),
+    );
+    appendFileSync(
+      a.logPath!,
+      [
+        '[2026-12-02 10:00:01 TP0] Scheduler hit an exception: Traceback (most recent call last):',
+        '  File "/sgl/python/sglang/srt/distributed/parallel_state.py", line 500, in all_reduce',
+        '    torch.distributed.all_reduce(input_, group=self.device_group)',
+        'RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:534] Connection closed by peer [10.9.0.2]:41234',
+        '',
+      ].join('\n'),
+    );
+    process.kill(-worker!.pgid!, 'SIGKILL');
+    process.kill(-a.pgid!, 'SIGKILL');
+    await until(() => groupMembers(a.pgid!).length === 0 && groupMembers(worker!.pgid!).length === 0, 10_000);
+
+    const b = pairBot([{}, {}], first.loaded);
+    expect(await resumeWatches(b.app.engine, () => {}, b.app.diagnoser)).toBe(0);
+    const after = b.app.engine.attempts.get(1)!;
+    expect(after).toMatchObject({ status: 'crashed', active: false, outcome: 'cuda_oom' });
+    expect(after.outcomeDetail).toMatch(/^ended while the bot was not watching: node 1 \(node1\): /);
+  });
+
   it('a head stopped from outside the bot: its worker losing it is no crash, the end is told as the stop, once', async () => {
     // The head drains and kills its own tree on SIGTERM (real SGLang); the worker then loses its peer (gloo's
     // "Connection closed by peer") and exits 1.
