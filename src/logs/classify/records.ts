@@ -43,8 +43,11 @@ const BODY_LEVEL =
 // (`Failed to ...`); the pre-filter lets through every line with one (RECORD_ANCHORS).
 // Error-code constants say it too, by the convention C libraries name them (`MPI_ERR_OTHER`, `NIXL_ERR_BACKEND`,
 // `CUDA_ERROR_OUT_OF_MEMORY`, ROCm's `HSA_STATUS_ERROR_EXCEPTION`), and so does a wait that timed out.
+// A word that is one part of a dotted name is a name, not a statement: Python's logging prints the logger's name
+// (`%(name)s`), and uvicorn logs its server's own messages through the logger `uvicorn.error` (uvicorn/config.py
+// LOGGING_CONFIG: `Uvicorn running on ...`, `Started server process` at INFO), a module path (`x.errors`) the same.
 const FAILURE_WORDS =
-  /\b[A-Z][A-Z0-9_]*_ERR(?:OR)?_[A-Z0-9_]+\b|\b(?:[Tt]imed out|[Ff]ail(?:s|ed|ure)|[Ee]rrors?|[Ee]rrored|[Ee]xceptions?|[Ff]atal|[Aa]bort(?:ed|ing)?|[Cc]rash(?:ed)?|[Kk]illed|[Cc]annot|[Cc]an not|[Cc]ould not|[Uu]nable to)\b/;
+  /\b[A-Z][A-Z0-9_]*_ERR(?:OR)?_[A-Z0-9_]+\b|(?<!\w\.)\b(?:[Tt]imed out|[Ff]ail(?:s|ed|ure)|[Ee]rrors?|[Ee]rrored|[Ee]xceptions?|[Ff]atal|[Aa]bort(?:ed|ing)?|[Cc]rash(?:ed)?|[Kk]illed|[Cc]annot|[Cc]an not|[Cc]ould not|[Uu]nable to)\b(?!\.\w)/;
 /**
  * The literal text of FAILURE_WORDS and OUT_OF_MEMORY, lower case: the pre-filter adds each capitalised too. Each is five bytes or
  * more: the byte pre-filter skips ahead by as much as its shortest literal allows (bytegate.ts).
@@ -161,12 +164,22 @@ const OWN_KILL = /\b[Kk]illed \d{1,6} (?:child |worker |sub)?process(?:es|\(es\)
 const EMBEDDED = /(?<![\w.])((?:[A-Za-z_]\w{0,60}\.){0,6}[A-Z]\w{0,60}?(?:Error|Exception))(?=[:(])/g;
 const REPR = /^\((["'])(.{0,2000}?)\1\)/;
 const CALL_ARGS = /^\([^()]{0,400}\)/;
+// pydantic (v2) prints each error of a ValidationError as its type's message template with the validator's own
+// exception in it: a ValueError or AssertionError raised in a validator becomes `Value error, <message>` or `Assertion
+// failed, <message>` (pydantic-core src/errors/types.rs, ErrorType::ValueError / AssertionError), then ` [type=
+// value_error, input_value=..., input_type=...]` (an excerpt can cut it). The line alone is that exception.
+const PYDANTIC_ERROR = /^\s*(Value error|Assertion failed), (.{1,4000}?)(?: \[type=(?:value|assertion)_error\b.*)?$/;
 
 /**
  * The exception a record names: `Type: message` (the record's text after it), `Type(args): message`, or a repr
  * `Type("message")`; null when it names none.
  */
 export function embeddedException(body: string): RaisedException | null {
+  const pyd = PYDANTIC_ERROR.exec(body);
+  if (pyd) {
+    const type = pyd[1] === 'Value error' ? 'ValueError' : 'AssertionError';
+    return { type, short: type, message: pyd[2] ?? '' };
+  }
   EMBEDDED.lastIndex = 0;
   for (let m = EMBEDDED.exec(body); m; m = EMBEDDED.exec(body)) {
     const name = m[1] ?? '';
