@@ -257,12 +257,17 @@ export function failureRecord(prefix: LinePrefix, text: string, tracebackFollows
 // find ncclNetPlugin_v8 symbol.`), except its return trace (NCCL_RETURN_TRACE), which reads with the WARN before it.
 const NCCL_INFO = /^[\w.-]{1,64}:\d+:\d+ \[\d+\] NCCL INFO\b(?! [\w./-]{1,200}\.(?:cc|c|cu|h):\d)/;
 
+// Go's structured loggers write the level as a key (log/slog's TextHandler: `time=2025-01-01T10:00:00.000Z
+// level=WARN source=gpu.go:61 msg="..." error="..."`, Ollama's format; logrus's text formatter: `time="..."
+// level=warning msg=...`): a record at a warning level or below is a notice, whatever its `error=` value says.
+const LOGFMT_MILD = /^(?:time=(?:"[^"\n]{0,60}"|\S{1,60}) )?level=(?:WARN|WARNING|INFO|DEBUG|TRACE)\b/i;
+
 /**
  * A warning's text: a warning level at its start (c10's older logger writes it `[W socket.cpp:464] `,
- * c10/util/Logging.cpp), Python's warnings format, or an NCCL INFO line.
+ * c10/util/Logging.cpp), Python's warnings format, a Go logger's mild `level=`, or an NCCL INFO line.
  */
 export function warning(body: string): boolean {
-  return BODY_WARNING.test(body) || PYTHON_WARNING.test(body) || NCCL_INFO.test(body);
+  return BODY_WARNING.test(body) || PYTHON_WARNING.test(body) || NCCL_INFO.test(body) || LOGFMT_MILD.test(body);
 }
 
 /** True when a line was logged at warning level or below (in its own text, or in the wrapper or prefix before it). */
