@@ -350,6 +350,11 @@ describe('exception families by their documented messages and modules', () => {
     ]) {
       expect(classOf([line]).category, line).toBe('backend_assertion');
     }
+    // a device that does not support a dtype is the GPU's generation, not a setting (PyTorch's autocast check)
+    expect(
+      classOf(['RuntimeError: Current CUDA Device does not support bfloat16. Please switch dtype to float16.'])
+        .category,
+    ).toBe('unsupported_arch');
     // the words alone, in no exception a check raises, are no refusal
     expect(
       classOf(['INFO 12-01 10:00:00 [cuda.py:200] This GPU does not support FP8 marlin; using fallback']).category,
@@ -558,11 +563,43 @@ describe('where a joined log lost its line breaks', () => {
       'INFO:     Application startup complete.',
     ];
     expect(classOf(started).category).toBe('none');
+    // a quote that opens a value is the line's own start: Docker's json-file log, one record per line
+    const docker = (log: string) => JSON.stringify({ log: `${log}\n`, stream: 'stderr', time: '2025-01-01T00:00:00Z' });
+    expect(
+      classOf([
+        docker('Traceback (most recent call last):'),
+        docker(
+          '  File "/usr/lib/python3.12/site-packages/vllm/engine/arg_utils.py", line 1200, in create_engine_config',
+        ),
+        docker('    raise ValueError(msg)'),
+        docker('ValueError: Total number of attention heads (40) must be divisible by tensor parallel size (3).'),
+      ]).category,
+    ).toBe('backend_assertion');
     // unquoted, the same name after a sentence does start a line a paste joined
     expect(splitJoined('Consider increasing with ulimit -n OSError: [Errno 24] Too many open files')).toEqual([
       'Consider increasing with ulimit -n',
       'OSError: [Errno 24] Too many open files',
     ]);
+  });
+});
+
+describe("a Go logger's level key (Ollama's log/slog records)", () => {
+  it('a WARN record with an error= value is a notice; an ERROR one states the failure', () => {
+    const warn =
+      'time=2025-01-01T10:00:01.000Z level=WARN source=amd_linux.go:61 msg="ollama recommends running the ' +
+      'https://www.amd.com/en/support/linux-drivers" error="amdgpu version file missing: /sys/module/amdgpu/version ' +
+      'stat /sys/module/amdgpu/version: no such file or directory"';
+    const started =
+      'time=2025-01-01T10:00:05.000Z level=INFO source=server.go:626 msg="llama runner started in 3.90 seconds"';
+    expect(classOf([warn, started]).category).toBe('none');
+    expect(
+      classOf(['time="2025-01-01T10:00:01Z" level=warning msg="retrying" error="connection refused"', started])
+        .category,
+    ).toBe('none');
+    const failed =
+      'time=2025-01-01T10:00:05.000Z level=ERROR source=sched.go:400 msg="error loading llama server" ' +
+      'error="llama runner process has terminated: cudaMalloc failed: out of memory"';
+    expect(classOf([failed]).category).toBe('cuda_oom');
   });
 });
 
@@ -595,6 +632,17 @@ describe("a logged request's text is a user's, not the server's", () => {
       "memory. Tried to allocate 2.00 GiB', sampling_params={'max_new_tokens': 128})";
     expect(withoutRequestText(receive)).toBe('[2025-03-01 10:01:00] Receive: obj=');
     expect(classOf(['[2025-03-01 10:00:40] The server is fired up and ready to roll!', receive]).category).toBe('none');
+    // a paste that lost its line breaks: the repr ends where its brackets close, the lines after it are read
+    const joined = [
+      '[2025-03-01 10:00:40] The server is fired up and ready to roll!',
+      "[2025-03-01 10:01:00] Receive: obj=GenerateReqInput(text='hi (x', sampling_params={'max_new_tokens': 8}), " +
+        "out={'text': 'CUDA out of memory'}",
+      '[2025-03-01 10:01:01 TP0] Scheduler hit an exception: Traceback (most recent call last):',
+      '  File "/sgl/python/sglang/srt/managers/scheduler.py", line 2500, in run_scheduler_process',
+      '    scheduler.event_loop_overlap()',
+      'RuntimeError: CUDA error: an illegal memory access was encountered',
+    ].join(' ');
+    expect(classOf([joined]).category).toBe('illegal_memory_access');
     const failed = 'ERROR 12-01 10:01:00 [core.py:700] Request chatcmpl-1 failed: CUDA error: out of memory';
     expect(withoutRequestText(failed)).toBe(failed);
   });

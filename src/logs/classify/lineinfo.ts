@@ -40,11 +40,11 @@ export function readPrefix(line: string): LinePrefix {
 /**
  * A request's own text in a line that logs the request: what a user sent (a prompt that asks about `CUDA out of
  * memory`) or what the model answered is no line of the server's. vLLM's RequestLogger (vllm/entrypoints/logger.py:
- * `Received request %s: prompt: %r, params: %s, ...`, before 0.6 `..., sampling_params: %s`; `Request %s details:
+ * `Received request %s: prompt: %r, params: %s, ...`; older vllm/engine/async_llm_engine.py `..., sampling_params: %s`; `Request %s details:
  * prompt: %r, prompt_token_ids: ...`; `Generated response %s: output: %r, output_token_ids: ...`) ends the text where
  * the next field starts (the repr's closing quote). SGLang's tokenizer manager with `--log-requests` (python/sglang/srt/managers/
- * tokenizer_manager.py: `Receive: obj=...`, `Finish: obj=..., out=...`) logs the request's repr to the line's end.
- * A repr keeps a prompt's newlines escaped, so the text never runs onto the next line.
+ * tokenizer_manager.py: `Receive: obj=...`, `Finish: obj=..., out=...`) logs the request's repr, which ends where
+ * its brackets close. A repr keeps a prompt's newlines escaped, so the text never runs onto the next line.
  */
 const REQUEST_TEXT = /\b(?:(?:prompt|output): (?=['"])|(?:Receive|Finish): obj=)/;
 const REQUEST_HEAD = /\b(?:Received request|Request \S{1,200} details|Generated response)\b|\b(?:Receive|Finish): obj=/;
@@ -55,6 +55,30 @@ function literalEnd(s: string, from: number): number {
   for (let i = from + 1; i < s.length; i++) {
     if (s[i] === '\\') i++;
     else if (s[i] === quote) return i + 1;
+  }
+  return -1;
+}
+
+/**
+ * Where the bracketed repr that starts at `from` (`Name(`, `{`, `[`) closes, its string literals skipped; -1 when the
+ * line ends first.
+ */
+function reprEnd(s: string, from: number): number {
+  let i = from;
+  while (i < s.length && /[\w.]/.test(s[i] as string)) i++;
+  if (!'({['.includes(s[i] ?? '')) return -1;
+  let depth = 0;
+  for (; i < s.length; i++) {
+    const c = s[i] as string;
+    if (c === "'" || c === '"') {
+      const e = literalEnd(s, i);
+      if (e < 0) return -1;
+      i = e - 1;
+    } else if ('({['.includes(c)) depth++;
+    else if (')}]'.includes(c)) {
+      depth--;
+      if (depth === 0) return i + 1;
+    }
   }
   return -1;
 }
@@ -74,7 +98,20 @@ export function withoutRequestText(line: string): string {
   if (!m) return line;
   const start = head.index + m.index + m[0].length;
   // (a repr's quotes are Python's: an unescaped one ends it; one the excerpt cut ends with the line)
-  if (m[0].endsWith('=')) return line.slice(0, start);
+  if (m[0].endsWith('=')) {
+    // SGLang's repr, `Cls(...)` or `{...}`, then more fields (`, out={...}`, `, headers={...}`): it ends where its
+    // brackets close and no `, name=` follows; what a paste that lost its line breaks puts after it is another line
+    let end = start;
+    for (;;) {
+      const e = reprEnd(line, end);
+      if (e < 0) return line.slice(0, start);
+      end = e;
+      const more = /^, [a-z_]{1,40}=/.exec(line.slice(end, end + 50));
+      if (!more) break;
+      end += more[0].length;
+    }
+    return line.slice(0, start) + line.slice(end);
+  }
   const end = literalEnd(line, start);
   return end < 0 ? line.slice(0, start) : line.slice(0, start) + line.slice(end);
 }
