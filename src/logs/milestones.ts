@@ -75,6 +75,11 @@ const RULES: Array<[Rule, (m: RegExpMatchArray) => Milestone]> = [
   // (launcher/src/main.rs shard_manager: `Starting shard`; older versions add the rank after it).
   [/\bStarting shard(?: rank=\d+| \d+)?\s*$/, () => ({ kind: 'server_start' })],
   [/Init torch distributed begin\./, () => ({ kind: 'dist_init_begin' })],
+  // A process joining the Ray cluster its workers will run on, as vLLM's Ray executor does while it starts
+  // (ray/_private/worker.py, ray.init: `Connecting to existing Ray cluster at address: ...`, `Started a local Ray
+  // instance.`). (Not NCCL's communicator set-up: torch creates a communicator at its first collective, which can
+  // be any step's.)
+  [/Connecting to existing Ray cluster at address|Started a local Ray instance/, () => ({ kind: 'dist_init_begin' })],
   [/Load weight begin\./, () => ({ kind: 'weights_begin' })],
   // vLLM: `Starting to load model <name>...` and, for a speculative decoding drafter, `Loading drafter model...`
   // (gpu_model_runner.py load_model).
@@ -107,6 +112,10 @@ const RULES: Array<[Rule, (m: RegExpMatchArray) => Milestone]> = [
   // vLLM V1's worker after its memory profile (gpu_worker.py determine_available_memory: `Available KV cache memory:
   // 12.3 GiB`), and V0's (worker.py determine_num_available_blocks: `Memory profiling takes 5.1 seconds`).
   [/Available KV cache memory: -?[\d.]+ GiB|Memory profiling takes [\d.]+ seconds/, () => ({ kind: 'kv_sized' })],
+  // llama.cpp once it has allocated a context's KV cache: `llama_new_context_with_model: KV self size  = 5120.00 MiB`
+  // (src/llama.cpp, llama_new_context_with_model), and in newer releases per device `llama_kv_cache_unified: CUDA0 KV
+  // buffer size = 256.00 MiB` (src/llama-kv-cache.cpp); its compute buffers are allocated after it
+  [/\bKV self size +=|\bKV buffer size +=/, () => ({ kind: 'kv_sized' })],
   // `Capture .*graph begin`, case-insensitive (`Capture piecewise CUDA graph begin`).
   [capture(/graph begin/gi), () => ({ kind: 'graph_begin' })],
   [capture(/graph end\.(?: Time elapsed: ([\d.]+) s)?/gi), (m) => ({ kind: 'graph_end', seconds: num(m[1]) })],
@@ -163,7 +172,7 @@ export function stopSignalled(line: string): boolean {
 export function parseMilestone(line: string): Milestone | null {
   // Cheap pre-filter: every rule's line contains one of these words, and most log lines contain none.
   if (
-    !/ServerArgs|non-default args|torch distributed|weight|load model|drafter model|loading took|shard|safetensors files|Fastsafetensor|KV Cache|GPU blocks|Memory pool|Memory profiling|graph|max_total_num_tokens|Uvicorn|startup complete|fired up|Connected|Service at|batch|warming up|init engine|SIGTERM|Gracefully|shutting down|shutdown|server process/i.test(
+    !/ServerArgs|non-default args|torch distributed|Ray cluster|Ray instance|weight|load model|drafter model|loading took|shard|safetensors files|Fastsafetensor|KV Cache|GPU blocks|KV self size|KV buffer size|Memory pool|Memory profiling|graph|max_total_num_tokens|Uvicorn|startup complete|fired up|Connected|Service at|batch|warming up|init engine|SIGTERM|Gracefully|shutting down|shutdown|server process/i.test(
       line,
     )
   ) {

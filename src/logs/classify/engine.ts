@@ -60,7 +60,7 @@ import {
   MAX_EVIDENCE,
   shortHash,
 } from './result.ts';
-import { type FailureRecord, frameless, type Traceback, TracebackTracker } from './tracebacks.ts';
+import { type FailureRecord, frameless, stampless, type Traceback, TracebackTracker } from './tracebacks.ts';
 import type { Category, Classification, Diagnosis, Evidence, Phase, Signature } from './types.ts';
 
 /** Lines processed one by one after anything crash-like, so tracebacks are read whole. */
@@ -183,6 +183,22 @@ export interface EngineOptions {
   serving?: boolean;
 }
 
+// An excerpt starts where the copier's selection did, often mid-line (corpus/README.md). A first line that starts in
+// lower case with no record prefix or `name: ` label of its own can be the rest of a line whose start was cut, and
+// its level with it. When a later line states the same words whole, logged at warning level or below (the same
+// message another process printed, as each rank and Ray worker prints its own), the cut line was that message: no
+// failure record (`libnccl.so.2: cannot open shared object file: ...`, the rest of vLLM's `INFO ... Failed to import
+// NCCL library: libnccl.so.2: cannot open ...`, which its Ray worker logs again at INFO). A cut line no later line
+// repeats keeps what its words state.
+const CUT_REST = /^[a-z](?![\w-]{0,30}: )/;
+/** Shorter than this, a fragment is found inside too many lines to say which one it was cut from. */
+const CUT_REST_MIN = 24;
+
+/** True when the log's first line reads as the rest of a line cut at its start (CUT_REST). */
+function cutAtStart(prefix: LinePrefix, lineNo: number): boolean {
+  return lineNo === 1 && !prefix.record && CUT_REST.test(prefix.body) && prefix.body.trim().length >= CUT_REST_MIN;
+}
+
 export class ClassifierEngine {
   readonly catalog: Catalog;
   private readonly stallMs: Partial<Record<Phase, number | null>>;
@@ -211,6 +227,8 @@ export class ClassifierEngine {
   private wrapAt = 0;
   /** The last NCCL WARN line, until the next line says whether NCCL returned its error (records.ts). */
   private ncclWarn: { prefix: LinePrefix; ev: Evidence } | null = null;
+  /** The first line's words, when it read as the rest of a cut line that stated a failure (CUT_REST). */
+  private cutFirst: string | null = null;
   private exit: ProcessExit | null;
   /**
    * The server's own line saying a stop signal reached it (SGLang's `SIGTERM received. signum=...`), or null: what it
@@ -314,7 +332,7 @@ export class ClassifierEngine {
   frequent(kind: FrequentKind): void {
     applyFrequent(this.phase, kind);
     this.tracebacks.survived();
-    if (kind === 'prefill' || kind === 'decode') this.servedPast();
+    if (kind === 'prefill' || kind === 'decode' || kind === 'generated') this.servedPast();
   }
 
   /**
@@ -502,6 +520,7 @@ export class ClassifierEngine {
    * part of a traceback (its exception line and what continues it) or an exception line of their own are read there.
    */
   private readRecord(prefix: LinePrefix, ev: Evidence, lineNo: number): boolean {
+    if (this.cutFirst !== null && lineNo > 1) this.readCutAgain(prefix, ev.text);
     if (
       this.tracebacks.owning(lineNo, prefix) ||
       this.tracebacks.continued(lineNo) ||
@@ -514,6 +533,7 @@ export class ClassifierEngine {
     const survives = this.serving() && servingSurvives(prefix.body);
     const read = survives ? null : failureRecord(prefix, ev.text);
     const raised = this.cancelledInShutdown(read) ? null : read;
+    if (raised && cutAtStart(prefix, lineNo)) this.cutFirst = prefix.body.trim();
     if (!raised) {
       const warn = this.ncclWarn;
       this.ncclWarn = null;
@@ -536,6 +556,16 @@ export class ClassifierEngine {
     }
     this.recordFailure(prefix, ev, raised);
     return true;
+  }
+
+  /** A later line that states the cut first line's words whole at a mild level: that line was its message (CUT_REST). */
+  private readCutAgain(prefix: LinePrefix, text: string): void {
+    const cut = this.cutFirst as string;
+    const body = prefix.body.trim();
+    if (body.length <= cut.length || !body.endsWith(cut) || !mildRecord(prefix, text)) return;
+    this.cutFirst = null;
+    const tb = this.tracebacks;
+    tb.records = tb.records.filter((r) => r.ev.line !== 1);
   }
 
   private recordFailure(prefix: LinePrefix, ev: Evidence, raised: RaisedException): void {
@@ -577,8 +607,9 @@ export class ClassifierEngine {
   private milestone(m: Milestone, line = '', ev?: Evidence): void {
     const wasReady = this.phase.ready;
     applyMilestone(this.phase, m);
-    // got ready (SGLang's ready line, or a server whose ready line is uvicorn's): past its warnings
-    if (!wasReady && this.phase.ready) this.wentPast((c) => c.mild);
+    // got ready (SGLang's ready line, or a server whose ready line is uvicorn's): past its warnings, and past what it
+    // serves past (`transient`: a supervisor's failed poll while it loaded)
+    if (!wasReady && this.phase.ready) this.wentPast((c) => c.mild || c.sig.transient);
     if (ev && !this.stopSignal && m.kind === 'shutdown' && stopSignalled(line)) this.stopSignal = ev;
     // A run that starts after it (a service log with restarts) is no longer stopping.
     else if (this.stopSignal && this.phase.phase !== 'shutdown') this.stopSignal = null;
@@ -1074,15 +1105,6 @@ export class ClassifierEngine {
       reason: `no log line for ${formatDuration(h.ms)} during ${h.phase} (confidence 0.5)`,
     };
   }
-}
-
-// A time stamp in a line's wrappers (`2025-11-05T12:19:01.123Z`, `12-01 10:00:00`, glog's `W1201`): the one place
-// two lines of one process differ in their fronts.
-const TIME_STAMP = /\d{4}-\d\d-\d\d(?=[ T])|\b\d\d[-/]\d\d(?= )|\d\d:\d\d:\d\d(?:[.,]\d{1,9})?|\b[IWEF]\d{4}(?= )/g;
-
-/** `front` with the digits of its time stamps zeroed (TIME_STAMP). */
-function stampless(front: string): string {
-  return front.replace(TIME_STAMP, (t) => t.replace(/\d/g, '0'));
 }
 
 /** The text after a wrapping signature's match in its line: the cause it wraps (`: ` and spaces taken off). */

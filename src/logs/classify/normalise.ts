@@ -99,6 +99,9 @@ const BOUNDARY = new RegExp(
     // process labels and log-record prefixes (every quantifier bounded, so a long line without them is read once)
     `(?<rec>${[
       String.raw`\((?:[A-Za-z_][\w-]{0,60} )?(?:[a-z_]{1,20}=\w{1,20} ){0,4}pid=\d+(?:, ip=[^)]{0,60})?\)`,
+      // Ray's own daemons label the lines it streams from them to the driver by their name, not a pid: `(raylet) `,
+      // `(raylet, ip=10.0.0.5) ` (ray/_private/worker.py, print_worker_logs; the wrapper WRAPPERS takes off)
+      String.raw`(?<!\S)\((?:raylet|autoscaler|monitor|dashboard)(?:, ip=[^)\n]{0,60})?\) `,
       // SGLang's `[2025-11-05 12:00:00 TP0]` and `[23:17:01 TP7]`; its diffusion runtime's `[12-16 14:27:08]` (month-day)
       String.raw`\[\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d[^\][]{0,40}\]|\[\d\d:\d\d:\d\d(?: [A-Z]{2,4}\d+)+\]|\[\d\d-\d\d \d\d:\d\d:\d\d\]|\[rank\d+\]:`,
       String.raw`(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) (?:\d{4}-)?\d\d-\d\d \d\d:\d\d:\d\d`,
@@ -107,7 +110,8 @@ const BOUNDARY = new RegExp(
       // https://docs.python.org/3/library/logging.html#logging.basicConfig): `ERROR:torch.distributed...:failed`
       String.raw`(?<![\w.:])(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):[\w.]{1,80}:(?=\S)`,
       // (a record's date with its fraction of a second: Python logging's `,123`, loguru's and kserve's `.629`)
-      String.raw`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z|\d{4}-\d\d-\d\d \d\d:\d\d:\d\d[,.]\d{3,6} `,
+      // (Ray's driver logs `%(asctime)s\t%(levelname)s ...`, a tab after the date: ray/_private/ray_constants.py LOGGER_FORMAT)
+      String.raw`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z|\d{4}-\d\d-\d\d \d\d:\d\d:\d\d[,.]\d{3,6}[ \t]`,
       // a logging format's `date - LEVEL - ` (Python logging's common `%(asctime)s - %(levelname)s - `), with the
       // bracketed name some put in front (SGLang's router: `[Router (Rust)] 2025-03-18 14:17:58 - WARN - `)
       String.raw`(?:\[[^\]\n]{1,40}\] )?\d{4}-\d\d-\d\d \d\d:\d\d:\d\d - (?:DEBUG|INFO|WARN|WARNING|ERROR|CRITICAL) - `,
@@ -122,6 +126,10 @@ const BOUNDARY = new RegExp(
       // THC's check (older PyTorch, aten/src/THC/THCGeneral.cpp, __THCudaCheck) prints its failure as a line of its own
       // to stderr: `THCudaCheck FAIL file=... line=202 error=701 : too many resources requested for launch`
       String.raw`THCudaCheck FAIL file=`,
+      // ROCm's HSA runtime prints a GPU's page fault as a line of its own to stderr before it aborts the process:
+      // `Memory access fault by GPU node-3 (Agent handle: 0x...) on address 0x.... Reason: Unknown.` (ROCR-Runtime
+      // src/core/runtime/runtime.cpp, Runtime::VMFaultHandler)
+      String.raw`Memory access fault by GPU node-\d`,
       // Ray's C++ terminate handler logs the exception on one line, `Unhandled exception: St13runtime_error. what():
       // msg` (src/ray/util/logging.cc, TerminateHandler); a C++ signal handler's `Signal (6) received.` and the
       // boost::stacktrace frames it prints after it, `N# name in lib` / `N# 0x... in lib` (Triton's server does both)
@@ -220,8 +228,13 @@ export function splitJoined(joined: string): string[] | null {
       // torch._dynamo's BackendCompilerFailed prints `backend='inductor' raised:` and the inner exception on the next
       // line (torch/_dynamo/exc.py): there the colon does end a line.
       // A name in quotes is one a message quotes (vLLM's ulimit warning: ``fd limit errors like `OSError: [Errno 24]
-      // Too many open files` ``), not the start of a line.
-      const quoted = /[`'"\u2018\u201c]$/.test(before);
+      // Too many open files` ``), not the start of a line; a quote that opens a value is a line's own start (Docker's
+      // json-file log, `{"log":"ValueError: ...\n",...}`)
+      // (a quote right after the wrappers in front of the line, `3: "ValueError: ...` behind srun's label, is the
+      // line's own first character, as it is without them)
+      const quoted =
+        /(?<![:=[{,(]\s?)[`'"\u2018\u201c]$/.test(before) ||
+        (/[`'"\u2018\u201c]$/.test(before) && m.index <= MAX_WRAPPER_RUN && payloadEmpty(line.slice(0, m.index - 1)));
       if (inTraceback || (g.exc !== undefined && !quoted && (!/:\s*$/.test(before) || /\braised:\s*$/.test(before)))) {
         cuts.push([m.index, 'line']);
       }
@@ -395,6 +408,14 @@ const JOIN_MARKS = [
   '# ',
   'usage: ',
   'THCudaCheck FAIL',
+  '(raylet',
+  '(autoscaler',
+  '(monitor',
+  '(dashboard',
+  '\tINFO ',
+  '\tWARNING ',
+  '\tERROR ',
+  'Memory access fault by GPU',
 ];
 
 /** Longer than this, what stands before a cut is not only wrappers and labels in front of one line. */

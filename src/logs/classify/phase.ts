@@ -25,6 +25,9 @@ export const STRUCTURE_ANCHORS: Anchor[] = [
   // `Capturing CUDA graphs`, `Capturing cudagraphs`, `Capturing the model for CUDA graphs`, `Graph capturing`
   { text: 'capturing', ci: true },
   { text: 'Init torch distributed begin', ci: false },
+  // Ray's cluster joined (milestones.ts)
+  { text: 'Connecting to existing Ray cluster', ci: false },
+  { text: 'Started a local Ray instance', ci: false },
   { text: 'Load weight begin', ci: false },
   { text: 'checkpoint shards:', ci: false },
   { text: 'loading shards:', ci: false },
@@ -44,6 +47,8 @@ export const STRUCTURE_ANCHORS: Anchor[] = [
   { text: 'safetensors files', ci: false },
   { text: 'Available KV cache memory', ci: false },
   { text: 'Memory profiling takes', ci: false },
+  { text: 'KV self size', ci: false },
+  { text: 'KV buffer size', ci: false },
   { text: 'Warming up model', ci: false },
   { text: 'init engine (profile', ci: false },
   { text: 'Shutting down', ci: false },
@@ -69,7 +74,7 @@ export const STRUCTURE_ANCHORS: Anchor[] = [
   { text: 'what():', ci: false },
 ];
 
-export type FrequentKind = 'prefill' | 'decode' | 'access' | 'refused';
+export type FrequentKind = 'prefill' | 'decode' | 'access' | 'refused' | 'generated';
 
 /**
  * Lines that come by the thousand in a running server. They only move the phase between prefill, decode and
@@ -82,6 +87,11 @@ export const FREQUENT: { anchor: string; kind: FrequentKind; follows: RegExp }[]
   // Internal Server Error`, the warm-up request that failed) says the server answered, not that it was serving.
   { anchor: 'HTTP/1.1" ', kind: 'access', follows: /2/ },
   { anchor: 'HTTP/1.1" ', kind: 'refused', follows: /[013-9]/ },
+  // vLLM's periodic engine stats (vllm/engine/metrics.py LoggingStatLogger, V1's vllm/v1/metrics/loggers.py: `Avg
+  // prompt throughput: X tokens/s, Avg generation throughput: Y tokens/s, Running: N reqs, ...`): a generation
+  // throughput of 1 token/s or more says the engine generated tokens in that interval, as a batch line does (a hung
+  // engine logs 0.0 with its requests still running); the phase it leaves is `runtime`
+  { anchor: 'Avg generation throughput: ', kind: 'generated', follows: /[1-9]/ },
 ];
 
 /** The last frequent milestone in `text[from, to)`, by position; `null` if none. */
@@ -202,7 +212,7 @@ export function applyMilestone(s: PhaseState, m: Milestone): void {
 
 export function applyFrequent(s: PhaseState, kind: FrequentKind): void {
   if (s.phase === 'shutdown' || kind === 'refused') return;
-  const runtimePhase: Phase = kind === 'access' ? 'runtime' : kind;
+  const runtimePhase: Phase = kind === 'access' || kind === 'generated' ? 'runtime' : kind;
   // Before the ready line these are the warm-up request; in a log that starts mid-run they are the real thing.
   if (!s.ready && ORDER[s.phase] >= ORDER.startup && ORDER[s.phase] <= ORDER.warmup) s.phase = 'warmup';
   else s.phase = runtimePhase;
@@ -320,6 +330,10 @@ const HINTS: Hint[] = [
       'initialize_model_parallel',
       // torch.distributed's own entry point: the process group is created before anything is loaded.
       'init_process_group',
+      // the helper init_process_group and new_group create each process group in (its backend, NCCL or Gloo, and
+      // the store rendezvous it waits on: torch/distributed/distributed_c10d.py); engines create their groups while
+      // their workers start (vLLM's init_distributed_environment / initialize_model_parallel)
+      '_new_process_group_helper',
     ],
     // PyTorch's rendezvous (torch/distributed/rendezvous.py, elastic/rendezvous/) is how ranks find each other, before
     // anything is loaded.
@@ -381,6 +395,11 @@ const RUNTIME_HINTS: Hint[] = [
       // vLLM V1's Scheduler.schedule (v1/core/sched/scheduler.py), which EngineCore.step calls for every step
       'schedule',
       'run_engine_loop',
+      // the done-callbacks of vLLM V0's serving loop (run_engine_loop, started by the first request), which raise
+      // AsyncEngineDeadError when it ends: `_raise_exception_on_finish` (vllm/engine/async_llm_engine.py, before 0.4;
+      // the engines forked from it keep it, aphrodite's async_aphrodite.py), `_log_task_completion` after it
+      '_raise_exception_on_finish',
+      '_log_task_completion',
       'output_handler',
       'generate',
       'sample',
@@ -394,6 +413,13 @@ const RUNTIME_HINTS: Hint[] = [
     funcs: [],
     file: /(^|[/\\])model_runner_base\.py$/,
     not: (w) => w.length !== 1 || w[0] !== 'wrapper',
+  },
+  {
+    // vLLM V1's model runner hands each step's sampled tokens back through an asynchronous copy it waits on when the
+    // engine core takes the step's output (vllm/v1/worker/gpu/async_utils.py, AsyncOutput.get_output): a step run.
+    phase: 'runtime',
+    funcs: [],
+    file: /v1[/\\]worker[/\\](?:gpu[/\\])?async_utils\.py$/,
   },
   {
     // vLLM V1's input processor turns one request's prompt and parameters into the engine's request (engine/
@@ -511,7 +537,8 @@ function enginePart(file: string): boolean {
   if (!base.endsWith('.py')) return false;
   const name = base.slice(0, -'.py'.length);
   if (name === 'core') return /engine[/\\]core\.py$/.test(file);
-  return name === 'llm_engine' || name === 'scheduler' || name.endsWith('executor') || name.includes('worker');
+  // (vLLM V0's AsyncLLMEngine, engine/async_llm_engine.py, builds its LLMEngine in its constructor, `_init_engine`)
+  return name.endsWith('llm_engine') || name === 'scheduler' || name.endsWith('executor') || name.includes('worker');
 }
 
 /**

@@ -9,7 +9,7 @@ import { cleanLine, MAX_LINE_BYTES, TRUNCATED_MARK } from '../lines.ts';
 import type { ClassifierEngine } from './engine.ts';
 import { type FrequentKind, lastFrequent } from './phase.ts';
 
-const BATCHES: ReadonlySet<FrequentKind> = new Set(['prefill', 'decode']);
+const BATCHES: ReadonlySet<FrequentKind> = new Set(['prefill', 'decode', 'generated']);
 
 /**
  * The frequent lines of a skipped stretch: its last one sets the phase, as line by line; a batch line before a last

@@ -9,9 +9,12 @@ import {
   excusesTraceback,
   failureRecord,
   loggedAtErrorLevel,
+  ncclReturnTrace,
+  ncclWarn,
   ownErrorLevel,
   requestHandler,
   serverLoop,
+  warning,
 } from './records.ts';
 import type { Evidence, Phase } from './types.ts';
 
@@ -325,7 +328,22 @@ export class TracebackTracker {
 
   /** A line of text outside a traceback: the header's rank's last one, the last one whatever its rank. */
   private textRead(prefix: LinePrefix, ev: Evidence): void {
-    const other = this.lastText && prefix.rank !== null && prefix.rank !== this.lastText.prefix.rank;
+    // NCCL's return trace (`NCCL INFO init.cc:1263 -> 2`, one line per call its check macros unwind, src/include/
+    // checks.h NCCLCHECK) is the WARN before it still being reported: the record a traceback's header follows is
+    // that WARN, however many trace lines (of one process or several) came in between.
+    const last = this.lastText;
+    if (last && ncclWarn(last.prefix.body) && ncclReturnTrace(prefix.body)) {
+      this.prevText = last;
+      this.lastTextEnd = ev.line;
+      return;
+    }
+    // (a line before that is no record, a reporter's `I get this error:` above a rank's lines, is no rank's record for
+    // another rank's to be kept out of: the first rank's line after it is read as any line the ranks start with is)
+    const other =
+      last !== null &&
+      prefix.rank !== null &&
+      prefix.rank !== last.prefix.rank &&
+      loggedAsError(last.prefix, last.ev) !== null;
     if (!other) this.lastText = { prefix, ev };
     this.prevText = { prefix, ev };
     this.lastTextEnd = ev.line;
@@ -341,6 +359,19 @@ export class TracebackTracker {
     if (!r || !tb.exc || prefix.record || ev.line !== tb.messageEnd + 1) return false;
     const body = prefix.body.trimStart();
     if (ev.line - tb.exc.line > CONTINUATION_LINES || parseExceptionLine(body)) return false;
+    // a line that opens with a log record's date and time (`2023-06-07T16:07:50.177973Z ERROR launcher: ...`) or as a
+    // warning (`/x/main.py:145: UserWarning: ...`, `WARNING: ...`) is a record of its own: no message's next line
+    if (RECORD_STAMP.test(body) || warning(body) || PROCESS_HEADER.test(body)) return false;
+    // a message's next lines carry the front its first line did (vLLM's logger repeats its prefix on every line of a
+    // record, vllm/logger.py NewLineFormatter), or part of it (Python's logging prefixes only a record's first line,
+    // and the wrappers outside, a container's column, are on every line): a front of another kind, or another
+    // process's label, is another record (`INFO ... Killing local vLLM worker processes` after a bare exception line,
+    // `(VllmWorker rank=2 pid=9) ERROR ...` after rank 0's)
+    // (blanks at a front's end are the line's indentation or a label's separator, no front of their own)
+    const front = stampless(frontText(prefix.body, ev.text)).trimEnd();
+    if (front !== '' && !stampless(frontText(readPrefix(tb.exc.text).body, tb.exc.text)).startsWith(front)) {
+      return false;
+    }
     // (an upper-case word cut the same way, `name: EAD` + `DRINUSE, message: ...`: only where the cut word is in
     // capitals on both sides, as an errno or constant name is, and the message fills a screen line)
     const inWord =
@@ -512,6 +543,24 @@ function wrappedAgain(body: string): boolean {
   return again.record || again.rank !== null || again.body !== s || RECORD_STAMP.test(s);
 }
 const RECORD_STAMP = /^\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d/;
+// multiprocessing's line before a child process's traceback, `Process %s:` with the process's name (CPython
+// Lib/multiprocessing/process.py, BaseProcess._bootstrap): the start of a new report, not more of a message
+const PROCESS_HEADER = /^Process [A-Z][\w-]{0,40}[-_](?:[A-Z]{1,4})?\d{1,6}:\s*$/;
+
+/** What stands in front of a line's payload `body` (its wrappers and prefix); '' when the line is its payload. */
+function frontText(body: string, text: string): string {
+  const b = body.trimEnd();
+  return b !== '' && text.endsWith(b) ? text.slice(0, text.length - b.length) : '';
+}
+
+// A time stamp in a line's wrappers (`2025-11-05T12:19:01.123Z`, `12-01 10:00:00`, glog's `W1201`): the one place
+// two lines of one process differ in their fronts.
+const TIME_STAMP = /\d{4}-\d\d-\d\d(?=[ T])|\b\d\d[-/]\d\d(?= )|\d\d:\d\d:\d\d(?:[.,]\d{1,9})?|\b[IWEF]\d{4}(?= )/g;
+
+/** `front` with the digits of its time stamps zeroed (TIME_STAMP). */
+export function stampless(front: string): string {
+  return front.replace(TIME_STAMP, (t) => t.replace(/\d/g, '0'));
+}
 
 /** An exception read without frames (a C++ exception, a bare exception line, a failure record) as a traceback. */
 export function frameless(
