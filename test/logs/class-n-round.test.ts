@@ -187,3 +187,89 @@ describe("systemd's report of a service's process killed with a core dump", () =
     ).toMatchObject({ category: 'other', root: line });
   });
 });
+
+describe('a refusal worded as `X does not support Y` (or an unknown method) raised under capture or loading frames', () => {
+  // corpus/README's precedence: the cause the log names (a setting refused) beats the phase it was raised in
+  const capture: [string, string, string][] = [
+    ['/x/sglang/srt/model_executor/cuda_graph_runner.py', 'capture', 'self.capture_one_batch_size(bs)'],
+    ['/x/sglang/srt/model_executor/cuda_graph_runner.py', 'capture_one_batch_size', 'run_once()'],
+  ];
+  const loading: [string, string, string][] = [
+    ['/x/vllm/model_executor/model_loader/default_loader.py', 'load_model', 'self.load_weights(model, cfg)'],
+    ['/x/vllm/model_executor/models/mymodel.py', 'load_weights', 'param.weight_loader(param, w)'],
+  ];
+  it('is a configuration rejected, as the same check worded `is not supported` is', () => {
+    for (const exc of [
+      'NotImplementedError: The chosen kernel does not support a page size above 1.',
+      'ValueError: Unknown quantization method: fancyq',
+    ]) {
+      expect(diagnose(tb(capture, exc)).category, exc).toBe('backend_assertion');
+      expect(diagnose(tb(loading, exc)).category, exc).toBe('backend_assertion');
+    }
+  });
+  it('leaves a capture-time message and a checkpoint that does not fit to their frame rules', () => {
+    expect(diagnose(tb(capture, 'RuntimeError: this op does not support stream capture')).category).toBe(
+      'cuda_graph_capture_failed',
+    );
+    expect(
+      diagnose(tb(loading, 'AssertionError: param shape (64, 32) does not match the loaded (32, 32)')).category,
+    ).toBe('model_load_error');
+  });
+});
+
+describe('review of the n- round rules', () => {
+  const weights: [string, string, string][] = [
+    ['/x/vllm/model_executor/model_loader/loader.py', 'load_model', 'model.load_weights(weights)'],
+    ['/x/vllm/model_executor/model_loader/weight_utils.py', 'safetensors_weights_iterator', 'torch.load(f, mmap=True)'],
+  ];
+
+  it('an mmap that fails for a reason of the file (a device that cannot map it) is still the checkpoint', () => {
+    const exc =
+      'RuntimeError: unable to mmap 4976698672 bytes from file </mnt/fuse/m/pytorch_model-00001-of-00002.bin>: No such device (19)';
+    expect(diagnose(tb(weights, exc)).category).toBe('model_load_error');
+  });
+
+  it("TGI's upper-case WORLD_SIZE checked against the device count is a parallel layout refused", () => {
+    const exc = 'AssertionError: Each process is one gpu';
+    const frames: [string, string, string][] = [
+      [
+        '/opt/conda/lib/python3.11/site-packages/text_generation_server/utils/dist.py',
+        'initialize_torch_distributed',
+        'assert WORLD_SIZE <= torch.cuda.device_count(), "Each process is one gpu"',
+      ],
+    ];
+    expect(diagnose(tb(frames, exc)).category).toBe('backend_assertion');
+  });
+
+  it("a network device that does not support a feature is no GPU's generation", () => {
+    const exc =
+      'RuntimeError: NCCL error: unhandled system error. Last error: the InfiniBand device does not support GPUDirect RDMA';
+    expect(diagnose([exc]).category).toBe('nccl_error');
+  });
+
+  it("a supervisor's failed health poll while the server loads is past once it is ready; never ready, it is the cause", () => {
+    const poll =
+      "2025-03-10T10:00:21+00:00 - gpustack.worker.serve_manager - ERROR - Error checking model instance health: HTTPConnectionPool(host='127.0.0.1', port=40001): Max retries exceeded with url: /v1/models";
+    const loading = 'INFO 03-10 10:00:20 [model_runner.py:1110] Starting to load model Qwen/Qwen2.5-7B-Instruct...';
+    const ready = [
+      'INFO 03-10 10:00:45 [api_server.py:1090] Starting vLLM API server on http://0.0.0.0:40001',
+      'INFO:     Application startup complete.',
+    ];
+    expect(diagnose([loading, poll, poll, ...ready]).category).toBe('none');
+    expect(diagnose([loading, poll, poll]).category).toBe('watchdog_timeout');
+  });
+
+  it("Ray's node-dead notice with vLLM's engine generating after it is survived; at the log's end it is the crash", () => {
+    const ready = [
+      'INFO 03-10 10:00:45 [api_server.py:1090] Starting vLLM API server on http://0.0.0.0:8000',
+      'INFO:     Application startup complete.',
+    ];
+    const dead =
+      'WARNING 03-10 11:15:30 [worker.py:1866] The node with node id: 9426f4 and address: 10.1.0.3 and node name: 10.1.0.3 has been marked dead because the detector has missed too many heartbeats from it.';
+    const stats = (gen: string) =>
+      `INFO 03-10 11:16:00 [metrics.py:455] Avg prompt throughput: 10.0 tokens/s, Avg generation throughput: ${gen} tokens/s, Running: 1 reqs`;
+    expect(diagnose([...ready, dead, stats('50.0')]).category).toBe('none');
+    // a hung engine logs its requests still running and nothing generated
+    expect(diagnose([...ready, dead, stats('0.0')]).category).toBe('other');
+  });
+});
