@@ -65,10 +65,10 @@ export function nodeLabel(node: Pick<NodeRef, 'rank' | 'host'>): string {
 }
 
 /**
- * A node's failure that losing a peer explains (a worker its head, a head its worker): gloo's "Connection closed by peer", an NCCL or collective error,
- * a watchdog, an exit or death with nothing named, a connection to a peer lost (ConnectionResetError, BrokenPipeError,
- * EOFError). A node with a cause of its own (out of memory, an illegal access, an assertion) crashed whatever its
- * peers did.
+ * A node's failure that losing a peer explains (a worker its head, a head its worker): gloo's "Connection closed by
+ * peer", an NCCL or collective error, a watchdog, an exit or death with nothing named, a connection to a peer lost
+ * (ConnectionResetError, BrokenPipeError, EOFError). A node with a cause of its own (out of memory, an illegal access,
+ * an assertion) crashed whatever its peers did.
  */
 export function peerLoss(d: Diagnosis): boolean {
   if (PEER_LOSS.has(d.category)) return true;
