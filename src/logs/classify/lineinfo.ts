@@ -40,11 +40,12 @@ export function readPrefix(line: string): LinePrefix {
 /**
  * A request's own text in a line that logs the request: what a user sent (a prompt that asks about `CUDA out of
  * memory`) or what the model answered is no line of the server's. vLLM's RequestLogger (vllm/entrypoints/logger.py:
- * `Received request %s: prompt: %r, params: %s, ...`; older vllm/engine/async_llm_engine.py `..., sampling_params: %s`; `Request %s details:
- * prompt: %r, prompt_token_ids: ...`; `Generated response %s: output: %r, output_token_ids: ...`) ends the text where
- * the next field starts (the repr's closing quote). SGLang's tokenizer manager with `--log-requests` (python/sglang/srt/managers/
- * tokenizer_manager.py: `Receive: obj=...`, `Finish: obj=..., out=...`) logs the request's repr, which ends where
- * its brackets close. A repr keeps a prompt's newlines escaped, so the text never runs onto the next line.
+ * `Received request %s: prompt: %r, params: %s, ...`; older, vllm/engine/async_llm_engine.py: `...,
+ * sampling_params: %s`; `Request %s details: prompt: %r, prompt_token_ids: ...`; `Generated response %s: output: %r,
+ * output_token_ids: ...`) ends the text where the next field starts (the repr's closing quote). SGLang's tokenizer
+ * manager with `--log-requests` (python/sglang/srt/managers/tokenizer_manager.py: `Receive: obj=...`, `Finish:
+ * obj=..., out=...`) logs the request's repr, which ends where its brackets close. A repr keeps a prompt's newlines
+ * escaped, so the text never runs onto the next line.
  */
 const REQUEST_TEXT = /\b(?:(?:prompt|output): (?=['"])|(?:Receive|Finish): obj=)/;
 const REQUEST_HEAD = /\b(?:Received request|Request \S{1,200} details|Generated response)\b|\b(?:Receive|Finish): obj=/;
