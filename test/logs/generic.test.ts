@@ -583,6 +583,35 @@ describe('where a joined log lost its line breaks', () => {
   });
 });
 
+describe('review of the n- round reader', () => {
+  it("a warning that quotes an exception as a value is one line, at the warning's level", () => {
+    const ready = '[2025-03-01 10:00:40] The server is fired up and ready to roll!';
+    const warn =
+      "[2025-03-01 10:01:00 TP0] WARNING: Custom allreduce probe failed, falling back to NCCL: error='RuntimeError: " +
+      "CUDA error: out of memory'";
+    const decode =
+      '[2025-03-01 10:01:01 TP0] Decode batch. #running-req: 1, #token: 140, token usage: 0.00, gen throughput (token/s): 80.00, #queue-req: 0';
+    expect(splitJoined(warn)).toBeNull();
+    expect(classOf([ready, warn, decode]).category).toBe('none');
+  });
+
+  it("vLLM's stats line after a worker's traceback does not excuse it (its timer still counts that interval)", () => {
+    const w = (t: string) => `(VllmWorker rank=1 pid=2101) ERROR 06-10 10:00:11 [multiproc_executor.py:527] ${t}`;
+    const exc = 'IndexError: index 32768 is out of bounds for dimension 0 with size 32768';
+    const d = classOf([
+      'INFO:     Application startup complete.',
+      w('WorkerProc hit an exception.'),
+      w('Traceback (most recent call last):'),
+      w('  File "/x/vllm/v1/worker/gpu_model_runner.py", line 1200, in execute_model'),
+      w('    logits = self.model.compute_logits(hidden_states[logits_indices])'),
+      w(exc),
+      'INFO 06-10 10:00:15 [loggers.py:116] Engine 000: Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 61.4 tokens/s, Running: 8 reqs',
+    ]);
+    expect(d.category).toBe('other');
+    expect(d.evidence[0]?.text).toContain(exc);
+  });
+});
+
 describe("a Go logger's level key (Ollama's log/slog records)", () => {
   it('a WARN record with an error= value is a notice; an ERROR one states the failure', () => {
     const warn =

@@ -331,7 +331,9 @@ export class ClassifierEngine {
   /** Used by the fast scan for the frequent lines it skipped. */
   frequent(kind: FrequentKind): void {
     applyFrequent(this.phase, kind);
-    this.tracebacks.survived();
+    // (vLLM's stats line is logged on the front end's own timer: the first one after a worker died still counts that
+    // interval's tokens, so it goes past only what a server serves past, not a traceback)
+    if (kind !== 'generated') this.tracebacks.survived();
     if (kind === 'prefill' || kind === 'decode' || kind === 'generated') this.servedPast();
   }
 

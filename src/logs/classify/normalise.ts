@@ -94,6 +94,9 @@ export function stripWrappers(line: string): string {
 // line in the output of SGLang, vLLM, Ray, Python, PyTorch, NCCL and tqdm counts: a process label or log-record
 // prefix, a traceback's header, frames and chain markers, an exception line, the end of a progress bar's update.
 const MIN_JOINED = 40;
+// Docker's json-file logging driver writes each line as `{"log":"<line>\n","stream":"stderr","time":"..."}`
+// (moby daemon/logger/jsonfilelog): the quote after `"log":` opens the line itself.
+const DOCKER_JSON_LOG = /\{\s?"log"\s?:\s?"$/;
 const BOUNDARY = new RegExp(
   [
     // process labels and log-record prefixes (every quantifier bounded, so a long line without them is read once)
@@ -228,13 +231,9 @@ export function splitJoined(joined: string): string[] | null {
       // torch._dynamo's BackendCompilerFailed prints `backend='inductor' raised:` and the inner exception on the next
       // line (torch/_dynamo/exc.py): there the colon does end a line.
       // A name in quotes is one a message quotes (vLLM's ulimit warning: ``fd limit errors like `OSError: [Errno 24]
-      // Too many open files` ``), not the start of a line; a quote that opens a value is a line's own start (Docker's
-      // json-file log, `{"log":"ValueError: ...\n",...}`)
-      // (a quote right after the wrappers in front of the line, `3: "ValueError: ...` behind srun's label, is the
-      // line's own first character, as it is without them)
-      const quoted =
-        /(?<![:=[{,(]\s?)[`'"\u2018\u201c]$/.test(before) ||
-        (/[`'"\u2018\u201c]$/.test(before) && m.index <= MAX_WRAPPER_RUN && payloadEmpty(line.slice(0, m.index - 1)));
+      // Too many open files` ``, a warning's `error='RuntimeError: ...'`), not the start of a line; only Docker's
+      // json-file log opens a record's own text with a quote (`{"log":"ValueError: ...\n",...}`)
+      const quoted = /[`'"\u2018\u201c]$/.test(before) && !DOCKER_JSON_LOG.test(before);
       if (inTraceback || (g.exc !== undefined && !quoted && (!/:\s*$/.test(before) || /\braised:\s*$/.test(before)))) {
         cuts.push([m.index, 'line']);
       }
