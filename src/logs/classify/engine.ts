@@ -566,8 +566,7 @@ export class ClassifierEngine {
     const body = prefix.body.trim();
     if (body.length <= cut.length || !body.endsWith(cut) || !mildRecord(prefix, text)) return;
     this.cutFirst = null;
-    const tb = this.tracebacks;
-    tb.records = tb.records.filter((r) => r.ev.line !== 1);
+    this.tracebacks.dropRecordAt(1);
   }
 
   private recordFailure(prefix: LinePrefix, ev: Evidence, raised: RaisedException): void {

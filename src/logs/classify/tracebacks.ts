@@ -130,8 +130,12 @@ export class TracebackTracker {
     this.excused.add(tb);
     this.unsurvived = this.unsurvived.filter((t) => t !== tb);
     // the record logged with it (`logger.exception(msg)`) is the same failure
-    const logged = tb.logged;
-    if (logged) this.records = this.records.filter((r) => r.ev.line !== logged.ev.line);
+    if (tb.logged) this.dropRecordAt(tb.logged.ev.line);
+  }
+
+  /** Forgets the failure record read at `line`: it turned out to be no failure of its own. */
+  dropRecordAt(line: number): void {
+    this.records = this.records.filter((r) => r.ev.line !== line);
   }
 
   /** The traceback turned out to be a serving process's own loop dying (records.ts, serverLoop): fatal after all. */
