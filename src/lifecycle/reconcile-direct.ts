@@ -85,9 +85,20 @@ export async function closeUnwatched(
     }
   }
   // A multi-node server whose head only lost a peer: a worker whose own log names a cause is the crash, as the watch
-  // of a followed attempt decides it (node-watch.ts). (A scheduler's ending names its failed node itself.)
-  if (d && !ending && a.nodeHosts.length > 1 && d.category !== 'none' && peerLoss(d))
-    d = (await workerCause(engine, a)) ?? d;
+  // of a followed attempt decides it (node-watch.ts). A scheduler's ending names its failed node itself, except a
+  // lost node (srun named a worker first and the head's log has no crash of its own): that ending says the worker left
+  // no line in its log, which only a follower would have read. Read now, a crash there is the attempt's.
+  if (a.nodeHosts.length > 1) {
+    const headLostPeer = d !== null && d.category !== 'none' && peerLoss(d);
+    const headQuiet = d === null || d.category === 'none' || peerLoss(d);
+    if ((!ending && headLostPeer) || (ending?.outcome === 'node_lost' && headQuiet && !d?.stopped)) {
+      const w = await workerCause(engine, a);
+      if (w) {
+        d = w;
+        ending = undefined;
+      }
+    }
+  }
   // The same rule as a followed attempt's end (outcome.ts recordExit): judgeEnd.
   const j = judgeEnd(d, exitCode, ending, 'lost');
   if (j.by === 'ending') {

@@ -2,10 +2,11 @@
 // slurmctld on the namespaces' bridge, the login node the test's sshd on 127.0.0.1. One task per node through srun,
 // node 0's address as --dist-init-addr, readiness through the tunnel from the login node to node 0.
 import { execFileSync } from 'node:child_process';
-import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { resumeWatches } from '../../src/lifecycle/resume.ts';
 import { freshDirs, makeBot, makeChatBot, STANDIN, until } from '../helpers/app.ts';
 import { type HostGroup, netnsAvailable, startHostGroup } from '../helpers/netns.ts';
 import { slurmAvailable, slurmConfig, slurmHost, startCluster, type TestCluster } from '../helpers/slurm.ts';
@@ -205,6 +206,53 @@ describe.skipIf(!runs)('Slurm multi-node: two slurmd in network namespaces', () 
       );
       expect(standins().filter((l) => l.includes(`--port ${port}`))).toHaveLength(0);
       expect(cluster.run(['squeue', '-h']).trim()).toBe('');
+    } finally {
+      await b.app.close();
+    }
+  }, 120_000);
+
+  test("a bot that was down while node 1 crashed: the crash its own log names is the attempt's, not a node lost with no line in its log (srun only says it was killed)", async () => {
+    const loaded = loadedFor(cluster).loaded;
+    const first = makeChatBot(loaded);
+    const port = await freePort();
+    const r = await first.run(`launch small-2node --port ${port}`);
+    expect(r.text, r.text).toMatch(/^ready: attempt #1 /);
+    const worker = first.app.engine.attempts.nodes(1)[0]!;
+    await first.app.close();
+    // While no bot watches: node 1's server logs an out-of-memory crash and is killed; srun ends the job.
+    appendFileSync(
+      worker.logPath!,
+      [
+        '[2026-12-02 10:00:00 TP1] Scheduler hit an exception: Traceback (most recent call last):',
+        '  File "/sgl/python/sglang/srt/managers/scheduler.py", line 900, in event_loop_normal',
+        '    result = self.run_batch(batch)',
+        'torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB',
+        '',
+      ].join('\n'),
+    );
+    const node1 = execFileSync('ps', ['-eo', 'pid=,args='], { encoding: 'utf8' })
+      .split('\n')
+      .filter((l) => l.includes('sglang-standin') && l.includes(`--port ${port}`))
+      .map((l) => Number(l.trim().split(/\s+/, 1)[0]))
+      .filter((pid) => {
+        try {
+          return readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').includes('SLURM_NODEID=1');
+        } catch {
+          return false;
+        }
+      });
+    expect(node1).toHaveLength(1);
+    process.kill(node1[0]!, 'SIGKILL');
+    await until(() => cluster.run(['squeue', '-h']).trim() === '', 60_000);
+
+    const b = makeChatBot(loaded);
+    try {
+      await resumeWatches(b.app.engine, () => {}, b.app.diagnoser);
+      const a = b.app.engine.attempts.get(1)!;
+      expect(readFileSync(`${a.runDir}/job.log`, 'utf8')).toMatch(/^srun: error: node1: task 1: Killed$/m);
+      expect(a, a.outcomeDetail ?? '').toMatchObject({ status: 'crashed', active: false, outcome: 'cuda_oom' });
+      expect(a.outcomeDetail).toMatch(/^ended while the bot was not watching: node 1 \(cluster\): /);
+      expect(a.outcomeDetail).not.toMatch(/no line in its own log/);
     } finally {
       await b.app.close();
     }
