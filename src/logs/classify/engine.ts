@@ -188,9 +188,14 @@ export interface EngineOptions {
 // its level with it. When a later line states the same words whole, logged at warning level or below (the same
 // message another process printed, as each rank and Ray worker prints its own), the cut line was that message: no
 // failure record (`libnccl.so.2: cannot open shared object file: ...`, the rest of vLLM's `INFO ... Failed to import
-// NCCL library: libnccl.so.2: cannot open ...`, which its Ray worker logs again at INFO). A cut line no later line
+// NCCL library: libnccl.so.2: cannot open ...`, which its Ray worker logs again at INFO). The same words means the same
+// but for the numbers in them (a repeated warning names the next request, rank or block). A label of its own is a
+// lower-case word (`error: `, `fatal: `); one in mixed case is a function's name, as C++ loggers put before their
+// message, and can be the rest of one cut (`ntextBlocks: ` of `storeContextBlocks: `). A cut line no later line
 // repeats keeps what its words state.
-const CUT_REST = /^[a-z](?![\w-]{0,30}: )/;
+const CUT_REST = /^[a-z](?![a-z\d_-]{0,30}: )/;
+/** A line's words with each run of digits the same, to compare a message printed again about another request. */
+const sameWords = (s: string) => s.replace(/\d+/g, '0');
 /** Shorter than this, a fragment is found inside too many lines to say which one it was cut from. */
 const CUT_REST_MIN = 24;
 
@@ -562,8 +567,8 @@ export class ClassifierEngine {
 
   /** A later line that states the cut first line's words whole at a mild level: that line was its message (CUT_REST). */
   private readCutAgain(prefix: LinePrefix, text: string): void {
-    const cut = this.cutFirst as string;
-    const body = prefix.body.trim();
+    const cut = sameWords(this.cutFirst as string);
+    const body = sameWords(prefix.body.trim());
     if (body.length <= cut.length || !body.endsWith(cut) || !mildRecord(prefix, text)) return;
     this.cutFirst = null;
     this.tracebacks.dropRecordAt(1);
@@ -783,10 +788,19 @@ export class ClassifierEngine {
     const cut = this.fromCutTraceback();
     if (cut) return cut;
     const tb = this.tracebacks.firstFatal((text) => this.match(text).consequences.length > 0);
-    if (tb) return this.fromUnknownCrash(tb);
     // A record logged once a stop signal reached the server is its shutdown's (a peer's connection reset as it goes).
     const stop = this.stopSignal;
     const records = stop ? this.tracebacks.records.filter((r) => r.ev.line < stop.line) : this.tracebacks.records;
+    if (tb) {
+      // A traceback cut off before its exception line (an excerpt's end) states no cause; a failure record printed
+      // before its header in the same failure (NCCL's WARN that NCCL then returned, an error record) does: it is the
+      // root, as the exception line would have been, and the traceback still says the process failed (no survival).
+      const before =
+        tb.exc || tb.logged?.states || this.death ? undefined : records.filter((r) => r.ev.line < tb.header.line).pop();
+      if (!before) return this.fromUnknownCrash(tb);
+      const { survivable: _survived, ...d } = this.fromRecord(before);
+      return d;
+    }
     const record = records.find((r) => r.raised.type !== '') ?? records[0];
     // a failure record alone, from a process that exited 0 by itself, was survived
     if (record && !this.exitedCleanly()) return this.fromRecord(record);

@@ -141,6 +141,10 @@ const BOUNDARY = new RegExp(
       // ArgumentParser.error: print_usage, then exit(2, '%(prog)s: error: %(message)s')); `usage: ` starts that line
       // only before a program's name and the error it leads to (`token usage: 0.43` is a number)
       String.raw`(?<![\w-])usage: (?=[A-Za-z][\w./-]{0,80}(?: |$))(?=[^\n]{0,600}?: error: )`,
+      // UCX's fatal-signal handler (ucs/debug/debug.c, ucs_handle_error / ucs_debug_show_backtrace), which the NCCL
+      // and MPI stacks load: `[host:pid:thread:tid] Caught signal 7 (Bus error: ...)`, then `==== backtrace (tid:
+      // 7025) ====` and one line per frame, `N 0x<16 hex digits> func() file:line`; each is a line of its own
+      String.raw`\[[\w.-]{1,64}:\d{1,10} {0,8}:\d{1,6}:\d{1,10}\] (?=Caught signal )|={2,8} backtrace \(tid: {0,10}\d{1,10}\) ={2,8}|(?<![\w.])\d{1,3} 0x[0-9a-f]{16} (?=\S{1,300}\(\))`,
     ].join('|')})`,
     // TensorRT-LLM's C++ logger (cpp/tensorrt_llm/common/logger.cpp): `[TensorRT-LLM][INFO] `, and FasterTransformer's,
     // which LMDeploy's TurboMind kept (`[FT][ERROR] `, `[TM][ERROR] `); after a colon it is the cause a message quotes
@@ -415,6 +419,8 @@ const JOIN_MARKS = [
   '\tWARNING ',
   '\tERROR ',
   'Memory access fault by GPU',
+  '] Caught signal ',
+  ' backtrace (tid:',
 ];
 
 /** Longer than this, what stands before a cut is not only wrappers and labels in front of one line. */

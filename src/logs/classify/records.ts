@@ -306,7 +306,10 @@ export function wrappedOnto(before: string, body: string): boolean {
 // (managers/detokenizer_manager.py), the data-parallel controller's run_data_parallel_controller_process; vLLM's
 // engine core's busy loop, EngineCoreProc.run_busy_loop and its process entry run_engine_core (vllm/v1/engine/core.py);
 // vLLM V0's AsyncLLMEngine.run_engine_loop (vllm/engine/async_llm_engine.py), the background task that steps the
-// engine for every request (its done-callback _log_task_completion raises AsyncEngineDeadError when it ends).
+// engine for every request (its done-callback _log_task_completion raises AsyncEngineDeadError when it ends), and
+// V0's MQLLMEngineClient.run_heartbeat_loop (vllm/engine/multiprocessing/client.py), the API server's watch on its
+// engine process: an exception there (`RuntimeError: Engine loop has died`, `Engine process (pid N) died`) is the
+// client marking itself errored (_set_errored), after which every request fails and the launcher stops the server.
 // A traceback through one of them is that loop dying, and the server with it, whatever record was logged before it.
 const SERVER_LOOPS = new Set([
   'handle_loop',
@@ -320,6 +323,7 @@ const SERVER_LOOPS = new Set([
   'run_busy_loop',
   'run_engine_core',
   'run_engine_loop',
+  'run_heartbeat_loop',
 ]);
 /** A call of one of SERVER_LOOPS in a record's text (asyncio's `coro=<TokenizerManager.handle_loop() running ...>`). */
 const SERVER_LOOP_CALL = new RegExp(`(?<![\\w])(?:${[...SERVER_LOOPS].join('|')})\\(`);

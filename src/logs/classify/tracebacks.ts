@@ -597,7 +597,10 @@ export function frameless(
  */
 function loggedAsError(prefix: LinePrefix, ev: Evidence): Logged | null {
   const body = prefix.body.trim();
-  if (body === '') return null;
+  // a line whose own text names a mild level (NCCL's `host:pid:tid [dev] NCCL INFO ...`, src/debug.cc ncclDebugLog;
+  // c10's `[W ...]`; Python's warnings format) was written at that level by the program that printed it: a wrapper that
+  // relays every line at ERROR (a logger or supervisor around its stderr) does not make it the error record
+  if (body === '' || warning(body)) return null;
   const states = failureRecord(prefix, ev.text, true) !== null || ownErrorLevel(body);
   return states || loggedAtErrorLevel(prefix, ev.text) ? { ev, message: body, states } : null;
 }
