@@ -68,3 +68,28 @@ describe('failures a program handles routinely', () => {
     expect([c.category, c.evidence[0]?.line]).toEqual(['other', 2]);
   });
 });
+
+describe('notices a host prints on every start, wherever they come in the log', () => {
+  const ready = [
+    '[2025-01-01 10:00:01] Load weight begin. avail mem=70.00 GB',
+    '[2025-01-01 10:00:31] The server is fired up and ready to roll!',
+  ];
+  const notices = {
+    // torch 2.5.0 on an arm64 CPU without SVE (pytorch/pytorch#138333)
+    sve: 'Error in cpuinfo: prctl(PR_SVE_GET_VL) failed',
+    // an RDMA provider for a NIC the host lacks (rdma-core, libibverbs/dynamic_driver.c)
+    ibverbs:
+      "libibverbs: Warning: couldn't load driver 'libvmw_pvrdma-rdmav34.so': libvmw_pvrdma-rdmav34.so: cannot open shared object file: No such file or directory",
+  };
+  for (const [name, line] of Object.entries(notices)) {
+    it(`${name}: no crash before the ready line, after it, or in a container's wrapper`, () => {
+      expect(classify([line, ...ready]).category).toBe('none');
+      expect(classify([...ready, line]).category).toBe('none');
+      expect(classify([...ready, `sglang-1  | ${line}`]).category).toBe('none');
+    });
+  }
+  it('a failure after such a notice is still told', () => {
+    const c = classify([notices.sve, ...ready, 'RuntimeError: CUDA error: an illegal memory access was encountered']);
+    expect(c.category).toBe('illegal_memory_access');
+  });
+});
