@@ -186,3 +186,14 @@ describe('dev cases joined into long lines keep their class and root line', () =
     expect(differ).toEqual([]);
   });
 });
+
+describe("a binding's exception class in lower camel case", () => {
+  it('starts a line when a module path names it, and a word of prose before a colon does not', () => {
+    const frame = '    handle = self.agent.prepXferDlist(agent_name, descs)';
+    expect(splitJoined(`${frame} nixl._bindings.nixlNotFoundError: NIXL_ERR_NOT_FOUND`)).toEqual([
+      frame,
+      'nixl._bindings.nixlNotFoundError: NIXL_ERR_NOT_FOUND',
+    ]);
+    expect(splitJoined('the server said myError: nothing to worry about')).toBeNull();
+  });
+});

@@ -19,6 +19,7 @@ describe('stripWrappers', () => {
       `(VllmWorker rank=3 pid=1090) ERROR 06-05 06:18:13 [multiproc_executor.py:470] ${payload}`,
     ],
     ['vLLM V0 logger', `ERROR 08-19 07:51:03 model_runner.py:732] ${payload}`],
+    ['vLLM V0 logger in an indented block', `  ERROR 08-19 07:51:03 model_runner.py:732] ${payload}`],
     ["Ray's deduplication note after the line", `(SGLangEngine pid=23902) ${payload} [repeated 4x across cluster]`],
     ["docker compose's column with the name cut off", `  | ${payload}`],
     ['a quoted blank line run into the next', `>  > ${payload}`],
@@ -48,6 +49,18 @@ describe('stripWrappers', () => {
     ]) {
       expect(stripWrappers(line)).toBe(line);
     }
+  });
+});
+
+describe('a record in an indented paste', () => {
+  it("keeps its level: vLLM's INFO notice that names out-of-memory is no failure, its ERROR is", () => {
+    const notice =
+      '  INFO 03-21 02:38:53 model_runner.py:1434] Capturing cudagraphs for decoding. If out-of-memory error occurs during cudagraph capture, consider decreasing `gpu_memory_utilization`.';
+    const before = '  INFO 03-21 02:38:51 executor_base.py:110] # CUDA blocks: 2289, # CPU blocks: 2048';
+    expect(diagnoseText(`${before}\n${notice}\n`).classification.category).toBe('none');
+    const failed =
+      '  ERROR 03-21 02:38:59 engine.py:139] RuntimeError: CUDA error: an illegal memory access was encountered';
+    expect(diagnoseText(`${before}\n${notice}\n${failed}\n`).classification.category).toBe('illegal_memory_access');
   });
 });
 

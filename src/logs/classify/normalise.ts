@@ -24,8 +24,10 @@ const WRAPPERS: RegExp[] = [
   /^ {0,8}\((?:[A-Za-z_][\w-]* )?(?:[a-z_]+=\w+ )*pid=\d+(?:, ip=[^)]*)?\) ?/,
   /^\((?:raylet|autoscaler|monitor|dashboard)[^)]*\) ?/,
   // vLLM's logger: `ERROR 11-05 12:19:32 [core.py:708] ` (V1), `INFO 08-19 07:51:03 model_runner.py:732] ` (V0);
-  // servers built on it print the year too: `ERROR 2025-07-21 14:34:24.934 factory.py:62] `
-  /^(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL) (?:\d{4}-)?\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \[?[\w./-]+:\d+\] ?/,
+  // servers built on it print the year too: `ERROR 2025-07-21 14:34:24.934 factory.py:62] `; as with the process
+  // label above, blanks before it are a paste's indentation of the whole block (a launcher that indents its workers'
+  // output), not the message's: the record's level is behind them
+  /^ {0,8}(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL) (?:\d{4}-)?\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \[?[\w./-]+:\d+\] ?/,
   // Python logging's default format: `ERROR:root:`, `WARNING:sglang.srt.server:`
   /^(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):[\w.]*:/,
   // Common logging formats with a date: `2025-01-05 12:19:32,123 - name - ERROR - `, loguru `... | ERROR | mod:fn:12 - `
@@ -161,7 +163,9 @@ const BOUNDARY = new RegExp(
     // launcher's line) only inside a traceback
     // (Ray names a task's exception with its cause: `ray.exceptions.RayTaskError(TimeoutError): ...`)
     // (`raise NotImplementedError` is the source line naming it, not the exception line Python prints after it)
-    String.raw`(?<exc>(?<![\w.])(?<!\braise )(?:[A-Za-z_]\w{0,60}\.){0,6}(?:Exception|StopIteration|OutOfResources|[A-Z]\w{0,60}?(?:Error|Exception|Exit|Interrupt|Failure|Timeout|OutOfResources))(?:\([A-Za-z_]\w{0,60}\)(?=: )|(?=: |$)))`,
+    // (a binding's class may start in lower case, `nixl._bindings.nixlNotFoundError`: taken when a module path names
+    // it and its name goes on in camel case, so a word of prose before a colon is none)
+    String.raw`(?<exc>(?<![\w.])(?<!\braise )(?:[A-Za-z_]\w{0,60}\.){0,6}(?:Exception|StopIteration|OutOfResources|(?:[A-Z]\w{0,60}?|(?<=\.)[a-z][a-z\d]{0,20}[A-Z]\w{0,40}?)(?:Error|Exception|Exit|Interrupt|Failure|Timeout|OutOfResources))(?:\([A-Za-z_]\w{0,60}\)(?=: )|(?=: |$)))`,
     String.raw`(?<bare>(?<![\w.])Error(?=: ))`,
     // the shell's report that its job was killed (SIGKILL: the kernel's OOM killer, a limit) is a line of its own,
     // `Killed`, the last a killed process's log shows (the shell's word alone, not a sentence's: `was already Killed`)
