@@ -7,6 +7,8 @@ export function diagnose(lines: string[]) {
   return {
     category: d.classification.category,
     root: d.classification.evidence[0]?.text,
+    /** The root's line number in the log, or null when nothing was read as a root. */
+    line: d.classification.evidence[0]?.line ?? null,
     survivable: d.survivable === true,
     reason: d.reason,
   };

@@ -1,13 +1,12 @@
 // Reader rules added on the o- round's dev cases, each from constructed lines.
 
 import { describe, expect, it } from 'vitest';
-import { diagnoseText, loadCatalog } from '../../src/logs/classify/index.ts';
 import { splitJoined } from '../../src/logs/classify/normalise.ts';
+import { diagnose } from './diagnose.ts';
 
-const catalog = loadCatalog();
-const answer = (log: string) => {
-  const c = diagnoseText(log, { catalog }).classification;
-  return { category: c.category, root: c.evidence[0]?.line ?? null };
+const answer = (lines: string[]) => {
+  const { category, line } = diagnose(lines);
+  return { category, root: line };
 };
 
 describe('a traceback cut before its exception line', () => {
@@ -21,9 +20,9 @@ describe('a traceback cut before its exception line', () => {
     '  File "/opt/app/train.py", line 40, in loop',
   ];
   it('takes the failure record before its header as the root, bare and under an ERROR wrapper', () => {
-    const bare = answer(`${lines.join('\n')}\n`);
+    const bare = answer(lines);
     expect(bare).toEqual({ category: 'nccl_error', root: 1 });
-    expect(answer(`${lines.map((l) => `ERROR:root:${l}`).join('\n')}\n`)).toEqual(bare);
+    expect(answer(lines.map((l) => `ERROR:root:${l}`))).toEqual(bare);
   });
 });
 
@@ -53,13 +52,13 @@ describe('a first line cut mid-word inside a C++ logger’s function name', () =
     '[Engine][INFO] serving',
   ];
   it('is the warning a later line repeats (another request’s number), no failure record', () => {
-    const log = `reBlocks: Cannot find sequence for request 2049\n${later.join('\n')}\n`;
+    const log = ['reBlocks: Cannot find sequence for request 2049', ...later];
     expect(answer(log)).toEqual({ category: 'none', root: null });
   });
   it('keeps what it states when no later line repeats it, and a lower-case own label is never read as cut', () => {
-    const alone = 'reBlocks: Cannot find sequence for request 2049\n[Engine][INFO] serving\n';
+    const alone = ['reBlocks: Cannot find sequence for request 2049', '[Engine][INFO] serving'];
     expect(answer(alone).category).not.toBe('none');
-    const own = `error: Cannot find sequence for request 2049\n${later.join('\n')}\n`;
+    const own = ['error: Cannot find sequence for request 2049', ...later];
     expect(answer(own).category).not.toBe('none');
   });
 });
