@@ -106,6 +106,8 @@ function chatApp(sshd: Sshd) {
       milestonesInThread: false,
     },
   });
+  // As the long-lived faces do at start (src/slack/face.ts, the interactive terminal).
+  app.preload();
   const ctx = terminalContext(app, { actor: 'bench', longLived: true });
   return { app, printed, run: (t: string) => app.dispatch.run(t, ctx) };
 }
@@ -113,7 +115,7 @@ function chatApp(sshd: Sshd) {
 export async function benchAlertLatency(sshd: Sshd): Promise<Row[]> {
   const b = chatApp(sshd);
   const latencies: number[] = [];
-  for (let i = 0; i < 10; i++) {
+  for (let i = 0; i < 20; i++) {
     const r = await b.run(`launch small --no-check --port ${await freePort()}`);
     if (r.exitCode) throw new Error(r.text);
     const a = b.app.engine.attempts.activeOn('gpu')!;
@@ -150,6 +152,15 @@ export async function benchAlertLatency(sshd: Sshd): Promise<Row[]> {
       value: ms(pct(latencies, 95)),
       reference: `${ms(SETTLE_MS)} (settle time, included)`,
       ratio: ratio(pct(latencies, 95), SETTLE_MS),
+      target: '< 1000 ms',
+    },
+    {
+      // The first crash after start used to wait for the known-upstream index (built on first use until preload()
+      // built it): 700 ms more than the rest.
+      metric: 'alert latency of the first crash after start',
+      value: ms(latencies[0]!),
+      reference: `${ms(pct(latencies, 50))} (p50 above)`,
+      ratio: ratio(latencies[0]!, pct(latencies, 50)),
       target: '< 1000 ms',
     },
   ];

@@ -27,7 +27,11 @@ export interface App {
   diagnoser: DiagnoserFactory;
   outbox: Outbox;
   delivery?: Delivery;
-  /** Reads the profiles and the signature catalog now (long-lived faces: their problems show at start). */
+  /**
+   * Reads the profiles and the signature catalog now (long-lived faces: their problems show at start), and builds the
+   * index of known upstream crashes, so the first crash alert after start does not wait for it (about half a second
+   * of YAML parsing over the shipped corpus).
+   */
   preload(): void;
   /**
    * Starts closing: every follower ends now (`interrupted`, its attempt left for the next bot), so what waits on one
@@ -149,6 +153,7 @@ export function createApp(opts: AppOptions = {}): App {
     preload() {
       void engine.profiles;
       catalogNow();
+      knownUpstream();
     },
     beginClose() {
       beginClosing(engine);
