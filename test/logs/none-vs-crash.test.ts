@@ -93,3 +93,87 @@ describe('notices a host prints on every start, wherever they come in the log', 
     expect(c.category).toBe('illegal_memory_access');
   });
 });
+
+// NumPy 2's guard for an extension built against NumPy 1.x (numpy/core/_multiarray_umath.py, __getattr__): the banner,
+// then `Traceback (most recent call last):` with the importing stack written right after it (format_stack, so the
+// first frame shares the header's line), then the old extension's import_array() prints `AttributeError: _ARRAY_API
+// not found`. The importer decides: torch warns and goes on; another extension's import fails with its own traceback.
+describe("NumPy's notice for an extension built against NumPy 1.x", () => {
+  const banner = [
+    '',
+    'A module that was compiled using NumPy 1.x cannot be run in',
+    'NumPy 2.1.3 as it may crash. To support both 1.x and 2.x',
+    'versions of NumPy, modules must be compiled with NumPy 2.0.',
+    "Some module may need to rebuild instead e.g. with 'pybind11>=2.12'.",
+    '',
+    'If you are a user of the module, the easiest solution will be to',
+    "downgrade to 'numpy<2' or try to upgrade the affected module.",
+    'We expect that some modules will need time to support NumPy 2.',
+    '',
+  ];
+  const stack = [
+    'Traceback (most recent call last):  File "<frozen runpy>", line 198, in _run_module_as_main',
+    '  File "<frozen runpy>", line 88, in _run_code',
+    '  File "/usr/local/lib/python3.11/site-packages/sglang/launch_server.py", line 6, in <module>',
+    '    from sglang.srt.server_args import prepare_server_args',
+    '  File "/usr/local/lib/python3.11/site-packages/torch/functional.py", line 9, in <module>',
+    '    import torch.nn.functional as F',
+  ];
+  const torchGoesOn = [
+    '/usr/local/lib/python3.11/site-packages/torch/_subclasses/functional_tensor.py:258: UserWarning: Failed to initialize NumPy: _ARRAY_API not found (Triggered internally at ../torch/csrc/utils/tensor_numpy.cpp:84.)',
+    '  cpu = _conversion_method_template(device=torch.device("cpu"))',
+  ];
+  const ready = [
+    '[2025-03-01 10:00:05 TP0] Load weight begin. avail mem=78.50 GB',
+    '[2025-03-01 10:00:32] The server is fired up and ready to roll!',
+  ];
+
+  it('its banner and stack are no crash: under torch, cut where the excerpt ends, or with the bare exception line', () => {
+    expect(classify([...banner, ...stack, ...torchGoesOn, ...ready]).category).toBe('none');
+    expect(classify([...banner, ...stack, ...torchGoesOn]).category).toBe('none');
+    expect(classify([...banner, ...stack]).category).toBe('none');
+    expect(classify([...banner, ...stack, 'AttributeError: _ARRAY_API not found', ...ready]).category).toBe('none');
+    expect(classify([...banner, 'AttributeError: _ARRAY_API not found']).category).toBe('none');
+    expect(classify(banner.map((l) => `sglang-1  | ${l}`)).category).toBe('none');
+  });
+
+  it("the importer's own failure after it is the crash", () => {
+    const lines = [
+      ...banner,
+      ...stack,
+      'AttributeError: _ARRAY_API not found',
+      'Traceback (most recent call last):',
+      '  File "/usr/local/lib/python3.11/site-packages/cv2/__init__.py", line 181, in bootstrap',
+      '    native_module = importlib.import_module("cv2")',
+      'ImportError: numpy.core.multiarray failed to import',
+    ];
+    const c = classify(lines);
+    expect([c.category, c.evidence[0]?.line]).toEqual(['import_error', lines.length]);
+  });
+
+  it('only the stack right after the banner is its own: a traceback later on is a crash again', () => {
+    const c = classify([
+      ...banner,
+      ...ready.slice(0, 1),
+      'Traceback (most recent call last):',
+      '  File "/usr/local/lib/python3.11/site-packages/sglang/srt/model_executor/model_runner.py", line 300, in load_model',
+      '    self.model = get_model(model_config=self.model_config)',
+      'RuntimeError: CUDA error: an illegal memory access was encountered',
+    ]);
+    expect(c.category).toBe('illegal_memory_access');
+    // a second stack after the first one was read is no longer the notice's
+    const twice = classify([
+      ...banner,
+      ...stack,
+      'Traceback (most recent call last):',
+      '  File "/app/serve.py", line 3, in <module>',
+      'RuntimeError: CUDA error: an illegal memory access was encountered',
+    ]);
+    expect(twice.category).toBe('illegal_memory_access');
+  });
+
+  it('a server that then exits with a failing status is no `none`', () => {
+    const c = diagnoseText(`${[...banner, ...stack].join('\n')}\n`, { exit: { code: 1, signal: null } });
+    expect(c.classification.category).not.toBe('none');
+  });
+});

@@ -110,6 +110,7 @@ function compileOne(s: RawSignature, at: string, issues: Issue[]): Signature | n
     wraps: s.wraps,
     generic: s.generic,
     transient: s.transient,
+    stackFollows: s.stack_follows,
     ...(s.wraps_until !== undefined && { wrapsUntil: new RegExp(s.wraps_until) }),
     meaning: s.meaning,
     nextSteps: s.next_steps,

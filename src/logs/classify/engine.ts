@@ -162,6 +162,11 @@ interface Split {
   line: number;
 }
 const IGNORED = /^Exception ignored in\b/;
+/**
+ * How far after a notice's last line its own stack can start: NumPy's guard ends its banner with a blank line and
+ * writes `Traceback (most recent call last):` right after it (numpy/core/_multiarray_umath.py, __getattr__).
+ */
+const NOTICE_STACK_LINES = 3;
 // c10::Error's what() is its message, then where it was raised and the C++ stack: `Exception raised from recvBytes at
 // .../c10d/Utils.hpp:676 (most recent call first):` and `frame #0: c10::Error::Error(...) + 52 (0x... in libc10.so)`
 // (pytorch c10/util/Exception.cpp, Error::compute_what; the frames from c10/util/Backtrace.cpp). Those lines belong to
@@ -240,6 +245,8 @@ export class ClassifierEngine {
    * does after it (its process tree killed, itself last; a peer's connection reset as it goes) is that stop's end.
    */
   private stopSignal: Evidence | null = null;
+  /** The last line of a benign notice whose own stack follows it (schema.ts, stack_follows). */
+  private noticeStackAt = -Infinity;
   /** The line (engine numbering) right after a warning that introduces its detail (introducesDetail), or -1. */
   private detailAt = -1;
   /** Pieces beyond the first of every split line so far: the engine's line numbers run this far ahead of the log's. */
@@ -385,6 +392,11 @@ export class ClassifierEngine {
       (shape.kind === 'indented' && openBefore && !isExc) ||
       (shape.kind === 'text' && this.tracebacks.current?.lastSource?.line === lineNo);
     if (started) this.attachPending(started, lineNo);
+    // the stack a benign notice prints itself (NumPy's guard for a module built against NumPy 1.x): no crash
+    if (started && lineNo - this.noticeStackAt <= NOTICE_STACK_LINES) {
+      this.tracebacks.excuse(started, true);
+      this.noticeStackAt = -Infinity;
+    }
     // A serving process logs the traceback of a failure it survives with the record that says whose it was
     // (`logger.exception(f"Error in request: {e}")` in SGLang's OpenAI server, then a 500 for that request): that
     // traceback is no crash, unless its frames are the server's own loop (the tracker takes the excuse back then). A
@@ -422,7 +434,8 @@ export class ClassifierEngine {
     const kind = lastFrequent(line);
     if (kind) this.frequent(kind);
 
-    const { benign, roots, consequences } = this.match(line);
+    const { benign, notice, roots, consequences } = this.match(line);
+    if (notice?.stackFollows) this.noticeStackAt = lineNo;
     if (!benign) {
       if (roots.length > 0) {
         this.addCandidate(roots, ev, prefix, lineNo, mildRecord(prefix, line));
@@ -472,6 +485,11 @@ export class ClassifierEngine {
     if (cur?.exc?.line === lineNo || cur?.open) return;
     if (cur?.exc && lineNo - cur.exc.line <= 1) return;
     const raised = parseExceptionLine(prefix.body);
+    // the exception a benign notice's own code prints right under it, its stack left out (schema.ts, stack_follows)
+    if (raised && lineNo - this.noticeStackAt <= NOTICE_STACK_LINES) {
+      this.noticeStackAt = -Infinity;
+      return;
+    }
     // a client's error a serving server answered with a 4xx (`openai.BadRequestError: Error code: 400 - ...`)
     if (raised && this.serving() && clientError(raised.type)) return;
     if (interrupted(raised)) {
@@ -627,7 +645,12 @@ export class ClassifierEngine {
     if (m.kind === 'ready') this.tracebacks.survived(true);
   }
 
-  private match(line: string): { benign: boolean; roots: Signature[]; consequences: Signature[] } {
+  private match(line: string): {
+    benign: boolean;
+    notice?: Signature;
+    roots: Signature[];
+    consequences: Signature[];
+  } {
     const roots: Signature[] = [];
     const consequences: Signature[] = [];
     const signatures = this.catalog.signatures;
@@ -635,7 +658,7 @@ export class ClassifierEngine {
     for (const i of this.catalog.gate.candidates(line)) {
       const sig = signatures[i] as Signature;
       if (!sig.regexes.some((re) => re.test(line))) continue;
-      if (sig.role === 'benign') return { benign: true, roots: [], consequences: [] };
+      if (sig.role === 'benign') return { benign: true, notice: sig, roots: [], consequences: [] };
       if (sig.role === 'root') roots.push(sig);
       else consequences.push(sig);
     }

@@ -61,6 +61,12 @@ export const signatureSchema = z
      * prefill or decode line) says it was survived, and it names no crash then.
      */
     transient: z.boolean().default(false),
+    /**
+     * A benign notice that goes on with a stack its own code prints (`Traceback (most recent call last):` and frames,
+     * then at most the exception line the same code prints): the next traceback that starts within a few lines after
+     * it is that notice, no crash. What the process does next (its own exception, an exit) still tells.
+     */
+    stack_follows: z.boolean().default(false),
     /** Regex (case-sensitive) where the wrapper's own text resumes after the cause (SGLang's `Possible solutions:`). */
     wraps_until: z.string().min(1).optional(),
     patterns: z.array(pattern).min(1),
@@ -76,6 +82,13 @@ export const signatureSchema = z
   .superRefine((s, ctx) => {
     if (s.role === 'root' && (s.category === undefined || s.category === 'none')) {
       ctx.addIssue({ code: 'custom', path: ['category'], message: 'a root signature needs a crash category' });
+    }
+    if (s.stack_follows && s.role !== 'benign') {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['stack_follows'],
+        message: 'only a benign notice prints a stack of its own',
+      });
     }
   });
 

@@ -73,6 +73,8 @@ export interface Signature {
   generic: boolean;
   /** The server can serve past it: serving lines after it say it was survived (schema.ts). */
   transient: boolean;
+  /** A benign notice the next traceback belongs to (schema.ts). */
+  stackFollows: boolean;
   /** Where the wrapper's own text resumes after the cause, when it adds some. */
   wrapsUntil?: RegExp;
   meaning: string;
