@@ -152,8 +152,10 @@ describe("NumPy's notice for an extension built against NumPy 1.x", () => {
   });
 
   it('only the stack right after the banner is its own: a traceback later on is a crash again', () => {
+    // (the banner ends in a blank line; its stack starts on the next one, or one later in a paste)
     const c = classify([
       ...banner,
+      "[2025-03-01 10:00:01] server_args=ServerArgs(model_path='Qwen/Qwen2.5-7B-Instruct', tp_size=1)",
       ...ready.slice(0, 1),
       'Traceback (most recent call last):',
       '  File "/usr/local/lib/python3.11/site-packages/sglang/srt/model_executor/model_runner.py", line 300, in load_model',
@@ -175,5 +177,35 @@ describe("NumPy's notice for an extension built against NumPy 1.x", () => {
   it('a server that then exits with a failing status is no `none`', () => {
     const c = diagnoseText(`${[...banner, ...stack].join('\n')}\n`, { exit: { code: 1, signal: null } });
     expect(c.classification.category).not.toBe('none');
+  });
+});
+
+// xformers logs a failed `import triton` with exc_info=True (xformers/__init__.py, _is_triton_available) and goes on.
+describe("xformers' notice that no matching Triton is available", () => {
+  const notice = [
+    'A matching Triton is not available, some optimizations will not be enabled',
+    'Traceback (most recent call last):',
+    '  File "/usr/local/lib/python3.10/dist-packages/xformers/__init__.py", line 57, in _is_triton_available',
+    '    import triton  # noqa',
+    "ModuleNotFoundError: No module named 'triton'",
+  ];
+  const loads = '[2025-03-01 10:00:05 TP0] Load weight begin. avail mem=78.50 GB';
+
+  it("is no crash, with no level (no logging configured) or under a logger's prefix", () => {
+    expect(classify([...notice, loads]).category).toBe('none');
+    expect(classify(notice).category).toBe('none');
+    expect(classify([`WARNING:xformers:${notice[0]}`, ...notice.slice(1), loads]).category).toBe('none');
+  });
+
+  it('the same missing module raised later, outside the notice, is still a crash', () => {
+    const c = classify([
+      ...notice,
+      loads,
+      'Traceback (most recent call last):',
+      '  File "/app/serve.py", line 3, in <module>',
+      '    import triton',
+      "ModuleNotFoundError: No module named 'triton'",
+    ]);
+    expect([c.category, c.evidence[0]?.line]).toEqual(['import_error', 10]);
   });
 });

@@ -167,6 +167,14 @@ const IGNORED = /^Exception ignored in\b/;
  * writes `Traceback (most recent call last):` right after it (numpy/core/_multiarray_umath.py, __getattr__).
  */
 const NOTICE_STACK_LINES = 3;
+interface Matched {
+  benign: boolean;
+  /** The benign signature that matched. */
+  notice?: Signature;
+  roots: Signature[];
+  consequences: Signature[];
+}
+const NOTHING_MATCHED: Readonly<Matched> = { benign: true, roots: [], consequences: [] };
 // c10::Error's what() is its message, then where it was raised and the C++ stack: `Exception raised from recvBytes at
 // .../c10d/Utils.hpp:676 (most recent call first):` and `frame #0: c10::Error::Error(...) + 52 (0x... in libc10.so)`
 // (pytorch c10/util/Exception.cpp, Error::compute_what; the frames from c10/util/Backtrace.cpp). Those lines belong to
@@ -247,6 +255,8 @@ export class ClassifierEngine {
   private stopSignal: Evidence | null = null;
   /** The last line of a benign notice whose own stack follows it (schema.ts, stack_follows). */
   private noticeStackAt = -Infinity;
+  /** The last traceback read as such a notice's own stack. */
+  private noticeTb: Traceback | null = null;
   /** The line (engine numbering) right after a warning that introduces its detail (introducesDetail), or -1. */
   private detailAt = -1;
   /** Pieces beyond the first of every split line so far: the engine's line numbers run this far ahead of the log's. */
@@ -396,6 +406,7 @@ export class ClassifierEngine {
     if (started && lineNo - this.noticeStackAt <= NOTICE_STACK_LINES) {
       this.tracebacks.excuse(started, true);
       this.noticeStackAt = -Infinity;
+      this.noticeTb = started;
     }
     // A serving process logs the traceback of a failure it survives with the record that says whose it was
     // (`logger.exception(f"Error in request: {e}")` in SGLang's OpenAI server, then a 500 for that request): that
@@ -434,7 +445,10 @@ export class ClassifierEngine {
     const kind = lastFrequent(line);
     if (kind) this.frequent(kind);
 
-    const { benign, notice, roots, consequences } = this.match(line);
+    // (the exception a notice's own stack ends in is the notice's too: xformers' `No module named 'triton'` under its
+    // warning names no missing module the server needs)
+    const ofNotice = this.noticeTb !== null && this.noticeTb.exc?.line === lineNo;
+    const { benign, notice, roots, consequences } = ofNotice ? NOTHING_MATCHED : this.match(line);
     if (notice?.stackFollows) this.noticeStackAt = lineNo;
     if (!benign) {
       if (roots.length > 0) {
@@ -645,12 +659,7 @@ export class ClassifierEngine {
     if (m.kind === 'ready') this.tracebacks.survived(true);
   }
 
-  private match(line: string): {
-    benign: boolean;
-    notice?: Signature;
-    roots: Signature[];
-    consequences: Signature[];
-  } {
+  private match(line: string): Matched {
     const roots: Signature[] = [];
     const consequences: Signature[] = [];
     const signatures = this.catalog.signatures;
