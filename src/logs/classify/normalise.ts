@@ -116,7 +116,8 @@ const BOUNDARY = new RegExp(
       String.raw`(?<![\w.:])(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):[\w.]{1,80}:(?=\S)`,
       // (a record's date with its fraction of a second: Python logging's `,123`, loguru's and kserve's `.629`)
       // (Ray's driver logs `%(asctime)s\t%(levelname)s ...`, a tab after the date: ray/_private/ray_constants.py LOGGER_FORMAT)
-      String.raw`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z|\d{4}-\d\d-\d\d \d\d:\d\d:\d\d[,.]\d{3,6}[ \t]`,
+      // (an ISO 8601 date may carry its UTC offset, `04:37:58.559317+08:00`: a formatter that prints the aware time)
+      String.raw`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z|\d{4}-\d\d-\d\d \d\d:\d\d:\d\d[,.]\d{3,6}(?:[+-]\d\d:?\d\d)?[ \t]`,
       // a logging format's `date - LEVEL - ` (Python logging's common `%(asctime)s - %(levelname)s - `), with the
       // bracketed name some put in front (SGLang's router: `[Router (Rust)] 2025-03-18 14:17:58 - WARN - `)
       String.raw`(?:\[[^\]\n]{1,40}\] )?\d{4}-\d\d-\d\d \d\d:\d\d:\d\d - (?:DEBUG|INFO|WARN|WARNING|ERROR|CRITICAL) - `,
