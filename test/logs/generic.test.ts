@@ -440,6 +440,26 @@ describe('frames in any quoting, and the phase their functions name', () => {
     });
   });
 
+  it('a frame whose line and function the copier cut to `...` still names the file the exception was raised in', () => {
+    expect(lineShape('  File ".../aiter/ops/flydsl/moe_kernels.py", ...')).toEqual({
+      kind: 'frame',
+      file: '.../aiter/ops/flydsl/moe_kernels.py',
+      func: '',
+      python: true,
+    });
+    const log = [
+      '[2026-04-16 23:48:59 TP1] Scheduler hit an exception: Traceback (most recent call last):',
+      '  File ".../sglang/srt/layers/moe/fused_moe.py", ...',
+      '    raise ValueError(f"bad tile: {name}")',
+      'ValueError: bad tile: t16x128',
+    ];
+    const d = diagnoseText(`${log.join('\n')}\n`);
+    expect(d.classification.category).toBe('backend_assertion');
+    expect(d.reason).toContain('ValueError raised in fused_moe.py,');
+    // the same traceback with its frame's file unknown reads as a plain ValueError
+    expect(classOf([log[0] as string, '  ...', log[2] as string, log[3] as string]).category).toBe('other');
+  });
+
   it("replaying a captured graph is no capture, though PyTorch's capture API file runs it", () => {
     const frames = (func: string) => [
       'Traceback (most recent call last):',

@@ -939,7 +939,9 @@ export class ClassifierEngine {
     const evidence = buildEvidence([exc], header, tb.frames);
     const confidence = this.death ? 0.8 : 0.7;
     const f = matchingFrame(rule, tb.frames);
-    const where = f ? ` ${rule.where === 'any' ? 'under' : 'raised in'} ${f.func} (${fileBase(f.file)})` : '';
+    // (a frame the copier cut to `File "x.py", ...` names its file only)
+    const fn = f?.func ? `${f.func} (${fileBase(f.file)})` : f ? fileBase(f.file) : '';
+    const where = f ? ` ${rule.where === 'any' ? 'under' : 'raised in'} ${fn}` : '';
     return {
       classification: classification(
         rule.category,

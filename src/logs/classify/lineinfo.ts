@@ -142,6 +142,9 @@ export const TRACEBACK_START = 'Traceback (most recent call last)';
 const FRAME = /^\s*File (?:"([^"]+)"|\\"([^"]+?)\\"), line \d+(,?) in (\S+)/;
 // An excerpt that starts mid-line can start inside a frame's path: `vllm/engine/arg_utils.py", line 963, in f`.
 const FRAME_TAIL = /^\s*([^\s"]*\.py)", line \d+, in (\S+)/;
+// A frame whose line number and function the copier cut to `...` (`File ".../aiter/ops/moe.py", ...`): its file still
+// says where the exception was raised.
+const FRAME_ELIDED = /^\s*File "([^"]+)",\s*(?:\.{3}|…)\s*$/;
 // Python 3.11+ underlines the failing expression with `^` and `~` on a line of its own.
 const CARETS = /^\s*[~^]+\s*$/;
 // IPython and Jupyter print frames their own way: `<ipython-input-7-98dbbe29edf5> in <module>()` and
@@ -181,6 +184,8 @@ export function lineShape(line: string): LineShape {
   if (f) return { kind: 'frame', file: f[1] ?? f[2] ?? '', func: f[4] ?? '', python: f[3] === ',' };
   const tail = FRAME_TAIL.exec(s);
   if (tail) return { kind: 'frame', file: tail[1] ?? '', func: tail[2] ?? '', python: true };
+  const elided = FRAME_ELIDED.exec(s);
+  if (elided) return { kind: 'frame', file: elided[1] ?? '', func: '', python: true };
   if (CARETS.test(s)) return { kind: 'indented' };
   const ip = IPYTHON_FRAME.exec(s) ?? IPYTHON8_FRAME.exec(s) ?? JUPYTER_LINK_FRAME.exec(s);
   if (ip) return { kind: 'frame', file: ip[1] ?? '', func: ip[2] ?? '', python: true };

@@ -155,7 +155,8 @@ const BOUNDARY = new RegExp(
     String.raw`(?<trt>\[(?:TensorRT-LLM|FT|TM)\]\[[A-Z]{4,7}\] )`,
     String.raw`(?<tb>Traceback \(most recent call last\):?)`,
     // (an excerpt that starts mid-line can start inside a frame's path: `vllm/engine/arg_utils.py", line 963, in f`)
-    String.raw`(?<frame>File "[^"\n]{1,400}", line \d+, in [\w.<>]{1,200}|(?<!\S)[^\s"]{0,400}\.py", line \d+, in [\w.<>]{1,200}|<ipython-input-[^>]{1,60}> in [\w.<>]{1,200}\(\))`,
+    // (a frame the copier cut to `File "x.py", ...` is one too: lineinfo.ts, FRAME_ELIDED)
+    String.raw`(?<frame>File "[^"\n]{1,400}", (?:line \d+, in [\w.<>]{1,200}|(?:\.{3}|…)(?= |$))|(?<!\S)[^\s"]{0,400}\.py", line \d+, in [\w.<>]{1,200}|<ipython-input-[^>]{1,60}> in [\w.<>]{1,200}\(\))`,
     // IPython < 8 names a frame by its file and the call with its arguments, `/x/auto_gptq/utils/exllama_utils.py in
     // f(model, max_input_length)` (IPython/core/ultratb.py, VerboseTB): the line starts there, its arguments are its own
     String.raw`(?<ipy>(?<!\S)/[^\s"]{0,400}\.py in [\w.<>]{1,200}\()`,
