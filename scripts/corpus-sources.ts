@@ -1,11 +1,12 @@
-// Writes corpus/SOURCES.md: every case with its source issue, state, project, class, phase, split and what was left
-// out. Run: npm run corpus:sources (a test checks the committed file is current).
+// Writes corpus/SOURCES.md (every case with its source issue, state, project, class, phase, split and what was left
+// out) and corpus/known-upstream.json (the known-upstream index's entries, similar.ts). Run: npm run corpus:sources
+// (a test checks both committed files are current).
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
-import { CORPUS_DIR, loadCorpus } from '../src/corpus/cases.ts';
-import { refOf } from '../src/corpus/similar.ts';
+import { CORPUS_DIR, loadCaseMeta, loadCorpus } from '../src/corpus/cases.ts';
+import { KNOWN_UPSTREAM_PATH, knownEntries, refOf } from '../src/corpus/similar.ts';
 
 export const SOURCES_PATH = fileURLToPath(new URL('../corpus/SOURCES.md', import.meta.url));
 
@@ -30,7 +31,15 @@ export function sourcesText(): string {
   ].join('\n');
 }
 
+/** corpus/known-upstream.json's text: one entry per line, so a diff shows the cases that changed. */
+export function knownUpstreamText(): string {
+  return `[\n${knownEntries(loadCaseMeta().cases)
+    .map((e) => JSON.stringify(e))
+    .join(',\n')}\n]\n`;
+}
+
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   writeFileSync(SOURCES_PATH, sourcesText());
-  process.stdout.write(`wrote ${SOURCES_PATH}\n`);
+  writeFileSync(KNOWN_UPSTREAM_PATH, knownUpstreamText());
+  process.stdout.write(`wrote ${SOURCES_PATH} and ${KNOWN_UPSTREAM_PATH}\n`);
 }

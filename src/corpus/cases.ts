@@ -36,7 +36,8 @@ const caseSchema = z
     }
   });
 
-export interface CorpusCase {
+/** A case as its `.yaml` describes it, without its log. */
+export interface CaseMeta {
   id: string;
   source: string;
   title: string;
@@ -46,8 +47,11 @@ export interface CorpusCase {
   category: Category;
   phase: Phase;
   root: string | null;
-  log: string;
   split: Split;
+}
+
+export interface CorpusCase extends CaseMeta {
+  log: string;
 }
 
 /** The fixed split: test when the first byte of SHA-256(source URL) mod 3 is 0 (about a third of the sources). */
@@ -56,14 +60,32 @@ export function splitOf(source: string): Split {
   return first % 3 === 0 ? 'test' : 'dev';
 }
 
-export interface CorpusLoad {
-  cases: CorpusCase[];
+export interface CorpusLoad<C extends CaseMeta = CorpusCase> {
+  cases: C[];
   /** Cases that could not be read, with why (a broken case never hides the others). */
   problems: string[];
 }
 
+/** Every case with its log (what `npm run eval` and the corpus tests read). */
 export function loadCorpus(dir: string = CORPUS_DIR): CorpusLoad {
-  const cases: CorpusCase[] = [];
+  const { cases, problems } = loadCaseMeta(dir);
+  const withLogs: CorpusCase[] = [];
+  for (const c of cases) {
+    try {
+      withLogs.push({ ...c, log: readFileSync(join(dir, `${c.id}.log`), 'utf8') });
+    } catch (err) {
+      problems.push(`${c.id}.yaml: ${(err as Error).message}`);
+    }
+  }
+  return { cases: withLogs, problems };
+}
+
+/**
+ * Every case's `.yaml` only: what the known-upstream index needs. The bot builds that index at start; reading the
+ * corpus's logs too (15 MB) would grow its resident memory by tens of MB that V8 keeps after the strings are gone.
+ */
+export function loadCaseMeta(dir: string = CORPUS_DIR): CorpusLoad<CaseMeta> {
+  const cases: CaseMeta[] = [];
   const problems: string[] = [];
   let names: string[];
   try {
@@ -92,7 +114,6 @@ export function loadCorpus(dir: string = CORPUS_DIR): CorpusLoad {
         category: m.class,
         phase: m.phase,
         root: m.root ?? null,
-        log: readFileSync(join(dir, `${id}.log`), 'utf8'),
         split: splitOf(m.source),
       });
     } catch (err) {

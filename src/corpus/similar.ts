@@ -6,8 +6,39 @@
 // sgl-project/sglang#NNNN: title (closed)". Only the labelled root line, the exception type and the issue title are
 // indexed: they are what two reports of one bug share; timestamps, paths and numbers are dropped (evidenceTerms).
 
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { z } from 'zod';
 import { displayText } from '../logs/classify/lineinfo.ts';
-import { type CorpusCase, loadCorpus } from './cases.ts';
+import { CATEGORIES } from '../logs/classify/types.ts';
+import { PACKAGE_ROOT } from '../package-root.ts';
+import { type CaseMeta, loadCaseMeta } from './cases.ts';
+
+/**
+ * The index's entries, written from `corpus/cases/*.yaml` by `npm run corpus:sources` (a test checks it is current).
+ * The bot reads this one JSON file at start instead of 1,800 YAML files: parsing those grew its resident memory by
+ * about 50 MB that V8 kept after the garbage was gone (`npm run bench`, peak RSS following a log).
+ */
+export const KNOWN_UPSTREAM_PATH = join(PACKAGE_ROOT, 'corpus', 'known-upstream.json');
+
+const entrySchema = z.object({
+  source: z.string(),
+  title: z.string(),
+  state: z.string(),
+  category: z.enum(CATEGORIES),
+  root: z.string(),
+});
+/** What the index keeps of a crash case. */
+export type KnownEntry = z.infer<typeof entrySchema>;
+
+/** The crash cases with a root line, as the index reads them (sorted by case, as the corpus lists them). */
+export function knownEntries(cases: readonly CaseMeta[]): KnownEntry[] {
+  return cases.flatMap((c) =>
+    c.kind === 'crash' && c.root !== null
+      ? [{ source: c.source, title: c.title, state: c.state, category: c.category, root: c.root }]
+      : [],
+  );
+}
 
 export interface KnownReport {
   url: string;
@@ -20,7 +51,7 @@ export interface KnownReport {
 }
 
 interface Doc {
-  c: Pick<CorpusCase, 'source' | 'title' | 'state' | 'category'>;
+  c: KnownEntry;
   tf: Map<string, number>;
   length: number;
 }
@@ -73,15 +104,13 @@ export function refOf(url: string): string {
   return m ? `${m[1]}#${m[2]}` : url;
 }
 
-export function buildKnownIndex(cases: readonly CorpusCase[]): KnownIndex {
-  const docs: Doc[] = cases
-    .filter((c) => c.kind === 'crash' && c.root !== null)
-    .map((c) => {
-      const tf = bag(c.title, TITLE_WEIGHT, bag(c.root ?? ''));
-      let length = 0;
-      for (const n of tf.values()) length += n;
-      return { c, tf, length };
-    });
+export function buildKnownIndex(entries: readonly KnownEntry[]): KnownIndex {
+  const docs: Doc[] = entries.map((c) => {
+    const tf = bag(c.title, TITLE_WEIGHT, bag(c.root));
+    let length = 0;
+    for (const n of tf.values()) length += n;
+    return { c, tf, length };
+  });
   const df = new Map<string, number>();
   for (const d of docs) for (const t of d.tf.keys()) df.set(t, (df.get(t) ?? 0) + 1);
   const avg = docs.reduce((s, d) => s + d.length, 0) / Math.max(1, docs.length);
@@ -124,8 +153,17 @@ export function buildKnownIndex(cases: readonly CorpusCase[]): KnownIndex {
 
 let shipped: KnownIndex | null = null;
 
-/** The index over the shipped corpus, built on first use (a few hundred small files). */
+/** The shipped entries; when the file is missing or unreadable (a checkout that never ran the script), the YAML. */
+function shippedEntries(): KnownEntry[] {
+  try {
+    return z.array(entrySchema).parse(JSON.parse(readFileSync(KNOWN_UPSTREAM_PATH, 'utf8')));
+  } catch {
+    return knownEntries(loadCaseMeta().cases);
+  }
+}
+
+/** The index over the shipped corpus, built on first use. */
 export function knownUpstream(): KnownIndex {
-  shipped ??= buildKnownIndex(loadCorpus().cases);
+  shipped ??= buildKnownIndex(shippedEntries());
   return shipped;
 }

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { CORPUS_DIR, loadCorpus, splitOf } from '../../src/corpus/cases.ts';
-import { buildKnownIndex } from '../../src/corpus/similar.ts';
+import { buildKnownIndex, KNOWN_UPSTREAM_PATH, knownEntries, knownUpstream } from '../../src/corpus/similar.ts';
 import { diagnoseStream, diagnoseText, loadCatalog } from '../../src/logs/classify/index.ts';
 
 const { cases, problems } = loadCorpus();
@@ -117,7 +117,7 @@ describe('the same answer when a follower resumes from a byte offset', () => {
 });
 
 describe('known upstream reports', () => {
-  const index = buildKnownIndex(cases);
+  const index = buildKnownIndex(knownEntries(cases));
 
   it('finds a public report of the same class for an OOM root line, and never the excluded source', () => {
     const oom = cases.find((c) => c.kind === 'crash' && c.category === 'cuda_oom' && c.root !== null);
@@ -136,10 +136,19 @@ describe('known upstream reports', () => {
   });
 });
 
-describe('corpus/SOURCES.md', () => {
-  it('is current (npm run corpus:sources)', async () => {
+describe('corpus/SOURCES.md and corpus/known-upstream.json', () => {
+  it('are current (npm run corpus:sources)', async () => {
     const { readFileSync } = await import('node:fs');
-    const { SOURCES_PATH, sourcesText } = await import('../../scripts/corpus-sources.ts');
+    const { SOURCES_PATH, knownUpstreamText, sourcesText } = await import('../../scripts/corpus-sources.ts');
     expect(readFileSync(SOURCES_PATH, 'utf8')).toBe(sourcesText());
+    expect(readFileSync(KNOWN_UPSTREAM_PATH, 'utf8')).toBe(knownUpstreamText());
+  });
+
+  it('the shipped index answers as one built from the cases themselves', () => {
+    const root = cases.find((c) => c.kind === 'crash' && c.category === 'nccl_error')?.root;
+    expect(root).toBeTruthy();
+    const fromCases = buildKnownIndex(knownEntries(cases));
+    expect(knownUpstream().size).toBe(fromCases.size);
+    expect(knownUpstream().similar(root ?? '')).toEqual(fromCases.similar(root ?? ''));
   });
 });
