@@ -460,6 +460,21 @@ describe('frames in any quoting, and the phase their functions name', () => {
     expect(classOf([log[0] as string, '  ...', log[2] as string, log[3] as string]).category).toBe('other');
   });
 
+  it("a loader's list of the places it tried is part of its failure, a fallback among them no fallback it went on with", () => {
+    const log = [
+      '[sgl_kernel] CRITICAL: Could not load any common_ops library!',
+      '',
+      'Attempted locations:',
+      '1. Architecture-specific pattern: /x/sgl_kernel/sm90/common_ops.* - found files: []',
+      '2. Fallback pattern: /x/sgl_kernel/common_ops.* - found files: []',
+    ];
+    expect(classOf(log)).toMatchObject({ category: 'import_error', phase: 'startup' });
+    // a record that says it fell back is still one the program went on from
+    expect(classOf([log[0] as string, 'Falling back to the Python implementation of common_ops.']).category).toBe(
+      'none',
+    );
+  });
+
   it("replaying a captured graph is no capture, though PyTorch's capture API file runs it", () => {
     const frames = (func: string) => [
       'Traceback (most recent call last):',

@@ -157,6 +157,8 @@ const UNRECOVERABLE: Record<string, string> = {
     "torch elastic's report table: the root cause is a field (`traceback : Signal 9 ...`) with no line-start mark; joined, it is more of the ChildFailedError's message",
   'g-other-torch-segfault-handler-swap-blocks-kv-offload-vllm-44780':
     'the root is a banner with no line-start mark right after a native frame: joined, it reads as that frame’s source line',
+  'r-sgl-kernel-critical-common-ops-sm90':
+    "sgl-kernel's numbered list of the places it tried has no line-start mark: joined into one line, its `2. Fallback pattern:` item is more of the failure's own record, which then says it fell back",
   'h-illegal-ascend-aivec-mpu-address-invalid-leval-12464':
     "CANN's error records (`EZ9999: [PID: N] date ...`) and its indented device `TraceBack` lines carry no mark the splitter knows: joined, they run on after the first line's `Warning:` and read as that warning",
 };

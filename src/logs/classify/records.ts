@@ -385,9 +385,14 @@ export function serverLoop(func: string): boolean {
 // (an excerpt can cut the line after them).
 const NCCL_RETURN_TRACE = /\bNCCL INFO [\w./-]{1,200}\.(?:cc|c|cu|h):\d+/;
 
+// An item of a list (`2. Fallback pattern: /x/common_ops.* - found files: []`) is a detail of the record that
+// introduced the list: sgl-kernel's loader lists the `Attempted locations:` it tried under the failure it raises
+// (sgl_kernel/load_utils.py), and a fallback it tried is no fallback it went on with.
+const LIST_ITEM = /^\s*(?:\d{1,2}[.)]|[-*\u2022]) /;
+
 /** True when a line says the program goes on after an error (it ignores, skips, retries or falls back). */
 export function goesOn(body: string): boolean {
-  return SURVIVED.test(body);
+  return !LIST_ITEM.test(body) && SURVIVED.test(body);
 }
 
 // A failure logged at DEBUG or TRACE level is one the program expects and handles as a matter of course (the levels of
