@@ -74,6 +74,8 @@ const answer = (log: string) => {
 /** Known limits, by perturbation and case: what no reader could tell once the perturbation took it away. */
 const KNOWN_LIMITS: Record<string, Record<string, string>> = {
   'cut at its start, mid-line': {
+    'r-import-c-abi3-storageimpl-collect-env-version-tuple':
+      "the first line's `WARNING` level is what makes its ImportError a notice vLLM went on from, before the traceback whose ImportError ended the program; cut inside that line, the rest is an undefined symbol stated with no level, which stays the root",
     'h-illegal-ascend-aivec-mpu-address-invalid-leval-12464':
       "the first line's c10 prefix (`[W1031 21:35:04.8 compiler_depend.ts:57]`) is what makes `Warning: EZ9999: Inner Error!` a warning; cut inside that prefix, the rest reads as an error record before the device's own",
   },

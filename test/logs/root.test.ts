@@ -138,3 +138,49 @@ describe("a paste's own lines around a log: a reporter's prose, a Markdown fence
     expect(c.evidence[0]?.text).not.toContain('I get this error');
   });
 });
+
+describe('a line logged before the traceback whose exception matches the same signature', () => {
+  const tb = (before: string, exc: string) =>
+    [
+      before,
+      'Traceback (most recent call last):',
+      '  File "/x/torch/distributed/elastic/rendezvous/c10d_rendezvous_backend.py", line 157, in _create_tcp_store',
+      '    store = TCPStore(',
+      exc,
+      '',
+    ].join('\n');
+
+  it("gives the root to the exception when it restates the logger's message", () => {
+    const d = diagnoseText(
+      tb(
+        '[E socket.cpp:957] [c10d] The client socket has timed out after 60s while trying to connect to (10.0.0.2, 29400).',
+        'torch.distributed.DistNetworkError: The client socket has timed out after 60s while trying to connect to (10.0.0.2, 29400).',
+      ),
+    );
+    expect(d.classification.evidence[0]?.line).toBe(5);
+    // the logger's line is still shown beside it
+    expect(d.classification.evidence.map((e) => e.line)).toContain(1);
+  });
+
+  it('gives the root to the exception after a warning the program went on from', () => {
+    const d = diagnoseText(
+      tb(
+        "WARNING 01-30 20:57:18 _custom_ops.py:14] Failed to import from vllm._C with ImportError('/x/vllm/_C.abi3.so: undefined symbol: _ZN3c10')",
+        "ImportError: cannot import name '__version_tuple__' from 'vllm' (/x/vllm/__init__.py)",
+      ),
+    );
+    expect(d.classification.category).toBe('import_error');
+    expect(d.classification.evidence[0]?.line).toBe(5);
+  });
+
+  it('keeps the root on an error line that says more than the exception after it', () => {
+    const d = diagnoseText(
+      tb(
+        'CUDA Error: CUDA_ERROR_ILLEGAL_ADDRESS /workspace/include/flashinfer/trtllm/fmha/fmhaKernels.cuh 257',
+        'torch.AcceleratorError: CUDA error: an illegal memory access was encountered',
+      ),
+    );
+    expect(d.classification.category).toBe('illegal_memory_access');
+    expect(d.classification.evidence[0]?.line).toBe(1);
+  });
+});

@@ -95,6 +95,9 @@ interface Candidate {
    * on, so a server that then got ready or served a batch went past it, as past a `transient` signature's line.
    */
   mild: boolean;
+  /** The first line's own words, its wrappers and log prefix taken off, and whether it was only a warning. */
+  said: string;
+  warned: boolean;
 }
 
 interface Hang {
@@ -694,6 +697,8 @@ export class ClassifierEngine {
       pendingUntil: tb ? 0 : lineNo + PENDING_LINES,
       phaseAt: this.phase.phase,
       mild,
+      said: prefix.body.trim(),
+      warned: mild,
     };
     this.candidates.set(sig.id, c);
     if (!tb) this.pending.push(c);
@@ -892,6 +897,8 @@ export class ClassifierEngine {
           pendingUntil: 0,
           phaseAt: tb.phaseAt,
           mild: false,
+          said: cut.exc.text,
+          warned: false,
         };
         return this.fromCandidate(c);
       }
@@ -1007,7 +1014,8 @@ export class ClassifierEngine {
     return { classification: c, signature: null, hang: false, linesRead: this.linesRead, reason };
   }
 
-  private fromCandidate(c: Candidate): Diagnosis {
+  private fromCandidate(found: Candidate): Diagnosis {
+    const c = restatedBy(found);
     const category = c.sig.category ?? 'other';
     const frames = c.tb?.frames ?? [];
     const named = c.sig.phase ?? c.alsoMatched.find((s) => s.phase !== undefined)?.phase;
@@ -1170,6 +1178,26 @@ function wrappedCause(sig: Signature, text: string): string {
   }
   return '';
 }
+
+/**
+ * A line a logger printed before the traceback it belongs to, when the exception raised after it matches the same
+ * signature and either restates it (c10's `[E socket.cpp:957] [c10d] The client socket has timed out ...`, then
+ * `torch.distributed.DistNetworkError: The client socket has timed out ...`) or the line was only a warning (vLLM's
+ * `WARNING ... Failed to import from vllm._C with ImportError(...)`, which it goes on from, before the ImportError that
+ * ended the program): the traceback's exception is the root, as it is of any traceback, and the line stays beside it.
+ * A line that says more than the exception (a CUDA driver error naming the kernel's file) stays the root.
+ */
+function restatedBy(c: Candidate): Candidate {
+  const exc = c.tb?.exc;
+  if (!exc || !c.tb || c.ev.line >= c.tb.header.line || !c.more.some((e) => e.line === exc.line)) return c;
+  // the logger's message without its bracketed prefixes (`[E socket.cpp:957] [c10d] `), whole in the exception's
+  const said = c.said.replace(/^(?:\s*\[[^\]]{1,80}\])+\s*/, '').trim();
+  const restated = said.length >= MIN_RESTATED && exc.text.includes(said);
+  if (!restated && !c.warned) return c;
+  return { ...c, ev: exc, more: [c.ev, ...c.more.filter((e) => e.line !== exc.line)] };
+}
+/** Shorter than this, a message in both lines says too little to be the same statement. */
+const MIN_RESTATED = 20;
 
 function catOf(c: Candidate): Category {
   return c.sig.category ?? 'other';

@@ -127,8 +127,9 @@ const BOUNDARY = new RegExp(
       // or one its parent gave it, as vLLM V1 names its engine core `EngineCore_0`, vllm/v1/engine/utils.py)
       String.raw`\[\d\d/\d\d/\d{4}-\d\d:\d\d:\d\d\]|(?<![\w.])\d{1,3} {2,}0x[0-9a-f]{4,16} |Exception in thread [^:\n]{1,80}:|Process [A-Z][\w-]{0,40}[-_](?:[A-Z]{1,4})?\d{1,6}:`,
 
-      // glog / c10 `[E1113 12:00:00.123 ...]`, NCCL `host:pid:tid [dev] `, c10's backtrace, C++'s terminate
-      String.raw`\[?[IWEF]\d{3,4} \d\d:\d\d:\d\d\.\d+|(?<![\w.-])[\w.-]{1,64}:\d+:\d+ \[\d+\] |frame #\d+: |Exception raised from |terminate called after throwing`,
+      // glog / c10 `[E1113 12:00:00.123 ...]`, NCCL `host:pid:tid [dev] `, c10's backtrace, C++'s terminate; older
+      // PyTorch's c10 logger without glog, `[E socket.cpp:957] ` (its level letter, the file and line only)
+      String.raw`\[[IWEF] [\w.-]{1,80}\.(?:cpp|cc|cu|h):\d{1,6}\] |\[?[IWEF]\d{3,4} \d\d:\d\d:\d\d\.\d+|(?<![\w.-])[\w.-]{1,64}:\d+:\d+ \[\d+\] |frame #\d+: |Exception raised from |terminate called after throwing`,
       // THC's check (older PyTorch, aten/src/THC/THCGeneral.cpp, __THCudaCheck) prints its failure as a line of its own
       // to stderr: `THCudaCheck FAIL file=... line=202 error=701 : too many resources requested for launch`
       String.raw`THCudaCheck FAIL file=`,
