@@ -752,3 +752,63 @@ describe('a signature never reads a wrapper’s characters', () => {
     }
   });
 });
+
+describe('the s- round’s dev half: general wordings', () => {
+  it("a kernel launcher's shared-memory check, cuda-gdb's fault names, a group used before it was set up", () => {
+    expect(
+      classOf([
+        "Error: kernel 'moe_kernel' launch shared memory exceeds current GPU arch sm_120a allowed. Allocated: 118784 bytes. Max: 101376 bytes.",
+        'RuntimeError: CUDA Error: cudaErrorInvalidValue',
+      ]).category,
+    ).toBe('shared_memory_exceeded');
+    expect(
+      classOf(['CUDA Exception: Lane Misaligned Address', 'The exception was triggered at PC 0x7f99']).category,
+    ).toBe('illegal_memory_access');
+    expect(
+      classOf([
+        'Traceback (most recent call last):',
+        '  File "/x/vllm/distributed/parallel_state.py", line 12, in get_world_group',
+        '    assert _WORLD is not None',
+        'AssertionError: distributed environment is not initialized',
+      ]).category,
+    ).toBe('nccl_error');
+  });
+
+  it("CUTLASS's `Error Internal` from a quantization kernel is a kernel that failed, not a setting refused", () => {
+    const log = (message: string) => [
+      'Traceback (most recent call last):',
+      '  File "/x/vllm/model_executor/layers/quantization/compressed_tensors/schemes/compressed_tensors_24.py", line 3, in apply_weights',
+      '    out = ops.cutlass_scaled_sparse_mm(a, b)',
+      `RuntimeError: ${message}`,
+    ];
+    expect(classOf(log('Error Internal')).category).toBe('other');
+    expect(classOf(log('Only fp8 weights are supported')).category).toBe('backend_assertion');
+  });
+
+  it('a warning first, then the same failure logged as an error: the error record is the root', () => {
+    const c = classOf([
+      'WARNING 01-03 10:56:05 model_runner_base.py:143] Failed to pickle inputs of failed execution: CUDA error: an illegal memory access was encountered',
+      "ERROR 01-03 10:56:05 engine.py:135] RuntimeError('Error in model execution: CUDA error: an illegal memory access was encountered')",
+    ]);
+    expect([c.category, c.evidence[0]?.line]).toEqual(['illegal_memory_access', 2]);
+  });
+
+  it("a server's notice that its engine is gone, before the engine's own error: the error is the root", () => {
+    const c = classOf([
+      'CRITICAL 11-26 13:20:09 launcher.py:99] MQLLMEngine is already dead, terminating server process',
+      "ERROR 11-26 13:20:09 engine.py:135] RuntimeError('Error in model execution: shape mismatch: value tensor of shape [4956, 3584] cannot be broadcast')",
+      'ERROR 11-26 13:20:09 engine.py:135] Traceback (most recent call last):',
+      'ERROR 11-26 13:20:09 engine.py:135]   File "/x/vllm/worker/model_runner.py", line 1654, in execute_model',
+    ]);
+    expect(c.evidence[0]?.line).toBe(2);
+    // a death that says how the process ended still comes first
+    const killed = classOf([
+      '[2025-01-01 10:00:00] Rank 0 scheduler is dead. Please check if there are relevant logs.',
+      '[2025-01-01 10:00:00] Exit code: -9',
+      '[2025-01-01 10:00:01] Stage initialization failed',
+      'Traceback (most recent call last):',
+      '  File "/x/sglang/srt/entrypoints/engine.py", line 12, in _launch',
+    ]);
+    expect(killed.evidence.slice(0, 2).map((e) => e.line)).toContain(2);
+  });
+});

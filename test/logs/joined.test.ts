@@ -157,6 +157,8 @@ const UNRECOVERABLE: Record<string, string> = {
     "torch elastic's report table: the root cause is a field (`traceback : Signal 9 ...`) with no line-start mark; joined, it is more of the ChildFailedError's message",
   'g-other-torch-segfault-handler-swap-blocks-kv-offload-vllm-44780':
     'the root is a banner with no line-start mark right after a native frame: joined, it reads as that frame’s source line',
+  's-flashinfer-topp-sampling-cuda-gdb-warp-illegal-address':
+    "cuda-gdb's `CUDA Exception: Warp Illegal Address`: joined, `Exception:` reads as an exception's name that starts a line, so the root's first word stays with the line before (the class is kept)",
   'r-sgl-kernel-critical-common-ops-sm90':
     "sgl-kernel's numbered list of the places it tried has no line-start mark: joined into one line, its `2. Fallback pattern:` item is more of the failure's own record, which then says it fell back",
   'h-illegal-ascend-aivec-mpu-address-invalid-leval-12464':

@@ -98,6 +98,8 @@ interface Candidate {
   /** The first line's own words, its wrappers and log prefix taken off, and whether it was only a warning. */
   said: string;
   warned: boolean;
+  /** The first line it matched that was not only a warning, when the first was. */
+  firm: Evidence | null;
 }
 
 interface Hang {
@@ -684,6 +686,7 @@ export class ClassifierEngine {
     if (existing) {
       if (existing.more.length < MAX_EXTRA_ROOT_LINES) existing.more.push(ev);
       existing.mild &&= mild;
+      if (existing.warned && !mild) existing.firm ??= ev;
       return;
     }
     const tb = this.tracebacks.owning(lineNo, prefix);
@@ -699,6 +702,7 @@ export class ClassifierEngine {
       mild,
       said: prefix.body.trim(),
       warned: mild,
+      firm: null,
     };
     this.candidates.set(sig.id, c);
     if (!tb) this.pending.push(c);
@@ -899,6 +903,7 @@ export class ClassifierEngine {
           mild: false,
           said: cut.exc.text,
           warned: false,
+          firm: null,
         };
         return this.fromCandidate(c);
       }
@@ -1055,9 +1060,12 @@ export class ClassifierEngine {
     // Else the error record logged right before its header, a wrapper's line that states nothing never.
     const innermost = tb?.frames[tb.frames.length - 1];
     // a death reported before the traceback's own record (`Rank 2 scheduler is dead.` / `Exit code: -9`, then
-    // `Stage initialization failed` and its traceback) came first: what failed after it is its consequence
-    const deathFirst =
-      this.death !== null && !tb?.exc && this.death.line < (tb?.logged?.ev.line ?? tb?.header.line ?? 0);
+    // `Stage initialization failed` and its traceback) came first: what failed after it is its consequence. Only a
+    // death that says how the process ended (its exit code or signal): a server's notice that its engine is gone
+    // (vLLM's `MQLLMEngine is already dead, terminating server process`) can come before the engine's own error,
+    // which another process logs at the same moment.
+    const ended = this.death !== null && (this.deathExit !== null || EXIT_REPORT.test(this.death.text));
+    const deathFirst = ended && !tb?.exc && (this.death?.line ?? 0) < (tb?.logged?.ev.line ?? tb?.header.line ?? 0);
     const root = tb
       ? (chooseRoot([
           tb.exc,
@@ -1189,12 +1197,26 @@ function wrappedCause(sig: Signature, text: string): string {
  */
 function restatedBy(c: Candidate): Candidate {
   const exc = c.tb?.exc;
-  if (!exc || !c.tb || c.ev.line >= c.tb.header.line || !c.more.some((e) => e.line === exc.line)) return c;
+  if (!exc || !c.tb || c.ev.line >= c.tb.header.line || !c.more.some((e) => e.line === exc.line)) return firmly(c);
   // the logger's message without its bracketed prefixes (`[E socket.cpp:957] [c10d] `), whole in the exception's
-  const said = c.said.replace(/^(?:\s*\[[^\]]{1,80}\])+\s*/, '').trim();
+  // (its closing full stop aside: c10 logs `... (127.0.0.1, 43771).`, the exception says `... 43771)`)
+  const said = c.said
+    .replace(/^(?:\s*\[[^\]]{1,80}\])+\s*/, '')
+    .trim()
+    .replace(/\.$/, '');
   const restated = said.length >= MIN_RESTATED && exc.text.includes(said);
   if (!restated && !c.warned) return c;
   return { ...c, ev: exc, more: [c.ev, ...c.more.filter((e) => e.line !== exc.line)] };
+}
+/**
+ * A warning first, then the same failure logged as an error (vLLM V0: `WARNING ... Failed to pickle inputs of failed
+ * execution: CUDA error: an illegal memory access ...`, then `ERROR ... RuntimeError('Error in model execution: CUDA
+ * error: ...')`): the error record is the root, the warning beside it.
+ */
+function firmly(c: Candidate): Candidate {
+  const firm = c.firm;
+  if (!c.warned || !firm) return c;
+  return { ...c, ev: firm, more: [c.ev, ...c.more.filter((e) => e.line !== firm.line)] };
 }
 /** Shorter than this, a message in both lines says too little to be the same statement. */
 const MIN_RESTATED = 20;

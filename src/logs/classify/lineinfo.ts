@@ -205,6 +205,8 @@ export function lineShape(line: string): LineShape {
 
 // What a line says once its decoration is gone: Markdown (`**`, `---`, fences), caret and tilde underlines, quoting.
 const DECORATION = /[\s*`~^_=#>|-]+/g;
+/** A process label an excerpt cut before it closed (`(VllmWor`, `(EngineCore_DP0 pid=`): the line it led is lost. */
+const CUT_LABEL = /^\([A-Za-z_][\w-]{0,60}(?: pid=\d{0,10})?$/;
 /** A path alone, or one cut off: `/x/sglang/srt/managers/sche`, `vllm/engine/arg_utils.py:963`. */
 const PATH_ONLY = /^(?:[\w.~-]*\/)+[\w.-]*(?::\d+)?$|^[\w.-]+\.(?:py|so|cpp|cu|cuh|h|hpp|c)(?::\d+)?$/;
 /**
@@ -241,5 +243,5 @@ export function statesNothing(line: string): boolean {
   if (shape.kind === 'indented' && shape.dump) return true;
   if (decorationOnly(line) || readPrefix(line).body.trim() === '') return true;
   const body = readPrefix(line).body.trim();
-  return PATH_ONLY.test(body) || WRAPPER_OWN.test(body);
+  return PATH_ONLY.test(body) || WRAPPER_OWN.test(body) || CUT_LABEL.test(body);
 }

@@ -3,7 +3,15 @@
 // what the classifier needs is kept, bounded: the header, up to MAX_FRAMES frames and the exception line.
 
 import { parseExceptionAtEnd, parseExceptionLine, type RaisedException } from './exceptions.ts';
-import { decorationOnly, fenceLine, type LinePrefix, type LineShape, readPrefix, statesNothing } from './lineinfo.ts';
+import {
+  decorationOnly,
+  fenceLine,
+  type LinePrefix,
+  type LineShape,
+  readPrefix,
+  statesNothing,
+  TRACEBACK_START,
+} from './lineinfo.ts';
 import type { Frame } from './phase.ts';
 import {
   excusesTraceback,
@@ -406,7 +414,9 @@ export class TracebackTracker {
       phaseAt: this.chainedFrom?.phaseAt ?? phase,
       // An excerpt that starts at a frame can have the wrapper's own line, naming the exception, right before it
       // (`Scheduler hit an exception: IndexError: ...` with no `Traceback` header).
-      logged: this.lastTextEnd === ev.line - 1 ? this.loggedBefore(headless) : null,
+      logged:
+        (this.lastTextEnd === ev.line - 1 ? this.loggedBefore(headless) : null) ??
+        (headless ? null : loggedOnHeader(prefix, ev)),
       chainedTo: this.chainedFrom,
     };
     const excused = this.chainedFrom !== null && this.excused.has(this.chainedFrom);
@@ -603,6 +613,20 @@ function loggedAsError(prefix: LinePrefix, ev: Evidence): Logged | null {
   if (body === '' || warning(body)) return null;
   const states = failureRecord(prefix, ev.text, true) !== null || ownErrorLevel(body);
   return states || loggedAtErrorLevel(prefix, ev.text) ? { ev, message: body, states } : null;
+}
+
+/**
+ * A record whose own line ends in the traceback's header: vLLM V0's multiprocessing worker logs a failed call as
+ * `Exception in worker <name> while processing method <m>: <error>, Traceback (most recent call last):` and the
+ * frames after it (vllm/executor/multiproc_worker_utils.py, _run_worker_process: the exception and its formatted
+ * traceback in one message). A wrapper's own words before the header (`Scheduler hit an exception:`) state nothing.
+ */
+function loggedOnHeader(prefix: LinePrefix, ev: Evidence): Logged | null {
+  const at = prefix.body.indexOf(TRACEBACK_START);
+  if (at <= 0) return null;
+  const before = prefix.body.slice(0, at).replace(/[\s,;:]+$/, '');
+  if (before === '' || statesNothing(before)) return null;
+  return loggedAsError({ ...prefix, body: before }, ev);
 }
 
 /** The line before a traceback that starts at a frame, when it names an exception (records.ts), or null. */
