@@ -188,6 +188,20 @@ describe('phase rule 2: the frames', () => {
     expect(phaseFromFrames([...loadThenGroups].reverse())).toBe('weight_load');
   });
 
+  it("vLLM's kernel warm-up and SGLang's 2024 attention passes name their step", () => {
+    expect(
+      phaseFromFrames([
+        frame('/x/vllm/model_executor/warmup/kernel_warmup.py', 'kernel_warmup'),
+        frame('/x/vllm/model_executor/warmup/deep_gemm_warmup.py', '_deepgemm_fp8_gemm_nt_warmup'),
+        frame('/x/vllm/utils/deep_gemm.py', 'fp8_gemm_nt'),
+      ]),
+    ).toBe('warmup');
+    expect(phaseFromFrames([frame('/x/sglang/srt/layers/radix_attention.py', 'prefill_forward_flashinfer')])).toBe(
+      'prefill',
+    );
+    expect(phaseFromFrames([frame('/x/sglang/srt/layers/radix_attention.py', 'decode_forward_triton')])).toBe('decode');
+  });
+
   it('an init step beats the serving pass inside it (capture runs the decode forward)', () => {
     expect(
       phaseFromFrames([

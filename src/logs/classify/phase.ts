@@ -243,7 +243,13 @@ interface Hint {
 const has = (w: readonly string[], ...any: string[]): boolean => any.some((x) => w.includes(x));
 
 const HINTS: Hint[] = [
-  { phase: 'warmup', funcs: ['_wait_and_warmup', '_execute_server_warmup', 'warmup', 'warmup_model'] },
+  // vLLM warms its JIT kernels up after capture and before it serves (vllm/model_executor/warmup/kernel_warmup.py,
+  // kernel_warmup: deep_gemm_warmup, flashinfer_autotune), so the server's first request compiles nothing
+  {
+    phase: 'warmup',
+    funcs: ['_wait_and_warmup', '_execute_server_warmup', 'warmup', 'warmup_model', 'kernel_warmup'],
+    file: /model_executor[/\\]warmup[/\\]/,
+  },
   {
     phase: 'cuda_graph_capture',
     funcs: [
@@ -372,9 +378,33 @@ const HINTS: Hint[] = [
 // `forward_extend`); SGLang's scheduler processes the pass's output right after it (`process_batch_result_decode`,
 // where the overlap scheduler synchronises with the decode it launched and its asynchronous errors surface): the same
 // pass.
+// SGLang's 2024 RadixAttention named each pass's attention by it (python/sglang/srt/layers/radix_attention.py:
+// `extend_forward`, `prefill_forward_flashinfer`, `decode_forward_triton`, ...).
 const RUNTIME_HINTS: Hint[] = [
-  { phase: 'decode', funcs: ['forward_decode', 'forward_decode_batch', 'process_batch_result_decode'] },
-  { phase: 'prefill', funcs: ['forward_extend', 'forward_prefill_batch', 'process_batch_result_prefill'] },
+  {
+    phase: 'decode',
+    funcs: [
+      'forward_decode',
+      'forward_decode_batch',
+      'process_batch_result_decode',
+      'decode_forward',
+      'decode_forward_flashinfer',
+      'decode_forward_triton',
+    ],
+  },
+  {
+    phase: 'prefill',
+    funcs: [
+      'forward_extend',
+      'forward_prefill_batch',
+      'process_batch_result_prefill',
+      'extend_forward',
+      'extend_forward_flashinfer',
+      'extend_forward_triton',
+      'prefill_forward_flashinfer',
+      'prefill_forward_triton',
+    ],
+  },
   {
     phase: 'runtime',
     funcs: [
