@@ -184,3 +184,27 @@ describe('a line logged before the traceback whose exception matches the same si
     expect(d.classification.evidence[0]?.line).toBe(1);
   });
 });
+
+describe("a record that wraps an exception's message, then the exception's own line", () => {
+  it('gives the root to the exception line; a record that only shares some words keeps it', () => {
+    const message =
+      'The server socket has failed to listen on any local network address. port: 12345, useIpv6: false, code: -98, name: EADDRINUSE, message: address already in use';
+    const d = diagnoseText(
+      [
+        `2025-09-13 07:52:58 | run-2 | worker_1 | ERROR | worker.py:243 | Error while running run_fit for run 2 and chunk 0: ${message}`,
+        '.',
+        `torch.distributed.DistNetworkError: ${message}`,
+        '',
+      ].join('\n'),
+    );
+    expect([d.classification.category, d.classification.evidence[0]?.line]).toEqual(['port_in_use', 3]);
+    const other = diagnoseText(
+      [
+        '2025-09-13 07:52:58 | ERROR | worker.py:243 | bind failed: address already in use',
+        `torch.distributed.DistNetworkError: ${message}`,
+        '',
+      ].join('\n'),
+    );
+    expect(other.classification.evidence[0]?.line).toBe(1);
+  });
+});

@@ -1197,7 +1197,9 @@ function wrappedCause(sig: Signature, text: string): string {
  */
 function restatedBy(c: Candidate): Candidate {
   const exc = c.tb?.exc;
-  if (!exc || !c.tb || c.ev.line >= c.tb.header.line || !c.more.some((e) => e.line === exc.line)) return firmly(c);
+  if (!exc || !c.tb || c.ev.line >= c.tb.header.line || !c.more.some((e) => e.line === exc.line)) {
+    return wrapsException(c) ?? firmly(c);
+  }
   // the logger's message without its bracketed prefixes (`[E socket.cpp:957] [c10d] `), whole in the exception's
   // (its closing full stop aside: c10 logs `... (127.0.0.1, 43771).`, the exception says `... 43771)`)
   const said = c.said
@@ -1208,6 +1210,24 @@ function restatedBy(c: Candidate): Candidate {
   if (!restated && !c.warned) return c;
   return { ...c, ev: exc, more: [c.ev, ...c.more.filter((e) => e.line !== exc.line)] };
 }
+/**
+ * A record that wraps an exception's message (`... | ERROR | worker.py:243 | Error while running run_fit for run 2:
+ * The server socket has failed to listen ...`), then that exception's own line (`torch.distributed.DistNetworkError:
+ * The server socket has failed to listen ...`), its frames cut or none: the exception line is the root, as it is of
+ * the traceback it ends; the record stays beside it.
+ */
+function wrapsException(c: Candidate): Candidate | null {
+  for (const e of c.more) {
+    const raised = parseExceptionLine(readPrefix(e.text).body);
+    if (!raised || raised.type === '' || raised.message.length < MIN_RESTATED) continue;
+    // (or the record is part of that message: an excerpt cut inside the record's line keeps only its end)
+    const message = raised.message.trim();
+    if (!c.said.includes(message) && !(c.said.length >= MIN_RESTATED && message.includes(c.said))) continue;
+    return { ...c, ev: e, more: [c.ev, ...c.more.filter((m) => m.line !== e.line)] };
+  }
+  return null;
+}
+
 /**
  * A warning first, then the same failure logged as an error (vLLM V0: `WARNING ... Failed to pickle inputs of failed
  * execution: CUDA error: an illegal memory access ...`, then `ERROR ... RuntimeError('Error in model execution: CUDA
