@@ -812,3 +812,63 @@ describe('the s- round’s dev half: general wordings', () => {
     expect(killed.evidence.slice(0, 2).map((e) => e.line)).toContain(2);
   });
 });
+
+describe('the t- round’s dev half: general wordings', () => {
+  it('a kernel library without this GPU architecture in its table is an unsupported architecture', () => {
+    expect(
+      classOf([
+        'Traceback (most recent call last):',
+        '  File "/x/aiter/jit/utils/chip_info.py", line 65, in get_gfx_custom_op_core',
+        '    raise KeyError(',
+        `KeyError: "Unknown GPU architecture: gfx1101. Supported architectures: ['gfx90a', 'gfx942']"`,
+      ]).category,
+    ).toBe('unsupported_arch');
+    expect(classOf(["AssertionError: One of GPU archs of ['gfx1201'] is invalid or not supported"]).category).toBe(
+      'unsupported_arch',
+    );
+  });
+
+  it("an Ascend NPU graph's capture that fails is a graph capture failure", () => {
+    expect(
+      classOf([
+        'RuntimeError: NPUModelRunner failed, error is capture_begin:../torch_npu/csrc/core/npu/NPUGraph.cpp:230 NPU function error: c10_npu::acl::AclmdlRICaptureBegin(capture_stream_, capture_mode), error code is 207005',
+      ]).category,
+    ).toBe('cuda_graph_capture_failed');
+  });
+
+  it("a platform's bare NotImplementedError, and a backend that does not yet support a setting, refuse the configuration", () => {
+    expect(
+      classOf([
+        'Traceback (most recent call last):',
+        '  File "/x/vllm/platforms/interface.py", line 201, in is_async_output_supported',
+        '    raise NotImplementedError',
+        'NotImplementedError',
+      ]).category,
+    ).toBe('backend_assertion');
+    // the same bare exception raised in a model's own code says nothing of a setting
+    expect(
+      classOf([
+        'Traceback (most recent call last):',
+        '  File "/x/vllm/model_executor/models/llama.py", line 201, in forward',
+        '    raise NotImplementedError',
+        'NotImplementedError',
+      ]).category,
+    ).toBe('other');
+    expect(
+      classOf(["NotImplementedError: XPU gdn_attention does not yet support 'spec_sequence_masks'."]).category,
+    ).toBe('backend_assertion');
+  });
+
+  it('a traceback cut before its exception after a failure record and its advice: the record is the root', () => {
+    const c = classOf([
+      '[2026-05-22 04:54:32 TP6] Piecewise CUDA Graph failed with error: Tensor match failed for Tensor<8> at fused_store_index_cache.cuh:107',
+      "- Root cause: Size mismatch for shape#0('num_tokens'): expected 6 but got 8",
+      'To work around this error, add --disable-piecewise-cuda-graph to your launch command.',
+      'Please report this issue at https://github.com/sgl-project/sglang/issues/new/choose',
+      '[2026-05-22 04:54:32 TP6] Scheduler hit an exception: Traceback (most recent call last):',
+      '  File "/x/sglang/srt/managers/scheduler.py", line 3811, in run_scheduler_process',
+      '    scheduler.run_event_loop()',
+    ]);
+    expect(c.evidence[0]?.line).toBe(1);
+  });
+});

@@ -1066,11 +1066,19 @@ export class ClassifierEngine {
     // which another process logs at the same moment.
     const ended = this.death !== null && (this.deathExit !== null || EXIT_REPORT.test(this.death.text));
     const deathFirst = ended && !tb?.exc && (this.death?.line ?? 0) < (tb?.logged?.ev.line ?? tb?.header.line ?? 0);
+    // the first failure record a few lines before a traceback cut before its exception, with the record's own advice
+    // after it (SGLang's `Piecewise CUDA Graph failed with error: ...`, then `To work around this error, add ...`,
+    // then `Scheduler hit an exception:` and frames): it states what the cut exception line would have
+    const header = tb?.header.line ?? 0;
+    const recordBefore = tb
+      ? (this.tracebacks.records.find((r) => r.ev.line < header && header - r.ev.line <= PENDING_LINES)?.ev ?? null)
+      : null;
     const root = tb
       ? (chooseRoot([
           tb.exc,
           deathFirst ? this.death : null,
           tb.logged?.states ? tb.logged.ev : null,
+          tb.exc ? null : recordBefore,
           // a launcher's report that a process died (`Rank 0 scheduler is dead.`) says more than a frame of its own
           // traceback
           this.death,
