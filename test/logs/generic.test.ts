@@ -872,3 +872,29 @@ describe('the t- round’s dev half: general wordings', () => {
     expect(c.evidence[0]?.line).toBe(1);
   });
 });
+
+describe('NCCL and ptxas lines the t- round showed', () => {
+  it("NCCL's missing libibverbs is a notice; two ranks on one GPU is NCCL's failure", () => {
+    const init = [
+      'host:5893:5893 [0] NCCL INFO Bootstrap : Using [0]eno1:172.30.215.224<0>',
+      'host:5893:5893 [0] misc/ibvwrap.cc:63 NCCL WARN Failed to open libibverbs.so[.1]',
+      'host:5893:5893 [0] NCCL INFO NET/Socket : Using [0]eno1:172.30.215.224<0>',
+      'host:5893:5893 [0] NCCL INFO Using network Socket',
+    ];
+    expect(classOf(init).category).toBe('none');
+    const dup = classOf([
+      ...init,
+      'host:5924:5948 [1] init.cc:573 NCCL WARN Duplicate GPU detected : rank 1 and rank 0 both on CUDA device 3000',
+    ]);
+    expect([dup.category, dup.evidence[0]?.line]).toEqual(['nccl_error', 5]);
+  });
+
+  it("ptxas's fatal line, not the JIT's line that only says the build failed, is the root", () => {
+    const c = classOf([
+      'RuntimeError: Internal Triton PTX codegen error: ',
+      "  ptxas fatal   : (C7600) Register allocation failed with register count of '255'. Compile the program with a higher register target",
+      '  ptxas fatal   : Ptx assembly aborted due to errors',
+    ]);
+    expect([c.category, c.evidence[0]?.line]).toEqual(['other', 2]);
+  });
+});
