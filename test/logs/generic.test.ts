@@ -898,3 +898,12 @@ describe('NCCL and ptxas lines the t- round showed', () => {
     expect([c.category, c.evidence[0]?.line]).toEqual(['other', 2]);
   });
 });
+
+it("PyTorch's advice under a CUDA error is more of that error: the error's own record stays the root", () => {
+  const c = classOf([
+    '2024-03-29 18:28:51,875 xinference.api.restful_api 8 ERROR    [address=0.0.0.0:43266, pid=897] CUDA error: invalid argument',
+    'CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.',
+    'For debugging consider passing CUDA_LAUNCH_BLOCKING=1.',
+  ]);
+  expect([c.category, c.evidence[0]?.line]).toEqual(['other', 1]);
+});

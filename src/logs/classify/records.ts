@@ -226,8 +226,14 @@ export function loggedAtErrorLevel(prefix: LinePrefix, text: string): boolean {
  * and it is not a warning (or milder) nor a report of an error it went on from (unless `tracebackFollows`: the
  * traceback printed right after it).
  */
+// PyTorch's advice under every CUDA error it raises (c10/cuda/CUDAException.cpp, c10_cuda_check_implementation:
+// `CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be
+// incorrect.`, then how to debug it): more of the error above it, never a failure of its own.
+const CUDA_ERROR_ADVICE = /^CUDA kernel errors might be asynchronously reported\b/;
+
 export function failureRecord(prefix: LinePrefix, text: string, tracebackFollows = false): RaisedException | null {
   const body = prefix.body.trim();
+  if (CUDA_ERROR_ADVICE.test(body)) return null;
   // a traceback right after a record that says it went on says it did not
   if (body === '' || warning(body) || ABSL_BEFORE_INIT.test(body) || markdownRow(body)) return null;
   if (!tracebackFollows && SURVIVED.test(body)) return null;
