@@ -202,6 +202,18 @@ describe('phase rule 2: the frames', () => {
     expect(phaseFromFrames([frame('/x/sglang/srt/layers/radix_attention.py', 'decode_forward_triton')])).toBe('decode');
   });
 
+  it("a worker binding its device is start-up; vLLM's `Added request` says the engine serves", () => {
+    expect(phaseFromFrames([frame('/x/vllm_ascend/platform.py', 'set_device')])).toBe('startup');
+    const d = diagnoseText(
+      [
+        'INFO 02-10 18:06:30 engine.py:275] Added request cmpl-30aaf466904d4d148c2e17a584f448e0-0.',
+        "ERROR 02-10 18:06:30 engine.py:139] OutOfMemoryError('CUDA out of memory. Tried to allocate 1.27 GiB.')",
+        '',
+      ].join('\n'),
+    );
+    expect(d.classification.phase).toBe('runtime');
+  });
+
   it('an init step beats the serving pass inside it (capture runs the decode forward)', () => {
     expect(
       phaseFromFrames([

@@ -92,6 +92,9 @@ export const FREQUENT: { anchor: string; kind: FrequentKind; follows: RegExp }[]
   // throughput of 1 token/s or more says the engine generated tokens in that interval, as a batch line does (a hung
   // engine logs 0.0 with its requests still running); the phase it leaves is `runtime`
   { anchor: 'Avg generation throughput: ', kind: 'generated', follows: /[1-9]/ },
+  // vLLM's async engine logs each request it takes (vllm/engine/async_llm_engine.py, add_request: `Added request
+  // cmpl-....`): the engine is serving
+  { anchor: 'Added request ', kind: 'access', follows: /\S/ },
 ];
 
 /** The last frequent milestone in `text[from, to)`, by position; `null` if none. */
@@ -331,6 +334,8 @@ const HINTS: Hint[] = [
       'init_distributed_environment',
       'prepare_server_args',
       'init_device',
+      // a worker binding its device (torch.cuda.set_device, torch_npu's set_device, the platforms' own set_device)
+      'set_device',
       'init_worker_distributed_environment',
       'ensure_model_parallel_initialized',
       'initialize_model_parallel',
