@@ -901,7 +901,7 @@ export class ClassifierEngine {
           pendingUntil: 0,
           phaseAt: tb.phaseAt,
           mild: false,
-          said: cut.exc.text,
+          said: readPrefix(cut.exc.text).body.trim(),
           warned: false,
           firm: null,
         };
@@ -1020,7 +1020,7 @@ export class ClassifierEngine {
   }
 
   private fromCandidate(found: Candidate): Diagnosis {
-    const c = restatedBy(found);
+    const c = stating(found);
     const category = c.sig.category ?? 'other';
     const frames = c.tb?.frames ?? [];
     const named = c.sig.phase ?? c.alsoMatched.find((s) => s.phase !== undefined)?.phase;
@@ -1196,18 +1196,25 @@ function wrappedCause(sig: Signature, text: string): string {
 }
 
 /**
+ * The candidate with its root on the line of its matches that states the failure (restatedByException,
+ * wrapsException, firmly), the line it was first found on kept beside it; else as it was.
+ */
+function stating(c: Candidate): Candidate {
+  const line = restatedByException(c) ?? wrapsException(c) ?? firmly(c);
+  return line ? { ...c, ev: line, more: [c.ev, ...c.more.filter((e) => e.line !== line.line)] } : c;
+}
+
+/**
  * A line a logger printed before the traceback it belongs to, when the exception raised after it matches the same
  * signature and either restates it (c10's `[E socket.cpp:957] [c10d] The client socket has timed out ...`, then
  * `torch.distributed.DistNetworkError: The client socket has timed out ...`) or the line was only a warning (vLLM's
  * `WARNING ... Failed to import from vllm._C with ImportError(...)`, which it goes on from, before the ImportError that
- * ended the program): the traceback's exception is the root, as it is of any traceback, and the line stays beside it.
- * A line that says more than the exception (a CUDA driver error naming the kernel's file) stays the root.
+ * ended the program): the traceback's exception is the root, as it is of any traceback. A line that says more than the
+ * exception (a CUDA driver error naming the kernel's file) stays the root.
  */
-function restatedBy(c: Candidate): Candidate {
+function restatedByException(c: Candidate): Evidence | null {
   const exc = c.tb?.exc;
-  if (!exc || !c.tb || c.ev.line >= c.tb.header.line || !c.more.some((e) => e.line === exc.line)) {
-    return wrapsException(c) ?? firmly(c);
-  }
+  if (!exc || !c.tb || c.ev.line >= c.tb.header.line || !c.more.some((e) => e.line === exc.line)) return null;
   // the logger's message without its bracketed prefixes (`[E socket.cpp:957] [c10d] `), whole in the exception's
   // (its closing full stop aside: c10 logs `... (127.0.0.1, 43771).`, the exception says `... 43771)`)
   const said = c.said
@@ -1215,23 +1222,22 @@ function restatedBy(c: Candidate): Candidate {
     .trim()
     .replace(/\.$/, '');
   const restated = said.length >= MIN_RESTATED && exc.text.includes(said);
-  if (!restated && !c.warned) return c;
-  return { ...c, ev: exc, more: [c.ev, ...c.more.filter((e) => e.line !== exc.line)] };
+  return restated || c.warned ? exc : null;
 }
+
 /**
  * A record that wraps an exception's message (`... | ERROR | worker.py:243 | Error while running run_fit for run 2:
  * The server socket has failed to listen ...`), then that exception's own line (`torch.distributed.DistNetworkError:
  * The server socket has failed to listen ...`), its frames cut or none: the exception line is the root, as it is of
- * the traceback it ends; the record stays beside it.
+ * the traceback it ends.
  */
-function wrapsException(c: Candidate): Candidate | null {
+function wrapsException(c: Candidate): Evidence | null {
   for (const e of c.more) {
     const raised = parseExceptionLine(readPrefix(e.text).body);
     if (!raised || raised.type === '' || raised.message.length < MIN_RESTATED) continue;
     // (or the record is part of that message: an excerpt cut inside the record's line keeps only its end)
     const message = raised.message.trim();
-    if (!c.said.includes(message) && !(c.said.length >= MIN_RESTATED && message.includes(c.said))) continue;
-    return { ...c, ev: e, more: [c.ev, ...c.more.filter((m) => m.line !== e.line)] };
+    if (c.said.includes(message) || (c.said.length >= MIN_RESTATED && message.includes(c.said))) return e;
   }
   return null;
 }
@@ -1239,12 +1245,10 @@ function wrapsException(c: Candidate): Candidate | null {
 /**
  * A warning first, then the same failure logged as an error (vLLM V0: `WARNING ... Failed to pickle inputs of failed
  * execution: CUDA error: an illegal memory access ...`, then `ERROR ... RuntimeError('Error in model execution: CUDA
- * error: ...')`): the error record is the root, the warning beside it.
+ * error: ...')`): the error record is the root.
  */
-function firmly(c: Candidate): Candidate {
-  const firm = c.firm;
-  if (!c.warned || !firm) return c;
-  return { ...c, ev: firm, more: [c.ev, ...c.more.filter((e) => e.line !== firm.line)] };
+function firmly(c: Candidate): Evidence | null {
+  return c.warned ? c.firm : null;
 }
 /** Shorter than this, a message in both lines says too little to be the same statement. */
 const MIN_RESTATED = 20;
