@@ -220,22 +220,29 @@ export function loggedAtErrorLevel(prefix: LinePrefix, text: string): boolean {
   return BODY_LEVEL.test(prefix.body.trimStart());
 }
 
+// PyTorch's advice under every CUDA error it raises (c10/cuda/CUDAException.cpp, c10_cuda_check_implementation:
+// `CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be
+// incorrect.`, then how to debug it): more of the error above it, never a failure of its own.
+const CUDA_ERROR_ADVICE = /^CUDA kernel errors might be asynchronously reported\b/;
+
 /**
  * The failure a record states, read as an exception (type and message; an untyped record has an empty type), or
  * null when the line is no failure record: it names an exception in its text or says in words that something failed,
  * and it is not a warning (or milder) nor a report of an error it went on from (unless `tracebackFollows`: the
  * traceback printed right after it).
  */
-// PyTorch's advice under every CUDA error it raises (c10/cuda/CUDAException.cpp, c10_cuda_check_implementation:
-// `CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be
-// incorrect.`, then how to debug it): more of the error above it, never a failure of its own.
-const CUDA_ERROR_ADVICE = /^CUDA kernel errors might be asynchronously reported\b/;
-
 export function failureRecord(prefix: LinePrefix, text: string, tracebackFollows = false): RaisedException | null {
   const body = prefix.body.trim();
-  if (CUDA_ERROR_ADVICE.test(body)) return null;
+  if (
+    body === '' ||
+    warning(body) ||
+    ABSL_BEFORE_INIT.test(body) ||
+    CUDA_ERROR_ADVICE.test(body) ||
+    markdownRow(body)
+  ) {
+    return null;
+  }
   // a traceback right after a record that says it went on says it did not
-  if (body === '' || warning(body) || ABSL_BEFORE_INIT.test(body) || markdownRow(body)) return null;
   if (!tracebackFollows && SURVIVED.test(body)) return null;
   // A line of prose that ends in a colon introduces the lines after it (a reporter's `I get this error:`, `报错信息：`,
   // a launcher's `Root Cause (first observed failure):`): they state the failure, and are read; it states none itself.
