@@ -5,7 +5,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
-import { CORPUS_DIR, loadCaseMeta, loadCorpus } from '../src/corpus/cases.ts';
+import { CORPUS_DIR, loadCaseMeta } from '../src/corpus/cases.ts';
 import { KNOWN_UPSTREAM_PATH, knownEntries, refOf } from '../src/corpus/similar.ts';
 
 export const SOURCES_PATH = fileURLToPath(new URL('../corpus/SOURCES.md', import.meta.url));
@@ -13,7 +13,7 @@ export const SOURCES_PATH = fileURLToPath(new URL('../corpus/SOURCES.md', import
 const cell = (s: string): string => s.replace(/\|/g, '\\|').replace(/\s+/g, ' ').trim();
 
 export function sourcesText(): string {
-  const { cases } = loadCorpus();
+  const { cases } = loadCaseMeta();
   const rows = cases.map((c) => {
     const meta = parseYaml(readFileSync(join(CORPUS_DIR, `${c.id}.yaml`), 'utf8')) as { notes?: string };
     return `| \`${c.id}\` | [${cell(refOf(c.source))}](${c.source}) ${cell(c.title)} | ${c.state} | ${cell(c.project)} | ${c.category} | ${c.phase} | ${c.split} | ${cell(meta.notes ?? '')} |`;
