@@ -46,6 +46,8 @@ describe('failureRecord', () => {
     ['TensorRT-LLM', '[06/21/2025-01:30:42] [TRT-LLM] [RANK 0] [E] Failed to initialize executor on rank 0: boom'],
     ['an SGLang record saying it failed', '[2026-05-21 16:07:41 DP6 TP6] Failed to update parameter online: bad start'],
     ['Rust tracing', 'ERROR sglang_router::server: worker http://127.0.0.1:30001 failed: connection refused'],
+    // a prediction in the same line takes only its own sentence's words with it
+    ['a failure reported beside a prediction', 'The engine failed to start. Starting it again would cause errors'],
   ])('%s is a failure record', (_name, line) => {
     expect(record(line)).not.toBeNull();
   });
@@ -63,6 +65,10 @@ describe('failureRecord', () => {
       '2025-07-02 16:41:31 | ERROR | stderr | Loading safetensors checkpoint shards: 50%',
     ],
     ['an ordinary line', '[2026-05-21 16:07:41 TP0] Load weight end. mem usage=12.10 GB'],
+    [
+      'a failure predicted, not reported (transformers, no level in front)',
+      '(EngineCore_DP0 pid=7) Token indices sequence length is longer than the specified maximum sequence length for this model (9000 > 8192). Running this sequence through the model will result in indexing errors',
+    ],
   ])('%s is not', (_name, line) => {
     expect(record(line)).toBeNull();
   });

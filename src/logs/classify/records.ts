@@ -116,6 +116,13 @@ const PYTHON_WARNING = /^(?:[^\s:]{1,300}:\d{1,7}: )?(?:[A-Za-z_]\w{0,60}\.){0,6
 // program set logging up and went on. An error it logs then is no failure of the program (a fatal one aborts, which
 // the signatures read).
 const ABSL_BEFORE_INIT = /^E0000 00:00:\d{6,}\.\d+ +\d+ [^\s\]]{1,80}:\d+\] /;
+// A failure a sentence predicts, not one it reports: transformers' tokenizer warns `Token indices sequence length is
+// longer than the specified maximum sequence length for this model (8318 > 8192). Running this sequence through the
+// model will result in indexing errors` (tokenization_utils_base.py, _eventual_warn_about_too_long_sequence, at
+// WARNING; a wrapper that prints no level leaves only the words). What will, may or can cause an error is a
+// warning of one; taken out of the text before its words are read, to the end of its sentence.
+const PREDICTED =
+  /\b(?:will|would|may|might|can|could)(?: (?:likely|probably|possibly|eventually|also|then))? (?:result in|cause|lead to|produce|trigger)\b[^.;!?]*/g;
 // A count of failures that is zero states none: a benchmark's `Failed requests:   0`, `Errors: 0`, SGLang's metrics
 // `#failed-req: 0`. Taken out of the text before its words are read.
 const ZERO_COUNT =
@@ -259,7 +266,7 @@ export function failureRecord(prefix: LinePrefix, text: string, tracebackFollows
   if (MILD_LEVEL.test(ownLevel(frontOf(prefix, text)))) return null;
   const named = embeddedException(body);
   if (named) return named;
-  const words = body.replace(LEVEL_WORDS, '').replace(ZERO_COUNT, '').replace(OWN_KILL, '');
+  const words = body.replace(LEVEL_WORDS, '').replace(ZERO_COUNT, '').replace(OWN_KILL, '').replace(PREDICTED, '');
   const ownError = () => GLOG_ERROR_PREFIX.test(frontOf(prefix, text)) || ownErrorLevel(body);
   if (!FAILURE_WORDS.test(words) && !(OUT_OF_MEMORY.test(words) && ownError())) return null;
   return { type: '', short: '', message: body };
