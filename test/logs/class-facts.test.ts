@@ -311,3 +311,31 @@ describe('a wait that timed out is no watchdog by itself', () => {
     expect(d.category, d.reason).toBe('watchdog_timeout');
   });
 });
+
+describe("the Marlin kernel's shape check", () => {
+  it("a layer not divisible by Marlin's thread tile is refused by the backend, in a traceback or re-logged alone", () => {
+    const msg =
+      'Weight output_size_per_partition = 10944 is not divisible by min_thread_n = 64. Consider reducing tensor_parallel_size or running with --quantization gptq.';
+    const raised = diagnose(
+      tb(
+        [
+          [
+            '/x/vllm/model_executor/layers/quantization/gptq_marlin.py',
+            'create_weights',
+            'verify_marlin_supports_shape(',
+          ],
+          [
+            '/x/vllm/model_executor/layers/quantization/utils/marlin_utils.py',
+            'verify_marlin_supports_shape',
+            'raise ValueError(',
+          ],
+        ],
+        `ValueError: ${msg}`,
+      ),
+    );
+    expect([raised.category, raised.root], raised.reason).toEqual(['backend_assertion', `ValueError: ${msg}`]);
+    // an application that embeds the engine and re-logs only the message, at its own warning level
+    const relogged = `[2024-08-02 08:16:02,424] [WARN] /srv/api/chat.py(115):__init__: ${msg}`;
+    expect(diagnose([relogged]).category).toBe('backend_assertion');
+  });
+});
