@@ -113,6 +113,45 @@ describe('joined lines and their wrappers', () => {
   });
 });
 
+describe("an exception's message over many lines", () => {
+  // xformers' dispatcher lists the inputs, then each operator it tried and why not (xformers/ops/fmha/dispatch.py)
+  const message = [
+    'ValueError: Operator `memory_efficient_attention` does not support inputs:',
+    '     query       : shape=(1, 4101, 32, 128) (torch.float16)',
+    '     key         : shape=(1, 4101, 32, 128) (torch.float16)',
+    '     value       : shape=(1, 4101, 32, 128) (torch.float16)',
+    "     attn_bias   : <class 'xformers.ops.fmha.common.LowerTriangularMask'>",
+    '     p           : 0.0',
+    '`flshattF` is not supported because:',
+    '    requires a GPU with compute capability > 7.5',
+  ];
+
+  it('is read whole, a line that opens with a code span too: its eighth line names the GPU generation', () => {
+    const c = classify(message);
+    expect([c.category, c.evidence[0]?.line]).toEqual(['unsupported_arch', 1]);
+    // the same message cut before that line names only the backend's refusal
+    expect(classify(message.slice(0, 7)).category).toBe('backend_assertion');
+  });
+
+  it("goes on past another rank's record printed between its lines", () => {
+    const interleaved = [
+      ...message.slice(0, 4),
+      '[2025-11-05 12:19:32 TP7] Cache flushed successfully!',
+      ...message.slice(4),
+    ];
+    expect(classify(interleaved).category).toBe('unsupported_arch');
+  });
+
+  it("ends at the C++ runtime's terminate report: that is another exception's", () => {
+    const c = classify([
+      'c10::DistBackendError',
+      "terminate called after throwing an instance of 'c10::DistBackendError'",
+      '  what():  [PG ID 0 PG GUID 0(default_pg) Rank 3] Process group watchdog thread terminated with exception: [Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=4, OpType=BROADCAST) ran for 1800011 milliseconds before timing out.',
+    ]);
+    expect([c.category, c.evidence[0]?.line]).toEqual(['nccl_error', 3]);
+  });
+});
+
 describe('C++ exceptions on one line', () => {
   it("reads libstdc++'s terminate and its what() joined on one line as the exception", async () => {
     const lines = [

@@ -31,8 +31,12 @@ const MAX_FRAMES = 200;
 const STARTING: ReadonlySet<Phase> = new Set(['startup', 'weight_load', 'kv_alloc', 'cuda_graph_capture', 'warmup']);
 /** Tracebacks kept for `other` since the last sign of life; later ones only matter if a root points at them. */
 const MAX_KEPT = 16;
-/** Unprefixed lines right after the exception line still belong to it (CUDA prints its hints there). */
-const CONTINUATION_LINES = 5;
+/**
+ * Unprefixed lines right after the exception line still belong to it (CUDA prints its hints there); a message can
+ * be a list: xformers' `NotImplementedError: No operator found for memory_efficient_attention_forward with inputs:`
+ * lists the inputs, then each operator it tried and why not (xformers/ops/fmha/dispatch.py, _run_priority_list).
+ */
+const CONTINUATION_LINES = 20;
 /** An exception message read with its continuation lines, bounded. */
 const MAX_MESSAGE = 2000;
 /** A frame's source line as kept for rules that read the call it made. */
@@ -368,19 +372,34 @@ export class TracebackTracker {
    */
   private continues(tb: Traceback, prefix: LinePrefix, ev: Evidence): boolean {
     const r = tb.raised;
-    if (!r || !tb.exc || prefix.record || ev.line !== tb.messageEnd + 1) return false;
+    if (!r || !tb.exc || ev.line !== tb.messageEnd + 1) return false;
+    // another rank's record printed between the lines of this one's message (ranks share the terminal, as in a
+    // traceback: observe's `interleaved`) is not more of it, nor its end: the message may go on after it
+    if (prefix.record) {
+      if (prefix.rank !== null && prefix.rank !== tb.rank && ev.line - tb.exc.line <= CONTINUATION_LINES) {
+        tb.messageEnd = ev.line;
+      }
+      return false;
+    }
     const body = prefix.body.trimStart();
     if (ev.line - tb.exc.line > CONTINUATION_LINES || parseExceptionLine(body)) return false;
     // a line that opens with a log record's date and time (`2023-06-07T16:07:50.177973Z ERROR launcher: ...`) or as a
     // warning (`/x/main.py:145: UserWarning: ...`, `WARNING: ...`) is a record of its own: no message's next line
-    if (RECORD_STAMP.test(body) || warning(body) || PROCESS_HEADER.test(body)) return false;
+    if (RECORD_STAMP.test(body) || warning(body) || PROCESS_HEADER.test(body) || CXX_TERMINATE.test(body)) {
+      return false;
+    }
     // a message's next lines carry the front its first line did (vLLM's logger repeats its prefix on every line of a
     // record, vllm/logger.py NewLineFormatter), or part of it (Python's logging prefixes only a record's first line,
     // and the wrappers outside, a container's column, are on every line): a front of another kind, or another
     // process's label, is another record (`INFO ... Killing local vLLM worker processes` after a bare exception line,
     // `(VllmWorker rank=2 pid=9) ERROR ...` after rank 0's)
     // (blanks at a front's end are the line's indentation or a label's separator, no front of their own)
-    const front = stampless(frontText(prefix.body, ev.text)).trimEnd();
+    // (a code span the message's line opens with, `` `flshattF` is not supported because: `` in xformers' list of
+    // the operators it tried, is its text, not a front: the wrappers take a pasted line's opening backticks off)
+    const front = stampless(frontText(prefix.body, ev.text))
+      .trimEnd()
+      .replace(/`{1,3}$/, '')
+      .trimEnd();
     if (front !== '' && !stampless(frontText(readPrefix(tb.exc.text).body, tb.exc.text)).startsWith(front)) {
       return false;
     }
@@ -560,6 +579,9 @@ const RECORD_STAMP = /^\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d/;
 // multiprocessing's line before a child process's traceback, `Process %s:` with the process's name (CPython
 // Lib/multiprocessing/process.py, BaseProcess._bootstrap): the start of a new report, not more of a message
 const PROCESS_HEADER = /^Process [A-Z][\w-]{0,40}[-_](?:[A-Z]{1,4})?\d{1,6}:\s*$/;
+// the C++ runtime's report of an exception nothing caught (libstdc++'s verbose terminate handler, vterminate.cc:
+// `terminate called after throwing an instance of 'T'`, then `  what():  message`): a report of its own
+const CXX_TERMINATE = /^(?:terminate called\b|what\(\): )/;
 
 /** What stands in front of a line's payload `body` (its wrappers and prefix); '' when the line is its payload. */
 function frontText(body: string, text: string): string {
