@@ -339,3 +339,48 @@ describe("the Marlin kernel's shape check", () => {
     expect(diagnose([relogged]).category).toBe('backend_assertion');
   });
 });
+
+describe('a model the server has no code or reader for', () => {
+  it("a KeyError whose key is an architecture's class name is the model table lacking it", () => {
+    const d = diagnose(
+      tb(
+        [
+          [
+            '/x/ktransformers/server/backend/interfaces/ktransformers.py',
+            '__init__',
+            'self.model = custom_models[config.architectures[0]](config)',
+          ],
+        ],
+        "KeyError: 'Qwen2ForCausalLM'",
+      ),
+    );
+    expect([d.category, d.phase], d.reason).toEqual(['model_load_error', 'weight_load']);
+    // a key that is no architecture's name is a plain KeyError
+    expect(diagnose(tb([['/x/app/cache.py', 'get', 'return self.items[key]']], "KeyError: 'Qwen2'")).category).toBe(
+      'other',
+    );
+  });
+
+  it("a tensor's dotted path the loader does not recognise is a checkpoint it cannot read", () => {
+    const d = diagnose(
+      tb(
+        [['/x/exllama/model.py', '_layer_dtype_size', 'raise ValueError("Unrecognized layer: " + key)']],
+        'ValueError: Unrecognized layer: lm_head.q_groups',
+      ),
+    );
+    expect(d.category, d.reason).toBe('model_load_error');
+    expect(diagnose(['ValueError: Unrecognized layer type: Conv3d']).category).toBe('other');
+  });
+});
+
+describe('torch.compile on a GPU without native bfloat16', () => {
+  it("inductor's SkipFrame 'BF16 is not supported' is the GPU generation", () => {
+    const d = diagnose(
+      tb(
+        [['/x/torch/_inductor/compile_fx.py', 'warn_and_skip', 'raise SkipFrame("BF16 is not supported")']],
+        'torch._dynamo.exc.SkipFrame: BF16 is not supported',
+      ),
+    );
+    expect(d.category, d.reason).toBe('unsupported_arch');
+  });
+});

@@ -1,11 +1,12 @@
-// The class-facts tests' way to ask the classifier about a few lines: the diagnosis's class, root line, whether a
-// serving server survives it, and why; and a Python traceback built from frames.
+// The class-facts tests' way to ask the classifier about a few lines: the diagnosis's class, phase, root line, whether
+// a serving server survives it, and why; and a Python traceback built from frames.
 import { diagnoseText } from '../../src/logs/classify/index.ts';
 
 export function diagnose(lines: string[]) {
   const d = diagnoseText([...lines, ''].join('\n'));
   return {
     category: d.classification.category,
+    phase: d.classification.phase,
     root: d.classification.evidence[0]?.text,
     /** The root's line number in the log, or null when nothing was read as a root. */
     line: d.classification.evidence[0]?.line ?? null,
