@@ -317,6 +317,14 @@ describe("phase rule 2: the call a vLLM worker's record says it ran", () => {
   it('reads the report alone, its traceback cut off, the same way', () => {
     expect(phaseOf(report('init_device'))).toBe('startup');
   });
+
+  it("reads a Ray worker's `Error executing method` the same way, quoted or not", () => {
+    const ray = (m: string) =>
+      `(RayWorkerWrapper pid=11) ERROR 08-27 05:12:18 worker_base.py:382] Error executing method ${m}. This might cause deadlock in distributed execution.`;
+    expect(reportedCall(ray("'init_device'"))).toMatchObject([{ func: 'init_device' }]);
+    expect(phaseOf(ray('init_device'), ...cut)).toBe('startup');
+    expect(phaseOf(ray("'load_model'"), ...cut)).toBe('weight_load');
+  });
 });
 
 describe('phase rules 3 and 4, and the order of all four', () => {

@@ -590,12 +590,16 @@ function constructing(f: Frame | undefined): boolean {
  * report its failure as `Exception in worker <name> while processing method <method>.`, the traceback after it
  * (vllm/executor/multiproc_worker_utils.py `_run_worker_process`, `logger.exception`). So `<method>` is the worker
  * method the traceback's next frame runs (`init_device`, `load_model`, `start_worker_execution_loop`), often the
- * frame an excerpt cut; in the record it stands for that frame. An empty list when the record names none.
+ * frame an excerpt cut; in the record it stands for that frame. Its Ray workers do the same in
+ * `WorkerWrapperBase.execute_method` (vllm/worker/worker_base.py: `Error executing method 'init_device'. This might
+ * cause deadlock in distributed execution.`, logged with the traceback; older releases print the name unquoted). An
+ * empty list when the record names none.
  */
-const WORKER_METHOD = /while processing method (\w+)/;
+const WORKER_METHOD = /while processing method (\w+)|Error executing method '?(\w+)/;
 
 export function reportedCall(record: string | undefined): Frame[] {
-  const func = record === undefined ? undefined : WORKER_METHOD.exec(record)?.[1];
+  const m = record === undefined ? null : WORKER_METHOD.exec(record);
+  const func = m?.[1] ?? m?.[2];
   return func ? [{ line: 0, text: '', file: '', func }] : [];
 }
 
