@@ -285,6 +285,18 @@ describe('phase rule 2: the frames', () => {
     ).toBe('decode');
     expect(phaseFromFrames([frame('/x/sglang/srt/managers/scheduler.py', 'event_loop_overlap')])).toBe('runtime');
   });
+
+  it('reads the call a frame made through the torch decorator an excerpt stopped in', () => {
+    const entry = frame(
+      '/x/sglang/srt/managers/scheduler.py',
+      'run_scheduler_process',
+      'scheduler.event_loop_normal()',
+    );
+    const decorator = frame('/x/torch/utils/_contextlib.py', 'decorate_context', 'return func(*args, **kwargs)');
+    expect(phaseFromFrames([entry, decorator])).toBe('runtime');
+    // the decorator's own call names nothing
+    expect(phaseFromFrames([frame('/x/app/main.py', 'main', 'run()'), decorator])).toBeNull();
+  });
 });
 
 describe("phase rule 2: the call a vLLM worker's record says it ran", () => {

@@ -532,12 +532,22 @@ function hinted(frames: readonly Frame[], hints: readonly Hint[]): Phase | null 
 // The call a source line makes: `return executor(*args)`, `x = self.f(`, `await g(`, `_init_distributed_environment(`.
 const CALL = /^\s*(?:return\s+|await\s+|[\w.[\], ]+?=\s*(?:await\s+)?)?(?:[\w]+\.)*(\w+)\(/;
 
+// Frames that only pass a call on to the function the frame before them called: torch's decorators
+// (torch/utils/_contextlib.py decorate_context, `return func(*args, **kwargs)`, around every @torch.no_grad() and
+// @torch.inference_mode() method such as the servers' event loops) and nn.Module's __call__ (torch/nn/modules/module.py
+// _wrapped_call_impl / _call_impl, `return forward_call(*args, **kwargs)`).
+const PASS_ON = /torch[/\\](?:utils[/\\]_contextlib|nn[/\\]modules[/\\]module)\.py$/;
+
 /**
  * The frames, and when the excerpt stops after the innermost frame's source line, the function that line calls: the
- * frame that would have come next (`_init_distributed_environment(...)` under `init_model`).
+ * frame that would have come next (`_init_distributed_environment(...)` under `init_model`). Frames that only pass
+ * the call on (PASS_ON) say nothing of it: the call is the one the frame before them made (`scheduler.event_loop_normal()`
+ * under run_scheduler_process, then torch's decorate_context, cut there).
  */
 function withCallee(frames: readonly Frame[]): readonly Frame[] {
-  const last = frames[frames.length - 1];
+  let at = frames.length - 1;
+  while (at > 0 && PASS_ON.test((frames[at] as Frame).file)) at--;
+  const last = frames[at];
   const callee = last?.source !== undefined ? CALL.exec(last.source)?.[1] : undefined;
   return callee ? [...frames, { line: last?.line ?? 0, text: '', file: '', func: callee }] : frames;
 }
