@@ -206,6 +206,20 @@ describe('large logs', () => {
     expect(JSON.stringify(await diagnoseFile(file, { catalog }))).toBe(JSON.stringify(whole));
   });
 
+  it('scan a file to the phase the last line that moves it set: a request refused after one served leaves runtime', async () => {
+    const lines = [
+      'INFO 03-24 17:28:16 engine.py:273] Added request embd-1.',
+      'INFO: 10.0.0.2:51382 - "POST /v1/embeddings HTTP/1.1" 200 OK',
+      'INFO: 10.0.0.2:51422 - "POST /v1/embeddings HTTP/1.1" 400 Bad Request',
+    ];
+    const text = `${lines.join('\n')}\n`;
+    const file = join(mkdtempSync(join(tmpdir(), 'glm-classify-')), 'refused.log');
+    writeFileSync(file, text);
+    const whole = diagnoseText(text, { catalog });
+    expect(whole.classification.phase).toBe('runtime');
+    expect(JSON.stringify(await diagnoseFile(file, { catalog }))).toBe(JSON.stringify(whole));
+  });
+
   it('render as text with meaning and next steps', () => {
     const text = renderDiagnosis(diagnoseText(readFixture('unsupported_arch_deepgemm_sm120.log'), { catalog }));
     expect(text).toContain('Unsupported GPU architecture');

@@ -10,10 +10,13 @@ import type { ClassifierEngine } from './engine.ts';
 import { type FrequentKind, lastFrequent } from './phase.ts';
 
 const BATCHES: ReadonlySet<FrequentKind> = new Set(['prefill', 'decode', 'generated']);
+/** The kinds that move the phase (a refused request does not: applyFrequent). */
+const MOVERS: ReadonlySet<FrequentKind> = new Set(['prefill', 'decode', 'generated', 'access']);
 
 /**
  * The frequent lines of a skipped stretch: its last one sets the phase, as line by line; a batch line before a last
- * line of another kind (an access log line) still says the server served past what came before it (servedPast).
+ * line of another kind (an access log line) still says the server served past what came before it (servedPast); a
+ * refused request last leaves the phase where the last line that moves it put it (a 200 before a 400).
  */
 function frequentSkipped(engine: ClassifierEngine, text: string, from: number, to: number): void {
   const kind = lastFrequent(text, from, to);
@@ -21,6 +24,10 @@ function frequentSkipped(engine: ClassifierEngine, text: string, from: number, t
   if (!BATCHES.has(kind)) {
     const batch = lastFrequent(text, from, to, BATCHES);
     if (batch) engine.frequent(batch);
+  }
+  if (kind === 'refused') {
+    const moved = lastFrequent(text, from, to, MOVERS);
+    if (moved && !BATCHES.has(moved)) engine.frequent(moved);
   }
   engine.frequent(kind);
 }
