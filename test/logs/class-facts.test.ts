@@ -384,3 +384,38 @@ describe('torch.compile on a GPU without native bfloat16', () => {
     expect(d.category, d.reason).toBe('unsupported_arch');
   });
 });
+
+describe('a shared library that cannot be loaded, in every OS loader’s words', () => {
+  it("macOS dyld's `Library not loaded` through ctypes, and llama-cpp-python's search for libllama", () => {
+    const dyld = diagnose(
+      tb(
+        [['/x/python3.11/ctypes/__init__.py', '__init__', 'self._handle = _dlopen(self._name, mode)']],
+        'OSError: dlopen(/x/mlc_llm/libmlc_llm_module.dylib, 0x0006): Library not loaded: @rpath/libtvm.dylib',
+      ),
+    );
+    expect(dyld.category, dyld.reason).toBe('import_error');
+    const llama = diagnose(
+      tb(
+        [['/x/llama_cpp/llama_cpp.py', '_load_shared_library', 'raise FileNotFoundError(']],
+        "FileNotFoundError: Shared library with base name 'llama' not found",
+      ),
+    );
+    expect(llama.category, llama.reason).toBe('import_error');
+    // a missing file of another kind is no library
+    expect(diagnose(["FileNotFoundError: [Errno 2] No such file or directory: 'prompts.json'"]).category).not.toBe(
+      'import_error',
+    );
+  });
+});
+
+describe("Gradio's port search", () => {
+  it('finding no free port in its range is a port in use', () => {
+    const d = diagnose(
+      tb(
+        [['/x/gradio/networking.py', 'start_server', 'raise OSError(']],
+        'OSError: Cannot find empty port in range: 7860-7860. You can specify a different port by setting the GRADIO_SERVER_PORT environment variable',
+      ),
+    );
+    expect(d.category, d.reason).toBe('port_in_use');
+  });
+});
