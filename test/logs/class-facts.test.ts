@@ -419,3 +419,22 @@ describe("Gradio's port search", () => {
     expect(d.category, d.reason).toBe('port_in_use');
   });
 });
+
+describe("TensorRT-LLM's kernels refusing the GPU generation", () => {
+  it("'Arch unsupported' and 'cannot be enabled except on <generations>' are the architecture", () => {
+    expect(
+      diagnose([
+        'RuntimeError: [TensorRT-LLM Error][CutlassFp4GemmRunner][GEMM Dispatch] Arch unsupported for CUTLASS FP4 GEMM',
+      ]).category,
+    ).toBe('unsupported_arch');
+    const d = diagnose([
+      "terminate called after throwing an instance of 'tensorrt_llm::common::TllmException'",
+      '  what():  [TensorRT-LLM][ERROR] Assertion failed: FP8 FMHA cannot be enabled except on Ada or Hopper or Blackwell Arch. (/code/tensorrt_llm/cpp/tensorrt_llm/common/attentionOp.cpp:2357)',
+    ]);
+    expect([d.category, d.line], d.reason).toEqual(['unsupported_arch', 2]);
+    // a host check that names no GPU generation stays the backend's refusal
+    expect(diagnose(['[TensorRT-LLM][ERROR] Assertion failed: mMaxNumTokens must be positive']).category).toBe(
+      'backend_assertion',
+    );
+  });
+});
