@@ -286,6 +286,11 @@ describe('phase rule 2: the frames', () => {
     expect(phaseFromFrames([frame('/x/sglang/srt/managers/scheduler.py', 'event_loop_overlap')])).toBe('runtime');
   });
 
+  it("reads a tool-call parser's methods as a response being handled, wherever a plugin put its file", () => {
+    expect(phaseFromFrames([frame('/app/hermes_tool_parser.py', 'extract_tool_calls_streaming')])).toBe('runtime');
+    expect(phaseFromFrames([frame('/app/my_reasoner.py', 'extract_reasoning_content')])).toBe('runtime');
+  });
+
   it('reads the call a frame made through the torch decorator an excerpt stopped in', () => {
     const entry = frame(
       '/x/sglang/srt/managers/scheduler.py',

@@ -439,6 +439,13 @@ const RUNTIME_HINTS: Hint[] = [
       'generate',
       'sample',
       '_sample',
+      // the methods of vLLM's tool-call and reasoning parsers (ToolParser, entrypoints/openai/tool_parsers/
+      // abstract_tool_parser.py; ReasoningParser, vllm/reasoning/abs_reasoning_parsers.py), run on each response and
+      // implemented by plugins loaded from anywhere (--tool-parser-plugin), so named by the interface, not the path
+      'extract_tool_calls',
+      'extract_tool_calls_streaming',
+      'extract_reasoning_content',
+      'extract_reasoning_content_streaming',
     ],
   },
   {
