@@ -438,3 +438,16 @@ describe("TensorRT-LLM's kernels refusing the GPU generation", () => {
     );
   });
 });
+
+describe("Ascend's collective library (HCCL), NCCL's counterpart", () => {
+  it("torch_npu's HCCL check and CANN's HCCL error codes are a collective failure", () => {
+    const check = diagnose([
+      'RuntimeError: create_config:build/CMakeFiles/torch_npu.dir/compiler_depend.ts:148 HCCL function error: hcclCommInitRootInfoConfig(numRanks, &rootInfo, rank, config, &(comm->hcclComm_)), error code is 1',
+    ]);
+    expect(check.category, check.reason).toBe('nccl_error');
+    const transport = diagnose([
+      '[rank1]: EI0009: [PID: 2225827] 2025-09-24-20:59:48.119.066 Transport init error. Reason: [Create][DestLink]Create Dest error!',
+    ]);
+    expect(transport.category, transport.reason).toBe('nccl_error');
+  });
+});
