@@ -66,6 +66,10 @@ describe('failureRecord', () => {
     ],
     ['an ordinary line', '[2026-05-21 16:07:41 TP0] Load weight end. mem usage=12.10 GB'],
     [
+      "a warning in torchtitan's format (a tag before Python logging's date - name - level)",
+      '[rank0]:[titan] 2025-03-12 11:10:12,612 - root - WARNING - ENV[TORCH_NCCL_ASYNC_ERROR_HANDLING] = 1 will be overridden to 3 based on job config',
+    ],
+    [
       'a failure predicted, not reported (transformers, no level in front)',
       '(EngineCore_DP0 pid=7) Token indices sequence length is longer than the specified maximum sequence length for this model (9000 > 8192). Running this sequence through the model will result in indexing errors',
     ],

@@ -30,8 +30,10 @@ const WRAPPERS: RegExp[] = [
   /^ {0,8}(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL) (?:\d{4}-)?\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \[?[\w./-]+:\d+\] ?/,
   // Python logging's default format: `ERROR:root:`, `WARNING:sglang.srt.server:`
   /^(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):[\w.]*:/,
-  // Common logging formats with a date: `2025-01-05 12:19:32,123 - name - ERROR - `, loguru `... | ERROR | mod:fn:12 - `
-  /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)? - (?:[\w.]+ - )?(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) - /,
+  // Common logging formats with a date: `2025-01-05 12:19:32,123 - name - ERROR - `, loguru `... | ERROR | mod:fn:12 - `;
+  // a program's tag in front of the first (torchtitan's `[titan] %(asctime)s - %(name)s - %(levelname)s - `,
+  // torchtitan/tools/logging.py)
+  /^(?:\[[\w.-]{1,40}\] )?\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)? - (?:[\w.]+ - )?(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) - /,
   /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)? \| (?:DEBUG|INFO|WARNING|ERROR|CRITICAL) +\| [\w.:<>-]+ - /,
   // Shell and process wrappers that put a time stamp and a source before each line: `[ts] [/bin/sh@<0,0>]: `,
   // `[ts] ERROR: `; uvicorn pads its level to align the messages (`ERROR:    Exception in ASGI application`,
