@@ -18,10 +18,12 @@ type Perturb = (lines: string[], root: string | null) => string[];
  * Never cut into what the answer rests on, which no reader could recover: the root line, a frame (its function may
  * be what names the class; an excerpt may already start inside one, at its path), a milestone (it can be what
  * places the failure in graph capture), or `Exception ignored in:`, the one line that says the traceback after it is not fatal.
+ * The root is looked for in the raw line too: a line that holds several (a JSON record's escaped newlines) is longer
+ * than what `shown` keeps of it.
  */
 const holdsRoot = (line: string | undefined, root: string | null) =>
   line !== undefined &&
-  ((root !== null && shown(line).includes(root.slice(0, 60))) ||
+  ((root !== null && (shown(line).includes(root.slice(0, 60)) || line.includes(root.slice(0, 60)))) ||
     line.includes('Exception ignored in') ||
     /\bFile "|\.py", line \d+, in /.test(line) ||
     parseMilestone(line) !== null ||

@@ -161,6 +161,12 @@ const UNRECOVERABLE: Record<string, string> = {
     "cuda-gdb's `CUDA Exception: Warp Illegal Address`: joined, `Exception:` reads as an exception's name that starts a line, so the root's first word stays with the line before (the class is kept)",
   'r-sgl-kernel-critical-common-ops-sm90':
     "sgl-kernel's numbered list of the places it tried has no line-start mark: joined into one line, its `2. Fallback pattern:` item is more of the failure's own record, which then says it fell back",
+  'x-pytorch-ddp-constructor-nccl-unhandled-cuda-error':
+    "the root is old c10d's bare `NCCL error in: ...ProcessGroupNCCL.cpp:272, unhandled cuda error`, printed after a frame's source line with no mark of its own: joined, it reads as more of that source line",
+  'x-gpustack-vl-5090-fa-hopper-invalid-argument':
+    "the root is a kernel's bare `CUDA error (flash_fwd_launch_template.h:188): invalid argument` with no line-start mark before a traceback: joined, it runs on into the traceback's frames",
+  'x-accelerate-llama-30b-rank-sigkill-after-shards':
+    "rich's log lines put the level after a space and the source at the line's end (` ERROR    failed (exitcode: -9) ... api.py:673`): joined, no mark starts the failed rank's line, so the first of the lines around it is read as the root (the class is kept)",
   'h-illegal-ascend-aivec-mpu-address-invalid-leval-12464':
     "CANN's error records (`EZ9999: [PID: N] date ...`) and its indented device `TraceBack` lines carry no mark the splitter knows: joined, they run on after the first line's `Warning:` and read as that warning",
 };
