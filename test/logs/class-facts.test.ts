@@ -451,3 +451,17 @@ describe("Ascend's collective library (HCCL), NCCL's counterpart", () => {
     expect(transport.category, transport.reason).toBe('nccl_error');
   });
 });
+
+describe("vLLM's attention kernels' own checks", () => {
+  it('a bare assert in vllm/attention/ops/ is the backend refusing a head size, through a bracketed log format', () => {
+    const front = '[2024-04-17 20:07:13,727] [ERROR] [MainThread] [asyncio] >>> ';
+    const d = diagnose(
+      [
+        '  File "/x/vllm/attention/ops/prefix_prefill.py", line 639, in context_attention_fwd',
+        '    assert Lk in {16, 32, 64, 128}',
+        'AssertionError',
+      ].map((l) => `${front}${l}`),
+    );
+    expect([d.category, d.line], d.reason).toEqual(['backend_assertion', 3]);
+  });
+});

@@ -41,6 +41,9 @@ const WRAPPERS: RegExp[] = [
   // with it, or the message would read as indented
   /^\[\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d[^\]]*\] \[[^\]]*\]: ?/,
   /^\[\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d[^\]]*\] (?:ERROR|WARNING|INFO): {1,8}/,
+  // a format that brackets each field after the time, the level first (`[%(asctime)s] [%(levelname)s]
+  // [%(threadName)s] [%(name)s] >>> %(message)s`): the level and the fields after it, with the format's marker
+  /^\[\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d[^\]]*\] \[(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)\](?: \[[\w.:-]{1,60}\]){1,3}(?: >>>)? ?/,
   // journald / syslog: `Dec 01 12:00:00 gpu-box python3[1234]: `
   /^[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d [\w.-]+ [\w./@-]+(?:\[\d+\])?: /,
   // Markdown bold around a pasted line: `**ImportError: ...**`
