@@ -465,3 +465,16 @@ describe("vLLM's attention kernels' own checks", () => {
     expect([d.category, d.line], d.reason).toEqual(['backend_assertion', 3]);
   });
 });
+
+describe("a loader's list of the ways it tried", () => {
+  it("sgl-kernel's import attempts: the extension that did not link is the root, not the fallback's missing module", () => {
+    const undefinedSymbol =
+      '- ImportError: /x/sgl_kernel/sm100/common_ops.abi3.so: undefined symbol: _ZN3c104cuda29c10_cuda_check_implementationEiPKcS2_ib';
+    const d = diagnose([
+      'Error details from previous import attempts:',
+      undefinedSymbol,
+      "- ModuleNotFoundError: No module named 'common_ops'",
+    ]);
+    expect([d.category, d.line], d.reason).toEqual(['import_error', 2]);
+  });
+});
