@@ -478,3 +478,13 @@ describe("a loader's list of the ways it tried", () => {
     expect([d.category, d.line], d.reason).toEqual(['import_error', 2]);
   });
 });
+
+describe("Triton's endpoint that cannot bind", () => {
+  it("the root is Triton's one-line statement, not gRPC's status tree before it", () => {
+    const d = diagnose([
+      'E1221 09:27:15.346696872     166 chttp2_server.cc:1080]      UNKNOWN:No address added out of total 1 resolved for \'0.0.0.0:8001\' {created_time:"2023-12-21T09:27:15.346653273+00:00", children:[UNKNOWN:Address already in use {syscall:"bind"}]}',
+      "E1221 09:27:15.346824 166 main.cc:244] failed to start GRPC service: Unavailable - Socket '0.0.0.0:8001' already in use",
+    ]);
+    expect([d.category, d.line], d.reason).toEqual(['port_in_use', 2]);
+  });
+});
