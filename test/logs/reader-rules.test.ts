@@ -40,6 +40,17 @@ describe('splitJoined: where joined lines start again', () => {
     }
   });
 
+  it("splits at glog's prefix whatever the source file's extension (Triton's and gRPC's `.cc`)", () => {
+    expect(
+      splitJoined(
+        "E0705 08:07:40.219476055   79386 chttp2_server.cc:1080]      UNKNOWN:No address added out of total 1 resolved for '0.0.0.0:18001' E0705 08:07:40.219789 79386 main.cc:245] failed to start GRPC service: Unavailable - Socket '0.0.0.0:18001' already in use",
+      ),
+    ).toEqual([
+      "E0705 08:07:40.219476055   79386 chttp2_server.cc:1080]      UNKNOWN:No address added out of total 1 resolved for '0.0.0.0:18001'",
+      "E0705 08:07:40.219789 79386 main.cc:245] failed to start GRPC service: Unavailable - Socket '0.0.0.0:18001' already in use",
+    ]);
+  });
+
   it("splits argparse's usage line from what came before, never a number's `usage:`", () => {
     expect(
       splitJoined(

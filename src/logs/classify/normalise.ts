@@ -433,8 +433,10 @@ const JOIN_MARKS = [
   'Memory access fault by GPU',
   '] Caught signal ',
   ' backtrace (tid:',
-  // c10's logger without glog (`[E socket.cpp:957] `) and glog's file field (`... ProcessGroupNCCL.cpp:1785] `)
+  // c10's logger without glog (`[E socket.cpp:957] `) and glog's file field (`... ProcessGroupNCCL.cpp:1785] `,
+  // Triton's and gRPC's `... main.cc:244] `)
   '.cpp:',
+  '.cc:',
 ];
 
 /** Longer than this, what stands before a cut is not only wrappers and labels in front of one line. */
