@@ -1,13 +1,13 @@
-// Helpers for the SGLang stand-in tests: spawn standin/python directly (no SSH), on loopback ephemeral ports, with
-// a tiny STANDIN_TIME_SCALE and a private state dir per test.
+// Helpers for the SGLang stand-in tests: spawn standin/python directly (no SSH), on loopback ports below the ephemeral
+// range, with a tiny STANDIN_TIME_SCALE and a private state dir per test.
 
 import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { cleanLine } from '../../src/logs/lines.ts';
 import { alive } from '../helpers/proc.ts';
+import { freePort as portBelowEphemeral } from '../helpers/sshd.ts';
 
 export { alive };
 
@@ -17,18 +17,13 @@ export const NVIDIA_SMI = path.join(ROOT, 'standin/bin/nvidia-smi');
 export const GLM5 = 'lukealonso/GLM-5-NVFP4';
 export const QWEN = 'Qwen/Qwen2.5-0.5B-Instruct';
 
-/** A port nobody listens on right now (listen on 0, read it, close). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const addr = s.address();
-      const port = typeof addr === 'object' && addr ? addr.port : 0;
-      s.close(() => resolve(port));
-    });
-  });
-}
+/**
+ * A port nobody listens on right now, for a stand-in that binds it only after it has "loaded" (seconds later): taken
+ * below the kernel's ephemeral range (32768 up on Linux), where outgoing connections take their source ports from, so
+ * no other test's connection lands on it meanwhile (one did once, in CI: the head's HTTP port). Below the smoke tests'
+ * 25000-29000.
+ */
+export const freePort = (): Promise<number> => portBelowEphemeral([20000, 25000]);
 
 export function tmpDir(prefix = 'standin-test-'): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
