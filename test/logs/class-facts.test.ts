@@ -488,3 +488,90 @@ describe("Triton's endpoint that cannot bind", () => {
     expect([d.category, d.line], d.reason).toEqual(['port_in_use', 2]);
   });
 });
+
+describe('the y- dev misses: a wrapped error, a bare message, a wrapped assert line, a multi-line statement', () => {
+  it("a pydantic ValidationError is read by the validator's error it carries (an architecture no model code has)", () => {
+    const d = diagnose([
+      ...tb(
+        [['/x/vllm/config/model.py', '__post_init__', 'self._architecture = self._get_arch()']],
+        'pydantic_core._pydantic_core.ValidationError: 1 validation error for ModelConfig',
+      ),
+      "  Value error, Model architectures ['FooForCausalLM'] are not supported for now. Supported architectures: dict_keys(['LlamaForCausalLM'])",
+    ]);
+    expect([d.category, d.phase], d.reason).toEqual(['model_load_error', 'weight_load']);
+    // the validator's line names the cause; the ValidationError's own line only says a validation failed
+    expect(d.root).toMatch(/^ {2}Value error, Model architectures \['FooForCausalLM'\] are not supported/);
+  });
+
+  it('a ValidationError whose validator says nothing more specific stays a configuration rejected', () => {
+    const d = diagnose([
+      ...tb(
+        [['/x/vllm/config/cache.py', '__post_init__', 'self._verify()']],
+        'pydantic_core._pydantic_core.ValidationError: 1 validation error for CacheConfig',
+      ),
+      '  Value error, block_size must be a multiple of 16, got 7 [type=value_error, input_value=ArgsKwargs(()), input_type=ArgsKwargs]',
+    ]);
+    expect(d.category, d.reason).toBe('backend_assertion');
+  });
+
+  it("load_state_dict's message logged without its type is a checkpoint that does not fit", () => {
+    const d = diagnose([
+      'Loading text encoder',
+      'Error(s) in loading state_dict for T5EncoderModel:',
+      '\tsize mismatch for shared.weight: copying a param with shape torch.Size([32128, 512]) from checkpoint, the shape in current model is torch.Size([32128, 768]).',
+    ]);
+    expect([d.category, d.line, d.phase], d.reason).toEqual(['model_load_error', 2, 'weight_load']);
+  });
+
+  it("a device assert wrapped after its function's name: the block/thread line with the assertion is the root", () => {
+    const d = diagnose([
+      '/pytorch/aten/src/ATen/native/cuda/ScatterGatherKernel.cu:367: operator():',
+      '  block: [3,0,0], thread: [17,0,0] Assertion `idx_dim >= 0 && idx_dim < index_size && "index out of bounds"` failed.',
+      ...tb(
+        [['/x/model_runner.py', 'sync', 'torch.cuda.synchronize()']],
+        'RuntimeError: CUDA error: device-side assert triggered',
+      ),
+    ]);
+    expect(d.line, d.reason).toBe(2);
+  });
+
+  it('a source line that opens with the brackets closing a statement over several lines is source, not the exception', () => {
+    // a traceback whose indentation a paste took off: the Cython frame shows no source, so its exception follows it
+    const d = diagnose([
+      'File "/x/ray/_private/worker.py", line 1001, in get_objects',
+      '] = self.core_worker.get_objects(',
+      '^^^^^^^^^^^^^^^^^^^^^^^^^^^^^',
+      'File "python/ray/includes/common.pxi", line 123, in ray._raylet.check_status',
+      'ray.exceptions.RayChannelTimeoutError: System error: Timed out waiting for object available to read.',
+    ]);
+    expect(d.line, d.reason).toBe(5);
+  });
+
+  it("an exception's repr logged with its traceback (logger.exception(repr(e))) is the root when the excerpt cuts the end", () => {
+    const front = 'ERROR 04-21 06:02:08 [engine.py:161] ';
+    const d = diagnose(
+      [
+        'AssertionError()',
+        'Traceback (most recent call last):',
+        '  File "/x/vllm/engine/multiprocessing/engine.py", line 159, in start',
+        '    self.run_engine_loop()',
+        '  File "/x/vllm/engine/multiprocessing/engine.py", line 222, in run_engine_loop',
+      ].map((l) => `${front}${l}`),
+    );
+    expect([d.category, d.line], d.reason).toEqual(['other', 1]);
+  });
+
+  it("SGLang's PD disaggregation KV sender thread runs while requests are served", () => {
+    const d = diagnose([
+      'Unexpected transfer worker error for room 42',
+      ...tb(
+        [
+          ['/x/sglang/srt/disaggregation/mooncake/conn.py', 'transfer_worker', 'self.send_kvcache(req)'],
+          ['/x/sglang/srt/disaggregation/mooncake/conn.py', 'send_kvcache', 'raise KVTransferError(room)'],
+        ],
+        'RuntimeError: KV transfer failed for room 42',
+      ),
+    ]);
+    expect(d.phase, d.reason).toBe('runtime');
+  });
+});

@@ -754,6 +754,14 @@ export class ClassifierEngine {
       if (!tb.exc || !tb.raised) continue;
       const rule = matchException(this.catalog.exceptionRules, tb.raised, tb.frames, tb.phaseAt);
       if (rule && (!best || rule.priority > best.rule.priority)) best = { rule, tb, exc: tb.exc, raised: tb.raised };
+      // a validator's error a ValidationError carries is that error, raised where the config was built: a rule that
+      // reads it (an architecture the server does not support) says more than the validation that wrapped it, and
+      // its line is the root
+      const v = tb.validator;
+      const inner = v ? matchException(this.catalog.exceptionRules, v.raised, tb.frames, tb.phaseAt) : null;
+      if (v && inner && (!best || inner.priority > best.rule.priority)) {
+        best = { rule: inner, tb, exc: v.ev, raised: v.raised };
+      }
     }
     return best;
   }

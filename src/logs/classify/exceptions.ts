@@ -57,6 +57,20 @@ export function parseExceptionAtEnd(text: string): RaisedException | null {
   return { type, short: type.slice(type.lastIndexOf('.') + 1), message: (m[2] ?? '').trim() };
 }
 
+// pydantic (v2) prints each error of a ValidationError as its type's message template with the validator's own
+// exception in it: a ValueError or AssertionError raised in a validator becomes `Value error, <message>` or `Assertion
+// failed, <message>` (pydantic-core src/errors/types.rs, ErrorType::ValueError / AssertionError), then ` [type=
+// value_error, input_value=..., input_type=...]` (an excerpt can cut it). The line alone is that exception.
+const PYDANTIC_ERROR = /^\s*(Value error|Assertion failed), (.{1,4000}?)(?: \[type=(?:value|assertion)_error\b.*)?$/;
+
+/** The validator's exception a pydantic error line carries (`Value error, <message>`), or null. */
+export function pydanticError(text: string): RaisedException | null {
+  const pyd = PYDANTIC_ERROR.exec(text);
+  if (!pyd) return null;
+  const type = pyd[1] === 'Value error' ? 'ValueError' : 'AssertionError';
+  return { type, short: type, message: pyd[2] ?? '' };
+}
+
 const TERMINATE = /terminate called after throwing an instance of '([^']+)'/;
 const WHAT = /^\s*what\(\):\s*(.*)$/;
 

@@ -446,6 +446,10 @@ const RUNTIME_HINTS: Hint[] = [
       'extract_tool_calls_streaming',
       'extract_reasoning_content',
       'extract_reasoning_content_streaming',
+      // SGLang's PD disaggregation: the prefill server's KV sender thread takes each request's KV chunks from its queue
+      // and sends them to the decode server (sglang/srt/disaggregation/mooncake/conn.py and nixl/conn.py,
+      // `transfer_worker`), so it runs only while requests are served
+      'transfer_worker',
     ],
   },
   {

@@ -10,7 +10,7 @@
 // after the record's own words or as a repr `SomeError("message")`) decides by the exception rules; without one, the
 // record's message is all there is, and the crash is `other` with that line as its root.
 
-import { parseExceptionLine, type RaisedException } from './exceptions.ts';
+import { parseExceptionLine, pydanticError, type RaisedException } from './exceptions.ts';
 import type { LinePrefix } from './lineinfo.ts';
 import { markdownRow } from './normalise.ts';
 import type { Anchor } from './types.ts';
@@ -171,22 +171,14 @@ const OWN_KILL = /\b[Kk]illed \d{1,6} (?:child |worker |sub)?process(?:es|\(es\)
 const EMBEDDED = /(?<![\w.])((?:[A-Za-z_]\w{0,60}\.){0,6}[A-Z]\w{0,60}?(?:Error|Exception))(?=[:(])/g;
 const REPR = /^\((["'])(.{0,2000}?)\1\)/;
 const CALL_ARGS = /^\([^()]{0,400}\)/;
-// pydantic (v2) prints each error of a ValidationError as its type's message template with the validator's own
-// exception in it: a ValueError or AssertionError raised in a validator becomes `Value error, <message>` or `Assertion
-// failed, <message>` (pydantic-core src/errors/types.rs, ErrorType::ValueError / AssertionError), then ` [type=
-// value_error, input_value=..., input_type=...]` (an excerpt can cut it). The line alone is that exception.
-const PYDANTIC_ERROR = /^\s*(Value error|Assertion failed), (.{1,4000}?)(?: \[type=(?:value|assertion)_error\b.*)?$/;
 
 /**
  * The exception a record names: `Type: message` (the record's text after it), `Type(args): message`, or a repr
  * `Type("message")`; null when it names none.
  */
 export function embeddedException(body: string): RaisedException | null {
-  const pyd = PYDANTIC_ERROR.exec(body);
-  if (pyd) {
-    const type = pyd[1] === 'Value error' ? 'ValueError' : 'AssertionError';
-    return { type, short: type, message: pyd[2] ?? '' };
-  }
+  const pyd = pydanticError(body);
+  if (pyd) return pyd;
   EMBEDDED.lastIndex = 0;
   for (let m = EMBEDDED.exec(body); m; m = EMBEDDED.exec(body)) {
     const name = m[1] ?? '';

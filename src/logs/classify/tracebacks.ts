@@ -2,7 +2,7 @@
 // frames, then the exception line. Several ranks print one each; chained exceptions print several in a row. Only
 // what the classifier needs is kept, bounded: the header, up to MAX_FRAMES frames and the exception line.
 
-import { parseExceptionAtEnd, parseExceptionLine, type RaisedException } from './exceptions.ts';
+import { parseExceptionAtEnd, parseExceptionLine, pydanticError, type RaisedException } from './exceptions.ts';
 import {
   decorationOnly,
   fenceLine,
@@ -67,16 +67,23 @@ export interface Traceback {
   logged: Logged | null;
   /** The traceback this one is chained to ("During handling of the above exception, ..."), or null. */
   chainedTo: Traceback | null;
+  /**
+   * The first validator's error a pydantic ValidationError's message carries (`  Value error, Model architectures
+   * [...] are not supported`): the exception a validator raised while the config was built, on its own line.
+   */
+  validator: { ev: Evidence; raised: RaisedException } | null;
 }
 
 /**
  * A line of Python code as a frame shows it: a statement (`raise X(...)`, `return f(`, `x = y`, `with a:`, `assert`)
- * or a call (`name(`, `a.b.c(`). An exception's message (`Distributed package doesn't have NCCL built in`) is neither.
+ * or a call (`name(`, `a.b.c(`), or the line of a statement over several lines that the frame stands at, which can
+ * open with the brackets closing the lines before it (`] = self.core_worker.get_objects(`, ray/_private/worker.py's
+ * annotated assignment). An exception's message (`Distributed package doesn't have NCCL built in`) is neither.
  * The annotation's words are separated by single runs of spaces: a class holding the space next to `\s*` backtracked
  * in time cubic in a run of spaces (`value:` and 8,000 spaces took two minutes).
  */
 const SOURCE_LINE =
-  /^(?:(?:raise|return|assert|with|for|if|elif|while|yield|await|del|import|from)\b|[\w.]+(?:\[[^\]]*\])?(?:\s*,\s*[\w.]+)*\s*(?::\s*[\w.[\],]+(?: +[\w.[\],]+)*)?\s*[-+*/|&]?=(?!=)|[\w.]+\()/;
+  /^(?:(?:raise|return|assert|with|for|if|elif|while|yield|await|del|import|from)\b|[)\]}]+\s*(?:[-+*/|&]?=(?!=)|\.\w|[,:)]|$)|[\w.]+(?:\[[^\]]*\])?(?:\s*,\s*[\w.]+)*\s*(?::\s*[\w.[\],]+(?: +[\w.[\],]+)*)?\s*[-+*/|&]?=(?!=)|[\w.]+\()/;
 
 /**
  * An error record logged right before a traceback's header. `states`: it says in words what failed (records.ts) or
@@ -409,6 +416,10 @@ export class TracebackTracker {
       (this.lastBodyLength >= 60 && /\w$/.test(r.message) && /^[a-z]/.test(body)) ||
       (r.message.length >= 100 && /\b[A-Z]+$/.test(r.message) && /^[A-Z]+\b/.test(body));
     r.message = `${r.message}${inWord ? '' : ' '}${body}`.slice(0, MAX_MESSAGE);
+    if (r.short === 'ValidationError' && !tb.validator) {
+      const inner = pydanticError(body);
+      if (inner) tb.validator = { ev, raised: inner };
+    }
     tb.messageEnd = ev.line;
     this.lastBodyLength = body.length;
     this.continuedAt = ev.line;
@@ -437,6 +448,7 @@ export class TracebackTracker {
         (this.lastTextEnd === ev.line - 1 ? this.loggedBefore(headless) : null) ??
         (headless ? null : loggedOnHeader(prefix, ev)),
       chainedTo: this.chainedFrom,
+      validator: null,
     };
     const excused = this.chainedFrom !== null && this.excused.has(this.chainedFrom);
     this.chainedFrom = null;
@@ -620,6 +632,7 @@ export function frameless(
     phaseAt: phase,
     logged: null,
     chainedTo: null,
+    validator: null,
   };
 }
 
@@ -633,8 +646,19 @@ function loggedAsError(prefix: LinePrefix, ev: Evidence): Logged | null {
   // c10's `[W ...]`; Python's warnings format) was written at that level by the program that printed it: a wrapper that
   // relays every line at ERROR (a logger or supervisor around its stderr) does not make it the error record
   if (body === '' || warning(body)) return null;
-  const states = failureRecord(prefix, ev.text, true) !== null || ownErrorLevel(body);
+  const states = failureRecord(prefix, ev.text, true) !== null || ownErrorLevel(body) || exceptionRepr(body);
   return states || loggedAtErrorLevel(prefix, ev.text) ? { ev, message: body, states } : null;
+}
+
+// An exception's repr alone (`AssertionError()`, `ValueError('x')`), logged with its traceback by
+// `logger.exception(repr(e))`: vLLM's multiprocessing engine and its client log a failure so
+// (vllm/engine/multiprocessing/engine.py MQLLMEngine.start, client.py _set_errored). It names the exception, which an
+// excerpt cut after the frames does not show again.
+const REPR_LINE = /^((?:[A-Za-z_]\w{0,60}\.){0,6}[A-Za-z_]\w{0,60})\(.{0,2000}\)$/;
+
+function exceptionRepr(body: string): boolean {
+  const m = REPR_LINE.exec(body);
+  return m !== null && parseExceptionLine(m[1] ?? '') !== null;
 }
 
 /**
