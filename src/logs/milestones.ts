@@ -80,6 +80,16 @@ const RULES: Array<[Rule, (m: RegExpMatchArray) => Milestone]> = [
   // instance.`). (Not NCCL's communicator set-up: torch creates a communicator at its first collective, which can
   // be any step's.)
   [/Connecting to existing Ray cluster at address|Started a local Ray instance/, () => ({ kind: 'dist_init_begin' })],
+  // NCCL setting up a communicator, with NCCL_DEBUG=INFO (src/init.cc, src/bootstrap.cc, src/transport/net.cc:
+  // `NCCL version 2.x+cuda`, `Bootstrap : Using eth0`, `NET/IB : Using`, `Using network Socket`, `comm 0x.. rank 0
+  // nranks 8 ... - Init COMPLETE`): a step of distributed init (phase rule 1: only init-distributed lines -> startup).
+  // Phases only move forward and stop at ready, so the same lines from a communicator made later (torch makes one
+  // at a group's first collective) change nothing once loading has begun. Its channel and ring lines (`Channel 00/32`,
+  // `Connected all rings`) are not taken: they are the communicator's topology, printed again for every new one.
+  [
+    /\bNCCL INFO (?:Bootstrap ?: Using|NET\/\w+ ?: |Using network |comm 0x[0-9a-f]+ rank \d+ nranks \d+ .*Init (?:START|COMPLETE)|ncclCommInitRank)|^\S*\s*NCCL version \d+\.\d+\.\d+/,
+    () => ({ kind: 'dist_init_begin' }),
+  ],
   [/Load weight begin\./, () => ({ kind: 'weights_begin' })],
   // vLLM: `Starting to load model <name>...` and, for a speculative decoding drafter, `Loading drafter model...`
   // (gpu_model_runner.py load_model).
@@ -172,7 +182,7 @@ export function stopSignalled(line: string): boolean {
 export function parseMilestone(line: string): Milestone | null {
   // Cheap pre-filter: every rule's line contains one of these words, and most log lines contain none.
   if (
-    !/ServerArgs|non-default args|torch distributed|Ray cluster|Ray instance|weight|load model|drafter model|loading took|shard|safetensors files|Fastsafetensor|KV Cache|GPU blocks|KV self size|KV buffer size|Memory pool|Memory profiling|graph|max_total_num_tokens|Uvicorn|startup complete|fired up|Connected|Service at|batch|warming up|init engine|SIGTERM|Gracefully|shutting down|shutdown|server process/i.test(
+    !/ServerArgs|non-default args|torch distributed|Ray cluster|Ray instance|NCCL|weight|load model|drafter model|loading took|shard|safetensors files|Fastsafetensor|KV Cache|GPU blocks|KV self size|KV buffer size|Memory pool|Memory profiling|graph|max_total_num_tokens|Uvicorn|startup complete|fired up|Connected|Service at|batch|warming up|init engine|SIGTERM|Gracefully|shutting down|shutdown|server process/i.test(
       line,
     )
   ) {

@@ -575,3 +575,26 @@ describe('the y- dev misses: a wrapped error, a bare message, a wrapped assert l
     expect(d.phase, d.reason).toBe('runtime');
   });
 });
+
+describe('distributed init as a start-up step', () => {
+  const nccl = (body: string) => `node1:5893:5893 [0] NCCL INFO ${body}`;
+
+  it("NCCL's communicator set-up lines are start-up milestones: a failure after only them is at startup", () => {
+    const d = diagnose([
+      nccl('Bootstrap : Using eth0:10.0.0.1<0>'),
+      nccl('NET/IB : Using [0]mlx5_0:1/IB ; OOB eth0:10.0.0.1<0>'),
+      'NCCL version 2.21.5+cuda12.4',
+      'node1:5893:5920 [0] transport/net_ib.cc:1181 NCCL WARN NET/IB : Got completion from peer with error 12',
+    ]);
+    expect([d.category, d.phase], d.reason).toEqual(['nccl_error', 'startup']);
+  });
+
+  it('its channel lines are no such step: a communicator made later prints them again', () => {
+    const d = diagnose([
+      nccl('Channel 00/02 :    0   1'),
+      nccl('Connected all rings'),
+      'node1:5893:5920 [0] transport/net_ib.cc:1181 NCCL WARN NET/IB : Got completion from peer with error 12',
+    ]);
+    expect(d.phase, d.reason).toBe('unknown');
+  });
+});

@@ -28,6 +28,14 @@ export const STRUCTURE_ANCHORS: Anchor[] = [
   // Ray's cluster joined (milestones.ts)
   { text: 'Connecting to existing Ray cluster', ci: false },
   { text: 'Started a local Ray instance', ci: false },
+  // NCCL's communicator set-up (milestones.ts)
+  { text: 'NCCL INFO Bootstrap', ci: false },
+  { text: 'NCCL INFO NET/', ci: false },
+  { text: 'NCCL INFO Using network', ci: false },
+  { text: 'NCCL version', ci: false },
+  { text: 'Init COMPLETE', ci: false },
+  { text: 'Init START', ci: false },
+  { text: 'ncclCommInitRank', ci: false },
   { text: 'Load weight begin', ci: false },
   { text: 'checkpoint shards:', ci: false },
   { text: 'loading shards:', ci: false },
