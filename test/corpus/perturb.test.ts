@@ -40,6 +40,9 @@ const PERTURBATIONS: Array<[string, Perturb]> = [
   ['docker compose + Ray + vLLM logger, stacked', (ls) => ls.map((l) => `sglang-1  | (RayWorkerWrapper pid=7) ${l}`)],
   ['srun --label', (ls) => ls.map((l) => (l === '' ? l : `3: ${l}`))],
   ['torchrun --tee label', (ls) => ls.map((l) => `[default0]:${l}`)],
+  // Kubernetes log tools: stern's `<pod> <container> ` for a Deployment's pod, `kubectl logs --prefix`
+  ['stern: pod and container', (ls) => ls.map((l) => `ms-pd-decode-6c8f9c4df6-vh88z vllm ${l}`)],
+  ['kubectl logs --prefix', (ls) => ls.map((l) => `[pod/sglang-decode-7cfd7bf68f-nk5kr/sglang] ${l}`)],
   ['CRLF line ends', (ls) => ls.map((l) => `${l}\r`)],
   // tqdm redraws its bar with `\r`; the bar's states end up in front of the next line's text.
   ['a \\r progress bar in front of lines', (ls) => ls.map((l) => (l === '' ? l : ` 42%|####2     | 8/19\r${l}`))],
@@ -74,7 +77,11 @@ const answer = (log: string) => {
 };
 
 /** Known limits, by perturbation and case: what no reader could tell once the perturbation took it away. */
+const PASTED_LINE_NUMBERS =
+  "its lines open with the paste's own line numbers (`[80746] `), which the joined-line splitter takes off only where the rank label after them starts the line; behind a Kubernetes label they stay, and the root (the same line, the same class) is shown with them";
 const KNOWN_LIMITS: Record<string, Record<string, string>> = {
+  'stern: pod and container': { 'c-llamafactory-lineno-collective-timeout-7396': PASTED_LINE_NUMBERS },
+  'kubectl logs --prefix': { 'c-llamafactory-lineno-collective-timeout-7396': PASTED_LINE_NUMBERS },
   'cut at its start, mid-line': {
     'r-import-c-abi3-storageimpl-collect-env-version-tuple':
       "the first line's `WARNING` level is what makes its ImportError a notice vLLM went on from, before the traceback whose ImportError ended the program; cut inside that line, the rest is an undefined symbol stated with no level, which stays the root",

@@ -19,6 +19,7 @@ import {
   type RaisedException,
   whatMessage,
 } from './exceptions.ts';
+import { UnknownFronts } from './front.ts';
 import { type LinePrefix, lineShape, readPrefix, withoutRequestText } from './lineinfo.ts';
 import { splitJoined } from './normalise.ts';
 import {
@@ -245,6 +246,8 @@ export class ClassifierEngine {
   private native: PendingNative | null = null;
   /** The last line fed (the streaming reader feeds every line; the fast scan says which line came before). */
   private prev: { lineNo: number; text: string } | null = null;
+  /** Wrappers learnt from the log itself (front.ts), taken off every line before it is read. */
+  private readonly fronts = new UnknownFronts();
   /** The log line that continued a warning's message hard-wrapped onto it (records.ts, wrappedOnto), and its engine line. */
   private wrapLine = 0;
   private wrapAt = 0;
@@ -291,10 +294,12 @@ export class ClassifierEngine {
    */
   feed(raw: string, lineNo: number, before?: string | null): void {
     if (lineNo > this.linesRead) this.linesRead = lineNo;
-    let line = raw;
-    const prior = before !== undefined ? before : this.prev?.lineNo === lineNo - 1 ? this.prev.text : null;
-    this.prev = { lineNo, text: line };
+    let line = this.fronts.strip(raw);
+    const given = before !== undefined ? before : this.prev?.lineNo === lineNo - 1 ? this.prev.text : null;
+    const prior = given === null ? null : this.fronts.strip(given);
+    this.prev = { lineNo, text: raw };
     if (this.inAttention(lineNo) || this.catalog.gate.test(line)) {
+      if (line === raw) this.fronts.learn(line);
       // a logged request's text is a user's or the model's, not the server's (a prompt can quote any error)
       line = withoutRequestText(line);
       const at = lineNo + this.shift;
@@ -309,8 +314,9 @@ export class ClassifierEngine {
       if (pieces) {
         this.splits.push({ at, pieces: pieces.length, line: lineNo });
         this.shift += pieces.length - 1;
+        // a joined line's pieces carry the front of each line it was made of
         pieces.forEach((p, i) => {
-          this.processLine(p, at + i);
+          this.processLine(i === 0 ? p : this.fronts.strip(p), at + i);
         });
         return;
       }

@@ -14,6 +14,12 @@ const WRAPPERS: RegExp[] = [
   /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)? (?:(?:stdout|stderr) [FP] )?/,
   // CI runners that stamp each line with an ISO time in brackets (Jenkins' timestamper, buildkite): `[2025-11-06T02:10:00.702Z] `
   /^\[\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\] /,
+  // Kubernetes: `kubectl logs --prefix` puts `[pod/<pod>/<container>] ` in front (kubernetes/kubernetes#76471); stern's
+  // default template, `<pod> <container> `, for a Deployment's pod: its name ends in the ReplicaSet's pod-template
+  // hash and a 5-character suffix, both in the alphabet Kubernetes generates names from (apimachinery
+  // util/rand.SafeEncodeString, `bcdfghjklmnpqrstvwxz2456789`), so it is told apart from a word of a message
+  /^\[pod\/[\w.-]{1,253}\/[\w.-]{1,63}\] ?/,
+  /^[a-z0-9](?:[a-z0-9-]{0,200}[a-z0-9])?-[bcdfghjklmnpqrstvwxz2456789]{5,10}-[bcdfghjklmnpqrstvwxz2456789]{5} [a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])? /,
   // docker compose v1/v2: `sglang-1  | `, `vllm_server_1 | `; the same column with the name cut off: `  | `
   /^[A-Za-z][\w.-]* +\| ?/,
   /^ +\| /,
@@ -104,57 +110,67 @@ const MIN_JOINED = 40;
 // Docker's json-file logging driver writes each line as `{"log":"<line>\n","stream":"stderr","time":"..."}`
 // (moby daemon/logger/jsonfilelog): the quote after `"log":` opens the line itself.
 const DOCKER_JSON_LOG = /\{\s?"log"\s?:\s?"$/;
+// Process labels and log-record prefixes, where a line of a program's log starts (every quantifier bounded, so a long
+// line without them is read once).
+const RECORD_STARTS: string[] = [
+  String.raw`\((?:[A-Za-z_][\w-]{0,60} )?(?:[a-z_]{1,20}=\w{1,20} ){0,4}pid=\d+(?:, ip=[^)]{0,60})?\)`,
+  // Ray's own daemons label the lines it streams from them to the driver by their name, not a pid: `(raylet) `,
+  // `(raylet, ip=10.0.0.5) ` (ray/_private/worker.py, print_worker_logs; the wrapper WRAPPERS takes off)
+  String.raw`(?<!\S)\((?:raylet|autoscaler|monitor|dashboard)(?:, ip=[^)\n]{0,60})?\) `,
+  // SGLang's `[2025-11-05 12:00:00 TP0]` and `[23:17:01 TP7]`; its diffusion runtime's `[12-16 14:27:08]` (month-day)
+  String.raw`\[\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d[^\][]{0,40}\]|\[\d\d:\d\d:\d\d(?: [A-Z]{2,4}\d+)+\]|\[\d\d-\d\d \d\d:\d\d:\d\d\]|\[rank\d+\]:`,
+  String.raw`(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) (?:\d{4}-)?\d\d-\d\d \d\d:\d\d:\d\d`,
+  String.raw`\b(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)(?: \([\w.]{1,40}\))?: {2,}`,
+  // Python logging's default format, BASIC_FORMAT `%(levelname)s:%(name)s:%(message)s` (logging.basicConfig;
+  // https://docs.python.org/3/library/logging.html#logging.basicConfig): `ERROR:torch.distributed...:failed`
+  String.raw`(?<![\w.:])(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):[\w.]{1,80}:(?=\S)`,
+  // (a record's date with its fraction of a second: Python logging's `,123`, loguru's and kserve's `.629`)
+  // (Ray's driver logs `%(asctime)s\t%(levelname)s ...`, a tab after the date: ray/_private/ray_constants.py LOGGER_FORMAT)
+  // (an ISO 8601 date may carry its UTC offset, `04:37:58.559317+08:00`: a formatter that prints the aware time)
+  String.raw`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z|\d{4}-\d\d-\d\d \d\d:\d\d:\d\d[,.]\d{3,6}(?:[+-]\d\d:?\d\d)?[ \t]`,
+  // a logging format's `date - LEVEL - ` (Python logging's common `%(asctime)s - %(levelname)s - `), with the
+  // bracketed name some put in front (SGLang's router: `[Router (Rust)] 2025-03-18 14:17:58 - WARN - `)
+  String.raw`(?:\[[^\]\n]{1,40}\] )?\d{4}-\d\d-\d\d \d\d:\d\d:\d\d - (?:DEBUG|INFO|WARN|WARNING|ERROR|CRITICAL) - `,
+  // TensorRT-LLM's logger `[06/21/2025-03:55:04] [TRT-LLM]` and its numbered backtrace `32      0x5db1e4 f + 8`;
+  // Python's threading `Exception in thread Thread-4 (name):`, multiprocessing's `Process SpawnProcess-1:` (the
+  // line its _bootstrap prints before a child's traceback, `Process %s:` with the process's name: the default one,
+  // or one its parent gave it, as vLLM V1 names its engine core `EngineCore_0`, vllm/v1/engine/utils.py)
+  String.raw`\[\d\d/\d\d/\d{4}-\d\d:\d\d:\d\d\]|(?<![\w.])\d{1,3} {2,}0x[0-9a-f]{4,16} |Exception in thread [^:\n]{1,80}:|Process [A-Z][\w-]{0,40}[-_](?:[A-Z]{1,4})?\d{1,6}:`,
+
+  // glog / c10 `[E1113 12:00:00.123 ...]`, NCCL `host:pid:tid [dev] `, c10's backtrace, C++'s terminate; older
+  // PyTorch's c10 logger without glog, `[E socket.cpp:957] ` (its level letter, the file and line only)
+  String.raw`\[[IWEF] [\w.-]{1,80}\.(?:cpp|cc|cu|h):\d{1,6}\] |\[?[IWEF]\d{3,4} \d\d:\d\d:\d\d\.\d+|(?<![\w.-])[\w.-]{1,64}:\d+:\d+ \[\d+\] |frame #\d+: |Exception raised from |terminate called after throwing`,
+  // THC's check (older PyTorch, aten/src/THC/THCGeneral.cpp, __THCudaCheck) prints its failure as a line of its own
+  // to stderr: `THCudaCheck FAIL file=... line=202 error=701 : too many resources requested for launch`
+  String.raw`THCudaCheck FAIL file=`,
+  // ROCm's HSA runtime prints a GPU's page fault as a line of its own to stderr before it aborts the process:
+  // `Memory access fault by GPU node-3 (Agent handle: 0x...) on address 0x.... Reason: Unknown.` (ROCR-Runtime
+  // src/core/runtime/runtime.cpp, Runtime::VMFaultHandler)
+  String.raw`Memory access fault by GPU node-\d`,
+  // Ray's C++ terminate handler logs the exception on one line, `Unhandled exception: St13runtime_error. what():
+  // msg` (src/ray/util/logging.cc, TerminateHandler); a C++ signal handler's `Signal (6) received.` and the
+  // boost::stacktrace frames it prints after it, `N# name in lib` / `N# 0x... in lib` (Triton's server does both)
+  String.raw`Unhandled exception: [\w:<>]{1,200}\. what\(\): |Signal \(\d{1,3}\) received\.|(?<![\w#])\d{1,3}# (?=\S{1,300} (?:in|at) )`,
+  // argparse's failure: `usage: prog [-h] ...` then `prog: error: message` (CPython Lib/argparse.py,
+  // ArgumentParser.error: print_usage, then exit(2, '%(prog)s: error: %(message)s')); `usage: ` starts that line
+  // only before a program's name and the error it leads to (`token usage: 0.43` is a number)
+  String.raw`(?<![\w-])usage: (?=[A-Za-z][\w./-]{0,80}(?: |$))(?=[^\n]{0,600}?: error: )`,
+  // UCX's fatal-signal handler (ucs/debug/debug.c, ucs_handle_error / ucs_debug_show_backtrace), which the NCCL
+  // and MPI stacks load: `[host:pid:thread:tid] Caught signal 7 (Bus error: ...)`, then `==== backtrace (tid:
+  // 7025) ====` and one line per frame, `N 0x<16 hex digits> func() file:line`; each is a line of its own
+  String.raw`\[[\w.-]{1,64}:\d{1,10} {0,8}:\d{1,6}:\d{1,10}\] (?=Caught signal )|={2,8} backtrace \(tid: {0,10}\d{1,10}\) ={2,8}|(?<![\w.])\d{1,3} 0x[0-9a-f]{16} (?=\S{1,300}\(\))`,
+];
+
+const RECORD_START = new RegExp(`^(?:${RECORD_STARTS.join('|')})`);
+
+/** True when `s` opens with a process label or a log record's prefix (RECORD_STARTS). */
+export function opensRecord(s: string): boolean {
+  return RECORD_START.test(s);
+}
+
 const BOUNDARY = new RegExp(
   [
-    // process labels and log-record prefixes (every quantifier bounded, so a long line without them is read once)
-    `(?<rec>${[
-      String.raw`\((?:[A-Za-z_][\w-]{0,60} )?(?:[a-z_]{1,20}=\w{1,20} ){0,4}pid=\d+(?:, ip=[^)]{0,60})?\)`,
-      // Ray's own daemons label the lines it streams from them to the driver by their name, not a pid: `(raylet) `,
-      // `(raylet, ip=10.0.0.5) ` (ray/_private/worker.py, print_worker_logs; the wrapper WRAPPERS takes off)
-      String.raw`(?<!\S)\((?:raylet|autoscaler|monitor|dashboard)(?:, ip=[^)\n]{0,60})?\) `,
-      // SGLang's `[2025-11-05 12:00:00 TP0]` and `[23:17:01 TP7]`; its diffusion runtime's `[12-16 14:27:08]` (month-day)
-      String.raw`\[\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d[^\][]{0,40}\]|\[\d\d:\d\d:\d\d(?: [A-Z]{2,4}\d+)+\]|\[\d\d-\d\d \d\d:\d\d:\d\d\]|\[rank\d+\]:`,
-      String.raw`(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) (?:\d{4}-)?\d\d-\d\d \d\d:\d\d:\d\d`,
-      String.raw`\b(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)(?: \([\w.]{1,40}\))?: {2,}`,
-      // Python logging's default format, BASIC_FORMAT `%(levelname)s:%(name)s:%(message)s` (logging.basicConfig;
-      // https://docs.python.org/3/library/logging.html#logging.basicConfig): `ERROR:torch.distributed...:failed`
-      String.raw`(?<![\w.:])(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):[\w.]{1,80}:(?=\S)`,
-      // (a record's date with its fraction of a second: Python logging's `,123`, loguru's and kserve's `.629`)
-      // (Ray's driver logs `%(asctime)s\t%(levelname)s ...`, a tab after the date: ray/_private/ray_constants.py LOGGER_FORMAT)
-      // (an ISO 8601 date may carry its UTC offset, `04:37:58.559317+08:00`: a formatter that prints the aware time)
-      String.raw`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z|\d{4}-\d\d-\d\d \d\d:\d\d:\d\d[,.]\d{3,6}(?:[+-]\d\d:?\d\d)?[ \t]`,
-      // a logging format's `date - LEVEL - ` (Python logging's common `%(asctime)s - %(levelname)s - `), with the
-      // bracketed name some put in front (SGLang's router: `[Router (Rust)] 2025-03-18 14:17:58 - WARN - `)
-      String.raw`(?:\[[^\]\n]{1,40}\] )?\d{4}-\d\d-\d\d \d\d:\d\d:\d\d - (?:DEBUG|INFO|WARN|WARNING|ERROR|CRITICAL) - `,
-      // TensorRT-LLM's logger `[06/21/2025-03:55:04] [TRT-LLM]` and its numbered backtrace `32      0x5db1e4 f + 8`;
-      // Python's threading `Exception in thread Thread-4 (name):`, multiprocessing's `Process SpawnProcess-1:` (the
-      // line its _bootstrap prints before a child's traceback, `Process %s:` with the process's name: the default one,
-      // or one its parent gave it, as vLLM V1 names its engine core `EngineCore_0`, vllm/v1/engine/utils.py)
-      String.raw`\[\d\d/\d\d/\d{4}-\d\d:\d\d:\d\d\]|(?<![\w.])\d{1,3} {2,}0x[0-9a-f]{4,16} |Exception in thread [^:\n]{1,80}:|Process [A-Z][\w-]{0,40}[-_](?:[A-Z]{1,4})?\d{1,6}:`,
-
-      // glog / c10 `[E1113 12:00:00.123 ...]`, NCCL `host:pid:tid [dev] `, c10's backtrace, C++'s terminate; older
-      // PyTorch's c10 logger without glog, `[E socket.cpp:957] ` (its level letter, the file and line only)
-      String.raw`\[[IWEF] [\w.-]{1,80}\.(?:cpp|cc|cu|h):\d{1,6}\] |\[?[IWEF]\d{3,4} \d\d:\d\d:\d\d\.\d+|(?<![\w.-])[\w.-]{1,64}:\d+:\d+ \[\d+\] |frame #\d+: |Exception raised from |terminate called after throwing`,
-      // THC's check (older PyTorch, aten/src/THC/THCGeneral.cpp, __THCudaCheck) prints its failure as a line of its own
-      // to stderr: `THCudaCheck FAIL file=... line=202 error=701 : too many resources requested for launch`
-      String.raw`THCudaCheck FAIL file=`,
-      // ROCm's HSA runtime prints a GPU's page fault as a line of its own to stderr before it aborts the process:
-      // `Memory access fault by GPU node-3 (Agent handle: 0x...) on address 0x.... Reason: Unknown.` (ROCR-Runtime
-      // src/core/runtime/runtime.cpp, Runtime::VMFaultHandler)
-      String.raw`Memory access fault by GPU node-\d`,
-      // Ray's C++ terminate handler logs the exception on one line, `Unhandled exception: St13runtime_error. what():
-      // msg` (src/ray/util/logging.cc, TerminateHandler); a C++ signal handler's `Signal (6) received.` and the
-      // boost::stacktrace frames it prints after it, `N# name in lib` / `N# 0x... in lib` (Triton's server does both)
-      String.raw`Unhandled exception: [\w:<>]{1,200}\. what\(\): |Signal \(\d{1,3}\) received\.|(?<![\w#])\d{1,3}# (?=\S{1,300} (?:in|at) )`,
-      // argparse's failure: `usage: prog [-h] ...` then `prog: error: message` (CPython Lib/argparse.py,
-      // ArgumentParser.error: print_usage, then exit(2, '%(prog)s: error: %(message)s')); `usage: ` starts that line
-      // only before a program's name and the error it leads to (`token usage: 0.43` is a number)
-      String.raw`(?<![\w-])usage: (?=[A-Za-z][\w./-]{0,80}(?: |$))(?=[^\n]{0,600}?: error: )`,
-      // UCX's fatal-signal handler (ucs/debug/debug.c, ucs_handle_error / ucs_debug_show_backtrace), which the NCCL
-      // and MPI stacks load: `[host:pid:thread:tid] Caught signal 7 (Bus error: ...)`, then `==== backtrace (tid:
-      // 7025) ====` and one line per frame, `N 0x<16 hex digits> func() file:line`; each is a line of its own
-      String.raw`\[[\w.-]{1,64}:\d{1,10} {0,8}:\d{1,6}:\d{1,10}\] (?=Caught signal )|={2,8} backtrace \(tid: {0,10}\d{1,10}\) ={2,8}|(?<![\w.])\d{1,3} 0x[0-9a-f]{16} (?=\S{1,300}\(\))`,
-    ].join('|')})`,
+    `(?<rec>${RECORD_STARTS.join('|')})`,
     // TensorRT-LLM's C++ logger (cpp/tensorrt_llm/common/logger.cpp): `[TensorRT-LLM][INFO] `, and FasterTransformer's,
     // which LMDeploy's TurboMind kept (`[FT][ERROR] `, `[TM][ERROR] `); after a colon it is the cause a message quotes
     // (`Failed to initialize executor on rank 0: [TensorRT-LLM][ERROR] ...`), not a line
