@@ -81,13 +81,13 @@ const RULES: Array<[Rule, (m: RegExpMatchArray) => Milestone]> = [
   // be any step's.)
   [/Connecting to existing Ray cluster at address|Started a local Ray instance/, () => ({ kind: 'dist_init_begin' })],
   // NCCL setting up a communicator, with NCCL_DEBUG=INFO (src/init.cc, src/bootstrap.cc, src/transport/net.cc:
-  // `NCCL version 2.x+cuda`, `Bootstrap : Using eth0`, `NET/IB : Using`, `Using network Socket`, `comm 0x.. rank 0
+  // `NCCL version 2.x+cuda12.4` (with its CUDA: an error message's `, NCCL version 2.14.3` names none), `Bootstrap : Using eth0`, `NET/IB : Using`, `Using network Socket`, `comm 0x.. rank 0
   // nranks 8 ... - Init COMPLETE`): a step of distributed init (phase rule 1: only init-distributed lines -> startup).
   // Phases only move forward and stop at ready, so the same lines from a communicator made later (torch makes one
   // at a group's first collective) change nothing once loading has begun. Its channel and ring lines (`Channel 00/32`,
   // `Connected all rings`) are not taken: they are the communicator's topology, printed again for every new one.
   [
-    /\bNCCL INFO (?:Bootstrap ?: Using|NET\/\w+ ?: |Using network |comm 0x[0-9a-f]+ rank \d+ nranks \d+ .*Init (?:START|COMPLETE)|ncclCommInitRank)|^\S*\s*NCCL version \d+\.\d+\.\d+/,
+    /\bNCCL INFO (?:Bootstrap ?: Using|NET\/\w+ ?: |Using network |comm 0x[0-9a-f]+ rank \d+ nranks \d+ .*Init (?:START|COMPLETE)|ncclCommInitRank)|\bNCCL version \d+\.\d+\.\d+\+cuda/,
     () => ({ kind: 'dist_init_begin' }),
   ],
   [/Load weight begin\./, () => ({ kind: 'weights_begin' })],
