@@ -108,11 +108,12 @@ const RULES: Array<[Rule, (m: RegExpMatchArray) => Milestone]> = [
     (m) => ({ kind: 'weights_end', memUsageGb: num(m[1]) }),
   ],
   [/Load weight end\./, () => ({ kind: 'weights_end' })],
-  // vLLM: `Loading weights took 3.04 seconds`, `Model loading took 14.99 GiB and 3.2 seconds`; V0's model runner
+  // vLLM: `Loading weights took 3.04 seconds`, `Model loading took 14.99 GiB and 3.2 seconds` (before 0.9, `... took
+  // 40.3172 GB and 42.64 seconds`, gpu_model_runner.py load_model); V0's model runner
   // `Loading model weights took 14.9889 GB` (vllm/worker/model_runner.py, load_model), which the Gaudi fork's HPU
   // runner prints as `Loading model weights took in total 15.05 GiB of device memory` (hpu_model_runner.py).
   [
-    /Loading weights took [\d.]+ seconds|Model loading took [\d.]+ GiB|Loading model weights took (?:in total )?[\d.]+ Gi?B/,
+    /Loading weights took [\d.]+ seconds|Model loading took [\d.]+ Gi?B|Loading model weights took (?:in total )?[\d.]+ Gi?B/,
     () => ({ kind: 'weights_end' }),
   ],
   [/KV Cache is allocated\.[^#]*#tokens: (\d+)/, (m) => ({ kind: 'kv_allocated', tokens: num(m[1]) })],

@@ -43,8 +43,9 @@ describe('lines built to make a reader slow', () => {
     const labels = `${'[rank0]: '.repeat(Math.floor(64_000 / 9))}[rank0]`;
     const lines = ['Traceback (most recent call last):', '  File "/x.py", line 1, in f', ...Array(8).fill(labels)];
     const c = diagnoseText(`${lines.join('\n')}\nRuntimeError: boom\n`).classification;
-    // the first line of labels ends the traceback's frames, as any line that is no frame does
-    expect([c.category, c.evidence[0]?.line]).toEqual(['other', 3]);
+    // the first line of labels ends the traceback's frames, as any line that is no frame does; it reads as no
+    // exception, so the exception line after the labels is the root
+    expect([c.category, c.evidence[0]?.line]).toEqual(['other', 11]);
   });
 
   it("an MPI error class named in a warning is not an MPI failure; MPI's error string is", () => {

@@ -598,3 +598,70 @@ describe('distributed init as a start-up step', () => {
     expect(d.phase, d.reason).toBe('unknown');
   });
 });
+
+describe('the z- dev misses: general facts they showed', () => {
+  it("an excerpt that starts at a frame's `raise X(...)` line: the statement is code, the exception after it the root", () => {
+    const d = diagnose([
+      '(Actor pid=1)     raise RuntimeError(f"NCCL error: {error_str}") [repeated 4x across cluster]',
+      '(Actor pid=1) RuntimeError: NCCL error: unhandled system error (run with NCCL_DEBUG=INFO for details)',
+    ]);
+    expect([d.category, d.line], d.reason).toEqual(['nccl_error', 2]);
+  });
+
+  it("a traceback whose exception line the excerpt garbled yields to a later one's that reads as an exception", () => {
+    const d = diagnose([
+      '  File "/x/ray/_private/worker.py", line 2771, in get',
+      '    values, debugger_breakpoint = worker.get_objects(object_refs, timeout=timeout)',
+      'py:1140] Model loading took 40.3 GB and 42.6 seconds',
+      '  File "/x/ray/_private/worker.py", line 919, in get_objects',
+      '    raise value.as_instanceof_cause()',
+      'ray.exceptions.RayTaskError(ValueError): ray::RayWorkerWrapper.execute_method() (pid=10529)',
+    ]);
+    expect(d.line, d.reason).toBe(6);
+  });
+
+  it('vLLM before 0.9 says its weights are loaded in GB: `Model loading took 40.3172 GB and 42.6 seconds`', () => {
+    const d = diagnose([
+      'INFO 03-25 08:34:50 [gpu_model_runner.py:1140] Model loading took 40.3172 GB and 42.642502 seconds',
+      'Traceback (most recent call last):',
+      '  File "/x/app.py", line 1, in <module>',
+      '    main()',
+      'ValueError: too many values to unpack (expected 2)',
+    ]);
+    expect(d.phase, d.reason).toBe('kv_alloc');
+  });
+
+  it('a GPU required by its capability alone is an architecture requirement', () => {
+    const d = diagnose([
+      ...tb(
+        [
+          [
+            '/x/text_generation_server/models/__init__.py',
+            'get_model',
+            'raise NotImplementedError(FLASH_ATT_ERROR_MESSAGE.format("Sharded Llama"))',
+          ],
+        ],
+        'NotImplementedError: Sharded Llama requires a CUDA device with capability 7.5, > 8.0 or 9.0. No compatible CUDA device found.',
+      ),
+    ]);
+    expect(d.category, d.reason).toBe('unsupported_arch');
+  });
+});
+
+describe('code and progress bars a cut or a join leaves', () => {
+  it('a call with an f-string whose start the excerpt cut is code, not the error its template names', () => {
+    const d = diagnose([
+      'r(f"NCCL error: {error_str}") [repeated 4x across cluster]',
+      'RuntimeError: NCCL error: unhandled system error (run with NCCL_DEBUG=INFO for details)',
+    ]);
+    expect([d.category, d.line], d.reason).toEqual(['nccl_error', 2]);
+  });
+
+  it("tqdm's bar past an hour (`[1:12:34<24:31:08, 66.57s/it]`) ends a line of a joined log", () => {
+    const bar = (n: number) => `  5%|▌         | ${n}/1398 [1:12:34<24:31:08, 66.57s/it]`;
+    const assert =
+      '../aten/src/ATen/native/cuda/Indexing.cu:1284: indexSelectLargeIndex: block: [134,0,0], thread: [0,0,0] Assertion `srcIndex < srcSelectDimSize` failed.';
+    const d = diagnose([`${bar(72)} ${bar(73)} ${bar(74)}${assert}`]);
+    expect(d.root, d.reason).toBe(assert);
+  });
+});

@@ -152,6 +152,10 @@ interface RuledException {
   raised: RaisedException;
 }
 
+/** A source line that raises, as a traceback shows it under its frame (indented). */
+const RAISE_STATEMENT = /^\s+raise [A-Za-z_][\w.]*(?:\(|$)/;
+/** A call whose argument is an f-string with a placeholder: source code, whatever error words its template has. */
+const FSTRING_CALL = /\w\(f(["'])[^"'\n]{0,200}\{[A-Za-z_][\w.]{0,60}(?:![rsa])?(?::[^{}\n]{0,20})?\}/;
 const WHAT_WITHIN = 3;
 /** libstdc++'s `  what():  msg` (libstdc++-v3/libsupc++/vterminate.cc, __verbose_terminate_handler). */
 const WHAT_ALONE = /^ {1,4}what\(\): {2}(\S.*)$/;
@@ -411,6 +415,11 @@ export class ClassifierEngine {
     const codeLine =
       shape.kind === 'frame' ||
       (shape.kind === 'indented' && openBefore && !isExc) ||
+      // an excerpt that starts at a frame's source line: an indented `raise X(...)` is a statement, never an
+      // exception Python printed (that is `X: message`)
+      (shape.kind === 'indented' && !isExc && RAISE_STATEMENT.test(prefix.body)) ||
+      // (or whose start it cut: a call with an f-string, `r(f"NCCL error: {error_str}")`, is code wherever it stands)
+      (!isExc && FSTRING_CALL.test(prefix.body)) ||
       (shape.kind === 'text' && this.tracebacks.current?.lastSource?.line === lineNo);
     if (started) this.attachPending(started, lineNo);
     // the stack a benign notice prints itself (NumPy's guard for a module built against NumPy 1.x): no crash

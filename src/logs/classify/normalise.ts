@@ -194,8 +194,9 @@ const BOUNDARY = new RegExp(
     // the shell's report that its job was killed (SIGKILL: the kernel's OOM killer, a limit) is a line of its own,
     // `Killed`, the last a killed process's log shows (the shell's word alone, not a sentence's: `was already Killed`)
     String.raw`(?<killed>(?<= )(?<!\b(?:was|were|been|be|is|are|got|get|already) )Killed(?=\s*$))`,
-    // tqdm ends each update with its timing: `[00:23<00:00,  1.38s/it]`
-    String.raw`(?<tqdm>\[\d\d:\d\d<[^\]\n]{0,40}\])`,
+    // tqdm ends each update with its timing: `[00:23<00:00,  1.38s/it]`; past an hour the elapsed time has its hours,
+    // `[1:12:34<24:31:08, 66.57s/it]` (tqdm/std.py format_interval: `{h:d}:{m:02d}:{s:02d}`)
+    String.raw`(?<tqdm>\[(?:\d{1,4}:)?\d\d:\d\d<[^\]\n]{0,40}\])`,
   ].join('|'),
   'g',
 );

@@ -546,7 +546,9 @@ export class TracebackTracker {
    * task when the server's start-up failed), so it is what the failure did, not what failed.
    */
   firstFatal(isConsequence: (text: string) => boolean): Traceback | null {
-    const raised = (t: Traceback) => t.exc !== null && t.raised?.short !== 'CancelledError';
+    // (an exception line that reads as no exception, a line the excerpt garbled where the frames end, names less
+    // than a later traceback's that does)
+    const raised = (t: Traceback) => t.exc !== null && t.raised !== null && t.raised.short !== 'CancelledError';
     const logged = (t: Traceback) => t.exc === null && t.logged?.states === true;
     const cause = (text: string | undefined) => text !== undefined && !isConsequence(text);
     return (
