@@ -281,10 +281,13 @@ export function openDb(path: string): Db {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const db = new Database(path);
   // The busy timeout first: several processes opening a new ledger at once wait for each other from the start.
-  db.pragma('busy_timeout = 5000');
-  db.pragma('journal_mode = WAL');
+  db.pragma(`busy_timeout = ${BUSY_WAIT_MS}`);
+  // Switching a new file to WAL takes its exclusive lock; where waiting could deadlock, SQLite answers SQLITE_BUSY at
+  // once instead of calling its busy handler (https://www.sqlite.org/c3ref/busy_handler.html), as it can while
+  // another process is creating the same new ledger: those steps are tried again until the same deadline.
+  whileBusy(() => db.pragma('journal_mode = WAL'));
   db.pragma('foreign_keys = ON');
-  migrate(db);
+  whileBusy(() => migrate(db));
   // This ledger's own id, made once: part of every run id it hands out.
   db.prepare("INSERT OR IGNORE INTO ledger_meta (key, value) VALUES ('ledger_id', ?)").run(
     randomBytes(4).toString('hex'),
@@ -295,6 +298,25 @@ export function openDb(path: string): Db {
 /** The ledger's id (8 hex digits), fixed when it was created. */
 export function ledgerId(db: Db): string {
   return (db.prepare("SELECT value FROM ledger_meta WHERE key = 'ledger_id'").get() as { value: string }).value;
+}
+
+const BUSY_WAIT_MS = 5000;
+const BUSY_RETRY_MS = 25;
+
+/** `step`, again while SQLite answers SQLITE_BUSY without waiting (its busy handler not called), up to BUSY_WAIT_MS. */
+function whileBusy<T>(step: () => T): T {
+  const until = Date.now() + BUSY_WAIT_MS;
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  for (;;) {
+    try {
+      return step();
+    } catch (e) {
+      const code = (e as { code?: unknown }).code;
+      if (typeof code !== 'string' || !code.startsWith('SQLITE_BUSY') || Date.now() >= until) throw e;
+      // a synchronous pause: opening the ledger is synchronous for its callers (better-sqlite3)
+      Atomics.wait(pause, 0, 0, BUSY_RETRY_MS);
+    }
+  }
 }
 
 function migrate(db: Db): void {
