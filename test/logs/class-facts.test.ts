@@ -665,3 +665,64 @@ describe('code and progress bars a cut or a join leaves', () => {
     expect(d.root, d.reason).toBe(assert);
   });
 });
+
+describe('the aa- dev misses: general facts they showed', () => {
+  it("a ValidationError split off its line still reads its validator's error on the next line", () => {
+    const j = 'Nov 13 01:50:23 gpu-box vllm[62501]: (APIServer pid=62501) ';
+    const d = diagnose([
+      `${j}pydantic_core._pydantic_core. ValidationError: 1 validation error for ModelConfig`,
+      `${j}  Value error, Model architectures ['FooForCausalLM'] are not supported for now. Supported architectures: dict_keys([...])`,
+    ]);
+    expect([d.category, d.line], d.reason).toEqual(['model_load_error', 2]);
+  });
+
+  it('a RoPE scaling type the server has no code for is a model it cannot load', () => {
+    const d = diagnose(
+      tb(
+        [
+          ['/x/vllm/model_executor/models/llama.py', '__init__', 'self.rotary_emb = get_rope('],
+          [
+            '/x/vllm/model_executor/layers/rotary_embedding.py',
+            'get_rope',
+            'raise ValueError(f"Unknown RoPE scaling type {scaling_type}")',
+          ],
+        ],
+        'ValueError: Unknown RoPE scaling type extended',
+      ),
+    );
+    expect([d.category, d.phase], d.reason).toEqual(['model_load_error', 'weight_load']);
+  });
+
+  it("HCCL's failure to listen on its port is a port in use", () => {
+    const d = diagnose([
+      '[ERROR] HCCL(2717288,python3):2025-07-23-03:47:57.070.463 [hccl_socket.cc:100] [2717288][HcclSocket][Listen] socket type[1], listen on ip[10.0.0.1] and specific port[16666] fail. Please check the port status and whether the port is been using by other process.',
+      '[ERROR] HCCL(2717288,python3):2025-07-23-03:49:57.177.194 [hccl_socket_manager.cc:778] [2734049][Wait][LinkEstablish]wait socket establish timeout, role[1] rank[12] timeout[120]',
+    ]);
+    expect([d.category, d.line], d.reason).toEqual(['port_in_use', 1]);
+  });
+
+  it('a launcher that gives up waiting for the server it started is a health check that gave up', () => {
+    const d = diagnose(
+      tb(
+        [
+          ['/x/areal/infra/remote_inf_engine.py', 'launch_server', 'self._wait_for_server(address)'],
+          ['/x/areal/infra/remote_inf_engine.py', '_wait_for_server', 'raise TimeoutError("server launch failed")'],
+        ],
+        'TimeoutError: server launch failed',
+      ),
+    );
+    expect(d.category, d.reason).toBe('watchdog_timeout');
+  });
+
+  it("an indented exception line after a source line's carets is the exception, not more source", () => {
+    const d = diagnose([
+      'File "sglang/srt/managers/schedule_batch.py", line 2695, in prepare',
+      '      n = _force_track_h(n)',
+      '  File "sglang/srt/managers/schedule_batch.py", line 2654, in _force_track_h',
+      '      assert i % chunk_size == 0',
+      '             ^^^^^^^^^^^^^^^^^^^',
+      '  AssertionError',
+    ]);
+    expect(d.line, d.reason).toBe(6);
+  });
+});

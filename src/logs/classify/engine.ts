@@ -16,6 +16,7 @@ import {
   matchException,
   matchingFrame,
   parseExceptionLine,
+  pydanticError,
   type RaisedException,
   whatMessage,
 } from './exceptions.ts';
@@ -152,6 +153,8 @@ interface RuledException {
   raised: RaisedException;
 }
 
+/** How far after a ValidationError's line its first validator's error is (the line right after it). */
+const VALIDATOR_LINES = 1;
 /** A source line that raises, as a traceback shows it under its frame (indented). */
 const RAISE_STATEMENT = /^\s+raise [A-Za-z_][\w.]*(?:\(|$)/;
 /** A call whose argument is an f-string with a placeholder: source code, whatever error words its template has. */
@@ -772,7 +775,7 @@ export class ClassifierEngine {
       // a validator's error a ValidationError carries is that error, raised where the config was built: a rule that
       // reads it (an architecture the server does not support) says more than the validation that wrapped it, and
       // its line is the root
-      const v = tb.validator;
+      const v = tb.validator ?? this.validatorAfter(tb);
       const inner = v ? matchException(this.catalog.exceptionRules, v.raised, tb.frames, tb.phaseAt) : null;
       if (v && inner && (!best || inner.priority > best.rule.priority)) {
         best = { rule: inner, tb, exc: v.ev, raised: v.raised };
@@ -1143,6 +1146,17 @@ export class ClassifierEngine {
    * unless a death was read too (`Killed`, a scheduler reported dead): that process did not serve on, so the crash is
    * told when read, the death line its evidence beside the record.
    */
+  /**
+   * The validator's error on the line after a ValidationError's own that its message did not take as its next line
+   * (the exception was a piece of a split line, its wrappers left on the line it came from): a record of its own.
+   */
+  private validatorAfter(tb: Traceback): { ev: Evidence; raised: RaisedException } | null {
+    const exc = tb.exc;
+    if (!exc || tb.raised?.short !== 'ValidationError') return null;
+    const next = this.tracebacks.records.find((r) => r.ev.line > exc.line && r.ev.line - exc.line <= VALIDATOR_LINES);
+    return next && pydanticError(readPrefix(next.ev.text).body) ? { ev: next.ev, raised: next.raised } : null;
+  }
+
   private fromRecord(rec: FailureRecord): Diagnosis {
     const death = this.death;
     const ended = (d: Diagnosis): Diagnosis =>

@@ -37,6 +37,8 @@ const MAX_KEPT = 16;
  * lists the inputs, then each operator it tried and why not (xformers/ops/fmha/dispatch.py, _run_priority_list).
  */
 const CONTINUATION_LINES = 20;
+/** Python's underline of the failing expression under a frame's source line (3.11+): carets and tildes. */
+const CARET_LINE = /^\s+[~^]+\s*$/;
 /** An exception message read with its continuation lines, bounded. */
 const MAX_MESSAGE = 2000;
 /** A frame's source line as kept for rules that read the call it made. */
@@ -131,6 +133,8 @@ export class TracebackTracker {
   records: FailureRecord[] = [];
   /** The last exception read without frames (native): an indented line right after it continues its message. */
   private lastNative: Traceback | null = null;
+  /** The caret line (`    ^^^^`) right after the innermost frame's source line, or 0. */
+  private caretsAt = 0;
   /** The last line read as the continuation of an exception's message. */
   private continuedAt = 0;
   /** The exception whose message the line at continuedAt continued. */
@@ -265,7 +269,23 @@ export class TracebackTracker {
         }
         // A frame shows one source line; an indented line after it that reads as an exception is the exception
         // line, indented with the rest of a pasted excerpt (`  KeyError: b''`), never more source.
-        if (cur?.open && cur.lastSource !== null && !shape.current && cur.lastSource.line === ev.line - 1) {
+        // (Python 3.11+ underlines the failing expression with carets on the line after the source: the exception
+        // line comes after them)
+        if (
+          cur?.open &&
+          cur.lastSource !== null &&
+          this.follows(cur.lastSource.line, ev.line) &&
+          CARET_LINE.test(prefix.body)
+        ) {
+          this.caretsAt = ev.line;
+          return null;
+        }
+        if (
+          cur?.open &&
+          cur.lastSource !== null &&
+          !shape.current &&
+          (this.follows(cur.lastSource.line, ev.line) || this.follows(this.caretsAt, ev.line))
+        ) {
           const raised = parseExceptionLine(prefix.body);
           if (raised) {
             cur.open = false;
