@@ -52,7 +52,11 @@ export class UnknownFronts {
 
   /** Learns the front of a line that has one before a traceback's header or frame (behind the known wrappers). */
   learn(line: string): void {
-    if (this.fronts.length < MAX_FRONTS) this.beforeTraceback(readPrefix(line).body);
+    if (this.fronts.length >= MAX_FRONTS) return;
+    // (most lines hold neither a header nor a frame: they are not unwrapped to find that out)
+    const header = line.indexOf(HEADER);
+    if (header <= 0 && line.indexOf('File "') <= 0) return;
+    this.beforeTraceback(readPrefix(line).body);
   }
 
   /** Learns the front before a traceback's header or frame in the line's text, when one stands there. */
