@@ -158,7 +158,7 @@ const VALIDATOR_LINES = 1;
 /** A source line that raises, as a traceback shows it under its frame (indented). */
 const RAISE_STATEMENT = /^\s+raise [A-Za-z_][\w.]*(?:\(|$)/;
 /** A call whose argument is an f-string with a placeholder: source code, whatever error words its template has. */
-const FSTRING_CALL = /\w\(f(["'])[^"'\n]{0,200}\{[A-Za-z_][\w.]{0,60}(?:![rsa])?(?::[^{}\n]{0,20})?\}/;
+const FSTRING_CALL = /\w\(f["'][^"'\n]{0,200}\{[A-Za-z_][\w.]{0,60}(?:![rsa])?(?::[^{}\n]{0,20})?\}/;
 const WHAT_WITHIN = 3;
 /** libstdc++'s `  what():  msg` (libstdc++-v3/libsupc++/vterminate.cc, __verbose_terminate_handler). */
 const WHAT_ALONE = /^ {1,4}what\(\): {2}(\S.*)$/;
@@ -1141,22 +1141,22 @@ export class ClassifierEngine {
   }
 
   /**
-   * A failure record and no traceback: the exception it names decides as a traceback's would (without frames); a
-   * record that names none is `other`, its line the root. Survivable (a serving process logs errors and serves on)
-   * unless a death was read too (`Killed`, a scheduler reported dead): that process did not serve on, so the crash is
-   * told when read, the death line its evidence beside the record.
-   */
-  /**
    * The validator's error on the line after a ValidationError's own that its message did not take as its next line
    * (the exception was a piece of a split line, its wrappers left on the line it came from): a record of its own.
    */
-  private validatorAfter(tb: Traceback): { ev: Evidence; raised: RaisedException } | null {
+  private validatorAfter(tb: Traceback): Traceback['validator'] {
     const exc = tb.exc;
     if (!exc || tb.raised?.short !== 'ValidationError') return null;
     const next = this.tracebacks.records.find((r) => r.ev.line > exc.line && r.ev.line - exc.line <= VALIDATOR_LINES);
     return next && pydanticError(readPrefix(next.ev.text).body) ? { ev: next.ev, raised: next.raised } : null;
   }
 
+  /**
+   * A failure record and no traceback: the exception it names decides as a traceback's would (without frames); a
+   * record that names none is `other`, its line the root. Survivable (a serving process logs errors and serves on)
+   * unless a death was read too (`Killed`, a scheduler reported dead): that process did not serve on, so the crash is
+   * told when read, the death line its evidence beside the record.
+   */
   private fromRecord(rec: FailureRecord): Diagnosis {
     const death = this.death;
     const ended = (d: Diagnosis): Diagnosis =>
