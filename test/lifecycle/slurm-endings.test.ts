@@ -531,10 +531,16 @@ describe.skipIf(!slurmAvailable)('Slurm’s own endings on a real slurmctld/slur
       const flag = slowScontrol(bot);
       rmSync(marker);
       await releaseNow(c, jobId);
+      // (a wait, not a timing: on a loaded CI machine the rerun took longer than 30 s to get there once; a timeout
+      // says where its log stood)
       await until(
         () => c.run(['cat', `${a.runDir}/node0.log`]).includes('The server is fired up and ready to roll!'),
-        30_000,
-      );
+        90_000,
+      ).catch((e: Error) => {
+        throw new Error(
+          `${e.message}: node0.log ends ${JSON.stringify(c.run(['tail', '-n', '3', `${a.runDir}/node0.log`]))}; ${jobLine(c, jobId)}`,
+        );
+      });
       rmSync(flag);
       await until(() => bot.app.engine.attempts.get(1)?.status === 'ready', 60_000);
       expect((await launching).text).toMatch(/^ready: attempt #1 /);
