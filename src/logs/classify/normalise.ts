@@ -161,13 +161,6 @@ const RECORD_STARTS: string[] = [
   String.raw`\[[\w.-]{1,64}:\d{1,10} {0,8}:\d{1,6}:\d{1,10}\] (?=Caught signal )|={2,8} backtrace \(tid: {0,10}\d{1,10}\) ={2,8}|(?<![\w.])\d{1,3} 0x[0-9a-f]{16} (?=\S{1,300}\(\))`,
 ];
 
-const RECORD_START = new RegExp(`^(?:${RECORD_STARTS.join('|')})`);
-
-/** True when `s` opens with a process label or a log record's prefix (RECORD_STARTS). */
-export function opensRecord(s: string): boolean {
-  return RECORD_START.test(s);
-}
-
 const BOUNDARY = new RegExp(
   [
     `(?<rec>${RECORD_STARTS.join('|')})`,
