@@ -8,6 +8,9 @@ import { type Milestone, parseMilestone } from '../../src/logs/milestones.ts';
 const num = (s: string | undefined): number => Number(s ?? Number.NaN);
 const REFERENCE: Array<[RegExp, (m: RegExpMatchArray) => Milestone]> = [
   [/server_args=ServerArgs\(/, () => ({ kind: 'server_args' })],
+  // vLLM's arguments line is a plain regex in both: here so that its compilation config (`cudagraph_capture_sizes`)
+  // on a dev line is compared with the rule that reads it.
+  [/non-default args: \{/, () => ({ kind: 'server_args' })],
   [/Init torch distributed begin\./, () => ({ kind: 'dist_init_begin' })],
   [/Load weight begin\./, () => ({ kind: 'weights_begin' })],
   [

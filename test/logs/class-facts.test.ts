@@ -726,3 +726,15 @@ describe('the aa- dev misses: general facts they showed', () => {
     expect(d.line, d.reason).toBe(6);
   });
 });
+
+describe('the ab- dev misses: general facts they showed', () => {
+  it("huggingface_hub's missing cache directory, logged as a record before its traceback, is a model that cannot load", () => {
+    const d = diagnose([
+      'INFO 06-24 15:31:45 loader.py:423] Loading weights on hpu...',
+      'ERROR 06-24 15:31:46 engine.py:389] Cache directory not found: /data/hf. Please use `cache_dir` argument or set `HF_HUB_CACHE` environment variable.',
+      'ERROR 06-24 15:31:46 engine.py:389] Traceback (most recent call last):',
+      'ERROR 06-24 15:31:46 engine.py:389]   File "/x/vllm/engine/multiprocessing/engine.py", line 380, in run_mp_engine',
+    ]);
+    expect([d.category, d.line], d.reason).toEqual(['model_load_error', 2]);
+  });
+});

@@ -250,6 +250,11 @@ describe('an error record logged with a traceback that was cut', () => {
     }
   });
 
+  it('a record whose words the pre-filter does not know is still the message of the traceback logged after it', () => {
+    const d = diagnoseText(["ERROR:root:No module named 'flash_mla'", ...frames].join('\n'));
+    expect([d.classification.category, d.classification.evidence[0]?.line], d.reason).toEqual(['import_error', 1]);
+  });
+
   it('an exception line that was printed wins over the record', () => {
     const d = diagnoseText(
       [`ERROR:root:${message}`, ...frames, "ModuleNotFoundError: No module named 'flash_mla'"].join('\n'),

@@ -21,7 +21,7 @@ import {
   whatMessage,
 } from './exceptions.ts';
 import { UnknownFronts } from './front.ts';
-import { type LinePrefix, lineShape, readPrefix, withoutRequestText } from './lineinfo.ts';
+import { type LinePrefix, lineShape, readPrefix, TRACEBACK_START, withoutRequestText } from './lineinfo.ts';
 import { splitJoined } from './normalise.ts';
 import {
   applyFrequent,
@@ -253,6 +253,8 @@ export class ClassifierEngine {
   private native: PendingNative | null = null;
   /** The last line fed (the streaming reader feeds every line; the fast scan says which line came before). */
   private prev: { lineNo: number; text: string } | null = null;
+  /** The last line the pre-filter let through (feed). */
+  private gatedLine = 0;
   /** Wrappers learnt from the log itself (front.ts), taken off every line before it is read. */
   private readonly fronts = new UnknownFronts();
   /** The log line that continued a warning's message hard-wrapped onto it (records.ts, wrappedOnto), and its engine line. */
@@ -306,6 +308,15 @@ export class ClassifierEngine {
     const prior = given === null ? null : this.fronts.strip(given);
     this.prev = { lineNo, text: raw };
     if (this.inAttention(lineNo) || this.catalog.gate.test(line)) {
+      // `logger.exception(msg)` prints its message, then the traceback: a message the pre-filter knows no word of is
+      // still the record a cut traceback's missing exception line is read from (tracebacks.ts, cutLogged)
+      if (prior !== null && this.gatedLine !== lineNo - 1 && line.includes(TRACEBACK_START)) {
+        this.tracebacks.textBefore(readPrefix(withoutRequestText(prior)), {
+          line: lineNo - 1 + this.shift,
+          text: prior,
+        });
+      }
+      this.gatedLine = lineNo;
       if (line === raw) this.fronts.learn(line);
       // a logged request's text is a user's or the model's, not the server's (a prompt can quote any error)
       line = withoutRequestText(line);

@@ -369,6 +369,14 @@ export class TracebackTracker {
     }
   }
 
+  /**
+   * A line the pre-filter passed over, read only because a traceback's header follows it: the record logged with that
+   * traceback, when no traceback is open.
+   */
+  textBefore(prefix: LinePrefix, ev: Evidence): void {
+    if (!this.current?.open) this.textRead(prefix, ev);
+  }
+
   /** A line of text outside a traceback: the header's rank's last one, the last one whatever its rank. */
   private textRead(prefix: LinePrefix, ev: Evidence): void {
     // NCCL's return trace (`NCCL INFO init.cc:1263 -> 2`, one line per call its check macros unwind, src/include/
