@@ -167,15 +167,21 @@ const UNRECOVERABLE: Record<string, string> = {
     "the root is a kernel's bare `CUDA error (flash_fwd_launch_template.h:188): invalid argument` with no line-start mark before a traceback: joined, it runs on into the traceback's frames",
   'x-accelerate-llama-30b-rank-sigkill-after-shards':
     "rich's log lines put the level after a space and the source at the line's end (` ERROR    failed (exitcode: -9) ... api.py:673`): joined, no mark starts the failed rank's line, so the first of the lines around it is read as the root (the class is kept)",
-  // Three of the ab- round's dev cases, joined on 2026-12-04: read here, not yet fixed in the splitter.
+  'h-illegal-ascend-aivec-mpu-address-invalid-leval-12464':
+    "CANN's error records (`EZ9999: [PID: N] date ...`) and its indented device `TraceBack` lines carry no mark the splitter knows: joined, they run on after the first line's `Warning:` and read as that warning",
+};
+
+/**
+ * Dev cases a reader could split back but this one does not yet (open work, not a limit): the `ab-` round's, joined
+ * on 2026-12-04, with what was seen when they were read.
+ */
+const NOT_YET_SPLIT: Record<string, string> = {
   'ab-ollama-mixtral-cudamalloc':
     "journald's syslog-layout front (`Apr 17 01:25:09 host ollama[pid]: `) is no line-start mark the splitter knows: joined, the service's lines run on after the first, which is then read as the root (the class is kept)",
   'ab-tgi-gaudi-graph-compile-generate-token':
     "TGI's launcher relays the shard's stderr at DEBUG (`<time>Z DEBUG text_generation_launcher:     return ...`): joined, the splitter cuts each frame's `  File` off the launcher's front, so the front stands alone before it, and a frame's source line under its own front is read as the root (the class is kept)",
   'ab-vllm-xpu-oneccl-segfault-allreduce':
     "oneCCL's `|CCL_WARN|` line and the segfault handler's banner and bare C++ frames (`  ccl_comm::post_coll(...)`) have no line-start mark: joined, they are one record that names the collective library, and it reads as an NCCL failure (the label is `nccl_error`; line by line it is `other`)",
-  'h-illegal-ascend-aivec-mpu-address-invalid-leval-12464':
-    "CANN's error records (`EZ9999: [PID: N] date ...`) and its indented device `TraceBack` lines carry no mark the splitter knows: joined, they run on after the first line's `Warning:` and read as that warning",
 };
 
 const JOINS: Array<[string, (lines: string[]) => string[]]> = [
@@ -190,7 +196,7 @@ describe('dev cases joined into long lines keep their class and root line', () =
   it.each(JOINS)('%s', (_name, join) => {
     const differ: string[] = [];
     for (const c of dev) {
-      if (c.id in UNRECOVERABLE) continue;
+      if (c.id in UNRECOVERABLE || c.id in NOT_YET_SPLIT) continue;
       const want = diagnoseText(c.log, { catalog }).classification;
       const got = diagnoseText(`${join(c.log.replace(/\n$/, '').split('\n')).join('\n')}\n`, {
         catalog,
